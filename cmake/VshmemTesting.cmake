@@ -1,0 +1,94 @@
+# Test helpers.
+#
+# vshmem_add_unit_test(NAME n SOURCES s... [LIBS l...])
+#   A GoogleTest executable linked with the runtime's internals; label "unit".
+#
+# vshmem_add_mpe_test(NAME n SOURCES s... [NPES 1 2 3 4 8] [LAUNCHERS vshmemrun mpi pmix]
+#                     [ENV K=V...] [ARGS a...] [LABELS l...] [TIMEOUT s] [WILL_FAIL_REGEX re])
+#   A multi-PE program (it exits non-zero on failure) run once per PE count and launcher:
+#   vshmemrun (socket bootstrap), mpirun with the mpi bootstrap, mpirun with the pmix bootstrap.
+#   Tests are named mpe.<n>.<launcher>.<npes>. WILL_FAIL_REGEX: the run must fail AND print a
+#   line matching the regex (for bad-input tests).
+#
+# Tests that need a GPU carry the label "gpu" and exit with 77 (reported as skipped) when no
+# usable GPU is present.
+
+set(VSHMEM_DEFAULT_NPES 1 2 3 4 8)
+set(VSHMEM_TEST_LAUNCHERS vshmemrun)
+if(TARGET vshmem_bootstrap_mpi)
+  list(APPEND VSHMEM_TEST_LAUNCHERS mpi)
+endif()
+if(TARGET vshmem_bootstrap_pmix)
+  list(APPEND VSHMEM_TEST_LAUNCHERS pmix)
+endif()
+find_program(VSHMEM_MPIRUN NAMES mpirun)
+
+add_library(vshmem_internal_for_tests INTERFACE)
+target_include_directories(vshmem_internal_for_tests INTERFACE ${PROJECT_SOURCE_DIR})
+
+function(vshmem_add_unit_test)
+  cmake_parse_arguments(A "" "NAME" "SOURCES;LIBS" ${ARGN})
+  add_executable(${A_NAME} ${A_SOURCES})
+  target_link_libraries(${A_NAME} PRIVATE ${A_LIBS} GTest::gtest_main vshmem_internal_for_tests
+                        pthread)
+  add_test(NAME unit.${A_NAME} COMMAND ${A_NAME})
+  set_tests_properties(unit.${A_NAME} PROPERTIES LABELS unit TIMEOUT 300)
+endfunction()
+
+# The command line that starts `npes` PEs of a program with the given launcher.
+function(vshmem_launch_command out launcher npes)
+  if(launcher STREQUAL "vshmemrun")
+    set(cmd $<TARGET_FILE:vshmemrun> -n ${npes} --)
+  elseif(launcher STREQUAL "mpi" OR launcher STREQUAL "pmix")
+    set(cmd ${VSHMEM_MPIRUN} --allow-run-as-root --oversubscribe --bind-to none
+            --mca btl self,vader -np ${npes} -x VSHMEM_BOOTSTRAP=${launcher})
+  else()
+    message(FATAL_ERROR "unknown launcher ${launcher}")
+  endif()
+  set(${out} ${cmd} PARENT_SCOPE)
+endfunction()
+
+function(vshmem_add_mpe_test)
+  cmake_parse_arguments(A "" "NAME;TIMEOUT;WILL_FAIL_REGEX;TARGET"
+                        "SOURCES;NPES;LAUNCHERS;ENV;ARGS;LABELS;LIBS" ${ARGN})
+  if(NOT A_NPES)
+    set(A_NPES ${VSHMEM_DEFAULT_NPES})
+  endif()
+  if(NOT A_LAUNCHERS)
+    set(A_LAUNCHERS ${VSHMEM_TEST_LAUNCHERS})
+  endif()
+  if(NOT A_TIMEOUT)
+    set(A_TIMEOUT 120)
+  endif()
+  set(exe mpe_${A_NAME})
+  if(A_TARGET)
+    set(exe ${A_TARGET})
+  else()
+    add_executable(${exe} ${A_SOURCES})
+    target_link_libraries(${exe} PRIVATE vshmem ${A_LIBS})
+    target_include_directories(${exe} PRIVATE ${PROJECT_SOURCE_DIR}/tests/mpe)
+  endif()
+  foreach(launcher IN LISTS A_LAUNCHERS)
+    if(NOT launcher IN_LIST VSHMEM_TEST_LAUNCHERS)
+      continue()
+    endif()
+    foreach(n IN LISTS A_NPES)
+      set(tname mpe.${A_NAME}.${launcher}.${n})
+      vshmem_launch_command(cmd ${launcher} ${n})
+      if(A_WILL_FAIL_REGEX)
+        add_test(NAME ${tname} COMMAND ${CMAKE_COMMAND} -DREGEX=${A_WILL_FAIL_REGEX}
+                 -P ${PROJECT_SOURCE_DIR}/cmake/expect_failure.cmake -- ${cmd}
+                 $<TARGET_FILE:${exe}> ${A_ARGS})
+      else()
+        add_test(NAME ${tname} COMMAND ${cmd} $<TARGET_FILE:${exe}> ${A_ARGS})
+      endif()
+      set(labels mpe ${launcher} ${A_LABELS})
+      set_tests_properties(${tname} PROPERTIES LABELS "${labels}" TIMEOUT ${A_TIMEOUT}
+                           SKIP_RETURN_CODE 77
+                           ENVIRONMENT "VSHMEM_BOOTSTRAP_TIMEOUT=60;${A_ENV}")
+      if("gpu" IN_LIST A_LABELS)
+        set_tests_properties(${tname} PROPERTIES RESOURCE_LOCK gpu)
+      endif()
+    endforeach()
+  endforeach()
+endfunction()

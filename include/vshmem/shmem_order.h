@@ -1,0 +1,25 @@
+/* Memory ordering and whole-job synchronization (OpenSHMEM 1.5 sections 9.9, 9.12). */
+#ifndef VSHMEM_SHMEM_ORDER_H
+#define VSHMEM_SHMEM_ORDER_H
+
+#include "vshmem/shmem_types.h"
+
+VSHMEM_BEGIN_C
+
+/* Orders this PE's puts, AMOs and stores to each other PE: those issued before the fence are
+ * delivered before those issued after it. */
+VSHMEM_HOSTDEV void shmem_fence(void);
+void shmem_ctx_fence(shmem_ctx_t ctx);
+/* Completes every put, AMO and store this PE issued (on the default context): they are visible
+ * at their targets on return. */
+VSHMEM_HOSTDEV void shmem_quiet(void);
+void shmem_ctx_quiet(shmem_ctx_t ctx);
+/* Collective: quiet, then wait until every PE has arrived. Logarithmic-depth (dissemination)
+ * over the symmetric heap when every PE is mapped here, else over the bootstrap. */
+VSHMEM_HOSTDEV void shmem_barrier_all(void);
+/* Collective: wait until every PE has arrived (no quiet). */
+VSHMEM_HOSTDEV void shmem_sync_all(void);
+
+VSHMEM_END_C
+
+#endif

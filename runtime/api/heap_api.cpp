@@ -1,0 +1,119 @@
+// Symmetric memory management: shmem_malloc, calloc, align, realloc, free, malloc_with_hints.
+// Each is collective; each ends with a barrier so that no PE touches a peer's new object before
+// the peer has it.
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/api/runtime.hpp"
+#include "shmem.h"
+
+using namespace vshmem;
+using namespace vshmem::detail;
+
+namespace {
+
+void* allocate(size_t size, size_t alignment, const char* call) {
+  Runtime& rt = runtime_for(call);
+  auto r = rt.heap->allocate(size, alignment, call);
+  void* out = nullptr;
+  if (r) {
+    out = *r;
+  } else {
+    log::message(log::Level::kError, "%s", r.status().message().c_str());
+  }
+  shmem_barrier_all();
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+void* shmem_malloc(size_t size) { return allocate(size, Allocator::kMinAlignment, "shmem_malloc"); }
+
+void* shmem_malloc_with_hints(size_t size, long hints) {
+  constexpr long kKnown = SHMEM_MALLOC_ATOMICS_REMOTE | SHMEM_MALLOC_SIGNAL_REMOTE;
+  if (hints & ~kKnown) {
+    // Hints are advisory: an unknown one is reported and otherwise ignored.
+    VSHMEM_WARN("shmem_malloc_with_hints(%zu, %#lx): unknown hint bits %#lx ignored", size, hints,
+                hints & ~kKnown);
+  }
+  return allocate(size, Allocator::kMinAlignment, "shmem_malloc_with_hints");
+}
+
+void* shmem_calloc(size_t count, size_t size) {
+  size_t bytes;
+  if (__builtin_mul_overflow(count, size, &bytes)) {
+    Runtime& rt = runtime_for("shmem_calloc");
+    log::message(log::Level::kError, "shmem_calloc(%zu, %zu): the product overflows size_t",
+                 count, size);
+    shmem_barrier_all();
+    (void)rt;
+    return nullptr;
+  }
+  Runtime& rt = runtime_for("shmem_calloc");
+  auto r = rt.heap->allocate(bytes, Allocator::kMinAlignment, "shmem_calloc");
+  void* out = nullptr;
+  if (r) {
+    out = *r;
+    if (out != nullptr) {
+      Status st = rt.provider->fill(out, 0, bytes);
+      if (!st) fail("shmem_calloc", st);
+    }
+  } else {
+    log::message(log::Level::kError, "%s", r.status().message().c_str());
+  }
+  shmem_barrier_all();
+  return out;
+}
+
+void* shmem_align(size_t alignment, size_t size) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    runtime_for("shmem_align");
+    log::message(log::Level::kError, "shmem_align(%zu, %zu): alignment is not a power of two",
+                 alignment, size);
+    shmem_barrier_all();
+    return nullptr;
+  }
+  return allocate(size, alignment, "shmem_align");
+}
+
+void shmem_free(void* ptr) {
+  Runtime& rt = runtime_for("shmem_free");
+  // Everyone must be done with the object before anyone reuses its memory.
+  shmem_barrier_all();
+  Status st = rt.heap->free(ptr, "shmem_free");
+  if (!st) fail("shmem_free", st);
+}
+
+void* shmem_realloc(void* ptr, size_t size) {
+  Runtime& rt = runtime_for("shmem_realloc");
+  if (ptr == nullptr) return allocate(size, Allocator::kMinAlignment, "shmem_realloc");
+  if (size == 0) {
+    shmem_free(ptr);
+    return nullptr;
+  }
+  auto old_size = rt.heap->block_size(ptr);
+  if (!old_size) fail("shmem_realloc", old_size.status());
+  shmem_barrier_all();  // peers may still be writing into the old object
+  auto r = rt.heap->allocate(size, Allocator::kMinAlignment, "shmem_realloc");
+  if (!r) {
+    // The old object stays valid, as with realloc(3).
+    log::message(log::Level::kError, "%s", r.status().message().c_str());
+    shmem_barrier_all();
+    return nullptr;
+  }
+  Status st = rt.provider->copy(*r, ptr, std::min(*old_size, size));
+  if (!st) fail("shmem_realloc", st);
+  st = rt.heap->free(ptr, "shmem_realloc");
+  if (!st) fail("shmem_realloc", st);
+  shmem_barrier_all();
+  return *r;
+}
+
+void* shmalloc(size_t size) { return shmem_malloc(size); }
+void shfree(void* ptr) { shmem_free(ptr); }
+void* shrealloc(void* ptr, size_t size) { return shmem_realloc(ptr, size); }
+void* shmemalign(size_t alignment, size_t size) { return shmem_align(alignment, size); }
+
+}  // extern "C"

@@ -1,0 +1,232 @@
+// shmem_init / shmem_finalize and the query calls.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "runtime/api/runtime.hpp"
+#include "runtime/common/env.hpp"
+#include "shmem.h"
+#include "shmemx.h"
+
+namespace vshmem::detail {
+namespace {
+
+std::mutex g_init_mutex;
+constexpr uint64_t kDefaultSymmetricSize = 1ull << 30;
+constexpr uint64_t kDefaultChunkSize = 32ull << 20;
+
+void print_info_and_version(const Runtime& rt) {
+  if (rt.my_pe != 0) return;
+  if (env::get("SHMEM_VERSION")) {
+    std::printf("vshmem %s, OpenSHMEM %d.%d\n", VSHMEM_VERSION_STRING, SHMEM_MAJOR_VERSION,
+                SHMEM_MINOR_VERSION);
+  }
+  if (env::get("SHMEM_INFO")) {
+    std::printf(
+        "vshmem %s (OpenSHMEM %d.%d). Environment variables:\n"
+        "  SHMEM_SYMMETRIC_SIZE / VSHMEM_SYMMETRIC_SIZE  symmetric heap size per PE (default 1G;"
+        " k/m/g/t suffixes)\n"
+        "  VSHMEM_HEAP_CHUNK_SIZE   physical growth step of the heap (default 32M)\n"
+        "  VSHMEM_CHECK_SYMMETRY    check that PEs pass the same arguments to shmem_malloc & co\n"
+        "  VSHMEM_BOOTSTRAP         auto|socket|mpi|pmix (default auto)\n"
+        "  VSHMEM_BOOTSTRAP_TIMEOUT seconds before a bootstrap operation gives up (default 120)\n"
+        "  VSHMEM_BACKEND           auto|cuda|host: where the heap lives (default auto)\n"
+        "  VSHMEM_DEVICE            the GPU of this PE (default: by local rank)\n"
+        "  VSHMEM_NODE_ID           override the node identity (simulate several nodes)\n"
+        "  VSHMEM_DISABLE_P2P       1: map no peer (every peer takes the staged path)\n"
+        "  VSHMEM_DEBUG / SHMEM_DEBUG  error|warn|info|trace\n"
+        "  SHMEM_VERSION / SHMEM_INFO  print the version / this text at start-up\n",
+        VSHMEM_VERSION_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
+  }
+  std::fflush(stdout);
+}
+
+Status initialize(const BootstrapOptions& options, int requested) {
+  // Every variable is parsed before anything starts, so a typo fails fast and on every PE.
+  uint64_t heap_size = kDefaultSymmetricSize, chunk = kDefaultChunkSize;
+  VSHMEM_ASSIGN_OR_RETURN(heap_size, env::size_var("SHMEM_SYMMETRIC_SIZE", heap_size));
+  VSHMEM_ASSIGN_OR_RETURN(heap_size, env::size_var("VSHMEM_SYMMETRIC_SIZE", heap_size));
+  VSHMEM_ASSIGN_OR_RETURN(chunk, env::size_var("VSHMEM_HEAP_CHUNK_SIZE", chunk));
+  if (heap_size == 0) return error(Code::kInvalidArgument, "SHMEM_SYMMETRIC_SIZE: must be > 0");
+  if (chunk == 0) return error(Code::kInvalidArgument, "VSHMEM_HEAP_CHUNK_SIZE: must be > 0");
+#ifdef NDEBUG
+  constexpr bool kCheckDefault = false;
+#else
+  constexpr bool kCheckDefault = true;
+#endif
+  bool check = kCheckDefault;
+  VSHMEM_ASSIGN_OR_RETURN(check, env::bool_var("VSHMEM_CHECK_SYMMETRY", kCheckDefault));
+
+  auto rt = std::make_unique<Runtime>();
+  VSHMEM_ASSIGN_OR_RETURN(rt->bootstrap, create_bootstrap(options));
+  rt->my_pe = rt->bootstrap->rank();
+  rt->n_pes = rt->bootstrap->size();
+  log::set_pe(rt->my_pe);
+  rt->thread_level = requested < SHMEM_THREAD_SINGLE ? SHMEM_THREAD_SINGLE
+                     : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE
+                                                         : requested;
+  VSHMEM_ASSIGN_OR_RETURN(rt->topology, discover_topology(*rt->bootstrap));
+  VSHMEM_ASSIGN_OR_RETURN(rt->job, agree_job_identity(*rt->bootstrap));
+  VSHMEM_ASSIGN_OR_RETURN(rt->provider,
+                          create_memory_provider({rt->topology.local_rank,
+                                                  rt->topology.local_size}));
+  rt->host_memory = !rt->provider->is_device_memory();
+  VSHMEM_ASSIGN_OR_RETURN(rt->plan,
+                          plan_transports(*rt->bootstrap, rt->topology, *rt->provider));
+  if (rt->plan.n_mapped() > 0) {
+    std::chrono::milliseconds timeout{};
+    VSHMEM_ASSIGN_OR_RETURN(timeout, bootstrap_timeout());
+    VSHMEM_ASSIGN_OR_RETURN(rt->fd_exchange,
+                            FdExchange::create(rt->job.id, rt->job.secret, rt->my_pe, timeout));
+  }
+  // Every handle socket listens before anyone sends to one.
+  VSHMEM_RETURN_IF_ERROR(rt->bootstrap->barrier());
+  HeapConfig config{heap_size, chunk, check};
+  VSHMEM_ASSIGN_OR_RETURN(rt->heap,
+                          SymmetricHeap::create(*rt->provider, *rt->bootstrap, rt->topology,
+                                                rt->plan.mapped(), rt->fd_exchange.get(), config));
+  Runtime* raw = rt.get();
+  rt->heap->set_growth_listener([raw] { publish_device_state(*raw); });
+
+  // Internal symmetric objects come first in the heap, allocated identically on every PE.
+  void* p = nullptr;
+  VSHMEM_ASSIGN_OR_RETURN(p, rt->heap->allocate(kBarrierRounds * sizeof(uint64_t), 64,
+                                                "shmem_init"));
+  rt->barrier_counters = static_cast<uint64_t*>(p);
+  VSHMEM_RETURN_IF_ERROR(rt->provider->fill(p, 0, kBarrierRounds * sizeof(uint64_t)));
+  VSHMEM_ASSIGN_OR_RETURN(rt->device_sync, rt->heap->allocate(kDeviceSyncBytes, 4096,
+                                                              "shmem_init"));
+  rt->device_sync_bytes = kDeviceSyncBytes;
+  VSHMEM_RETURN_IF_ERROR(rt->provider->fill(rt->device_sync, 0, kDeviceSyncBytes));
+  VSHMEM_RETURN_IF_ERROR(rt->bootstrap->barrier());
+
+  g_runtime = rt.release();
+  publish_device_state(*g_runtime);
+  print_info_and_version(*g_runtime);
+  VSHMEM_INFO("initialized: %d PEs, %d node(s), backend %s, bootstrap %s", g_runtime->n_pes,
+              g_runtime->topology.n_nodes, g_runtime->provider->name(),
+              g_runtime->bootstrap->name());
+  return Status::ok();
+}
+
+int init_common(const BootstrapOptions& options, int requested, int* provided) {
+  std::lock_guard<std::mutex> lock(g_init_mutex);
+  if (g_runtime == nullptr) {
+    Status st = initialize(options, requested);
+    if (!st) {
+      log::message(log::Level::kError, "shmem_init: %s", st.message().c_str());
+      return 1;
+    }
+  }
+  if (provided != nullptr) *provided = g_runtime->thread_level;
+  return 0;
+}
+
+}  // namespace
+}  // namespace vshmem::detail
+
+using namespace vshmem;
+using namespace vshmem::detail;
+
+extern "C" {
+
+void shmem_init(void) {
+  if (init_common({}, SHMEM_THREAD_SINGLE, nullptr) != 0) {
+    // OpenSHMEM gives shmem_init no error return: end this PE; the launcher stops the rest.
+    std::exit(1);
+  }
+}
+
+int shmem_init_thread(int requested, int* provided) {
+  return init_common({}, requested, provided);
+}
+
+int shmemx_init_attr(unsigned int flags, shmemx_init_attr_t* attr) {
+  BootstrapOptions options;
+  if (flags & SHMEMX_INIT_WITH_MPI_COMM) {
+    if (attr == nullptr || attr->mpi_comm == nullptr) {
+      log::message(log::Level::kError,
+                   "shmemx_init_attr: SHMEMX_INIT_WITH_MPI_COMM needs attr->mpi_comm");
+      return 1;
+    }
+    options.mpi_comm = attr->mpi_comm;
+  }
+  return init_common(options, SHMEM_THREAD_MULTIPLE, nullptr);
+}
+
+void shmem_query_thread(int* provided) {
+  Runtime& rt = runtime_for("shmem_query_thread");
+  if (provided != nullptr) *provided = rt.thread_level;
+}
+
+void shmem_finalize(void) {
+  std::lock_guard<std::mutex> lock(g_init_mutex);
+  if (g_runtime == nullptr) return;
+  shmem_barrier_all();
+  Runtime* rt = g_runtime;
+  g_runtime = nullptr;
+  rt->heap.reset();
+  publish_device_state(*rt);  // initialized = 0
+  // A last bootstrap barrier: nobody tears down its sockets while a peer still needs them.
+  Status st = rt->bootstrap->barrier();
+  if (!st) log::message(log::Level::kWarn, "shmem_finalize: %s", st.message().c_str());
+  delete rt;
+}
+
+void shmem_global_exit(int status) {
+  log::message(log::Level::kError, "shmem_global_exit(%d) called; ending the job", status);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // vshmemrun learns the status from SIGUSR1's value, stops every other PE and exits with it.
+  // Under other launchers a non-zero exit makes them stop the rest; a zero status has to be
+  // turned into a failure there, or the other PEs would wait forever.
+  if (auto launcher = env::get("VSHMEM_LAUNCHER_PID")) {
+    auto pid = env::parse_int(*launcher, 1, 1 << 30);
+    if (pid) {
+      union sigval v;
+      v.sival_int = status;
+      sigqueue(static_cast<pid_t>(*pid), SIGUSR1, v);
+      std::_Exit(status);
+    }
+  }
+  std::_Exit(status == 0 ? 1 : status);
+}
+
+int shmem_my_pe(void) { return g_runtime != nullptr ? g_runtime->my_pe : -1; }
+int shmem_n_pes(void) { return g_runtime != nullptr ? g_runtime->n_pes : -1; }
+int _my_pe(void) { return shmem_my_pe(); }
+int _num_pes(void) { return shmem_n_pes(); }
+void start_pes(int) { shmem_init(); }
+
+int shmem_pe_accessible(int pe) {
+  Runtime* rt = g_runtime;
+  if (rt == nullptr || pe < 0 || pe >= rt->n_pes) return 0;
+  return rt->plan.path[pe] != PeerPath::kStaged;
+}
+
+int shmem_addr_accessible(const void* addr, int pe) {
+  Runtime* rt = g_runtime;
+  if (rt == nullptr || pe < 0 || pe >= rt->n_pes) return 0;
+  return rt->heap->contains(addr, 1) && rt->plan.path[pe] != PeerPath::kStaged;
+}
+
+void* shmem_ptr(const void* dest, int pe) {
+  Runtime* rt = g_runtime;
+  if (rt == nullptr || pe < 0 || pe >= rt->n_pes || !rt->heap->contains(dest, 1)) return nullptr;
+  return rt->heap->translate(dest, pe);
+}
+
+void shmem_info_get_version(int* major, int* minor) {
+  if (major) *major = SHMEM_MAJOR_VERSION;
+  if (minor) *minor = SHMEM_MINOR_VERSION;
+}
+
+void shmem_info_get_name(char* name) {
+  if (name) std::snprintf(name, SHMEM_MAX_NAME_LEN, "%s", SHMEM_VENDOR_STRING);
+}
+
+}  // extern "C"

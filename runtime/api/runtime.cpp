@@ -1,0 +1,137 @@
+#include "runtime/api/runtime.hpp"
+
+#include <sched.h>
+#include <time.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+
+#include "shmem.h"
+
+namespace vshmem::detail {
+
+Runtime* g_runtime = nullptr;
+
+namespace {
+DeviceStateListener g_device_listener = nullptr;
+}
+
+Runtime& runtime_for(const char* call) {
+  if (g_runtime == nullptr) {
+    fail(call, "called before shmem_init or after shmem_finalize");
+  }
+  return *g_runtime;
+}
+
+void fail(const char* call, const Status& status) {
+  log::message(log::Level::kError, "%s: %s", call, status.message().c_str());
+  shmem_global_exit(1);
+  std::abort();  // not reached
+}
+
+void fail(const char* call, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string cause = log::vformat(fmt, ap);
+  va_end(ap);
+  fail(call, error(Code::kInvalidArgument, cause));
+}
+
+void check_symmetric(Runtime& rt, const void* addr, size_t bytes, const char* call,
+                     const char* which) {
+  if (!rt.heap->contains(addr, bytes)) {
+    fail(call,
+         "%s %p (+%zu bytes) is not inside the symmetric heap [%#lx, %#lx): allocate remotely "
+         "accessed objects with shmem_malloc (global and static variables are not remotely "
+         "accessible in vshmem)",
+         which, addr, bytes, static_cast<unsigned long>(rt.heap->base()),
+         static_cast<unsigned long>(rt.heap->base() + rt.heap->size()));
+  }
+}
+
+void rma_put(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, const char* call) {
+  check_pe(rt, pe, call);
+  if (bytes == 0) return;
+  check_symmetric(rt, dest, bytes, call, "dest");
+  void* target = rt.heap->translate(dest, pe);
+  Status st = target != nullptr ? rt.provider->copy(target, source, bytes)
+                                : staged_put(pe, dest, source, bytes);
+  if (!st) fail(call, st);
+}
+
+void rma_get(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, const char* call) {
+  check_pe(rt, pe, call);
+  if (bytes == 0) return;
+  check_symmetric(rt, source, bytes, call, "source");
+  const void* from = rt.heap->translate(source, pe);
+  Status st = from != nullptr ? rt.provider->copy(dest, from, bytes)
+                              : staged_get(pe, dest, source, bytes);
+  if (!st) fail(call, st);
+}
+
+uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call) {
+  check_pe(rt, pe, call);
+  check_symmetric(rt, request.address, request.width, call, "dest");
+  if (reinterpret_cast<uintptr_t>(request.address) % request.width != 0) {
+    fail(call, "dest %p is not aligned to its %u-byte type", request.address, request.width);
+  }
+  uint64_t result = 0;
+  void* target = rt.heap->translate(request.address, pe);
+  Status st;
+  if (target != nullptr) {
+    request.address = target;
+    st = rt.provider->atomic(request, &result);
+  } else {
+    st = staged_atomic(pe, request, &result);
+  }
+  if (!st) fail(call, st);
+  return result;
+}
+
+void Backoff::pause() {
+  // Spin briefly (a peer on another core answers in well under a microsecond), then give the
+  // core away: with more PEs than cores the PE we wait for may need this one.
+  if (++spins_ < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    return;
+  }
+  if (spins_ < 4096) {
+    sched_yield();
+    return;
+  }
+  timespec ts{0, 20000};  // long waits: 20 us naps keep an idle PE from burning a core
+  nanosleep(&ts, nullptr);
+}
+
+void set_device_state_listener(DeviceStateListener listener) {
+  g_device_listener = listener;
+  if (g_runtime != nullptr && listener != nullptr) listener(&g_runtime->device_state);
+}
+
+void publish_device_state(Runtime& rt) {
+  DeviceState& s = rt.device_state;
+  s.version = kDeviceStateVersion;
+  s.initialized = rt.heap != nullptr;
+  s.my_pe = rt.my_pe;
+  s.n_pes = rt.n_pes;
+  if (rt.heap) {
+    s.heap_base = rt.heap->base();
+    s.heap_size = rt.heap->size();
+    s.heap_committed = rt.heap->committed();
+    s.window_base = rt.heap->window_base();
+    s.peer_slot = rt.heap->peer_slots().data();
+    s.sync_offset = reinterpret_cast<uintptr_t>(rt.device_sync) - rt.heap->base();
+    s.sync_bytes = rt.device_sync_bytes;
+  }
+  if (g_device_listener != nullptr) g_device_listener(&s);
+}
+
+}  // namespace vshmem::detail
+
+// The C entry point the device library (libvshmem_device, compiled by nvcc) registers with.
+extern "C" void vshmemi_set_device_state_listener(void (*listener)(const vshmem::DeviceState*)) {
+  vshmem::detail::set_device_state_listener(listener);
+}

@@ -1,0 +1,104 @@
+// The state of an initialized library, owned by the api layer. Everything below it is reached
+// through here. Thin rules for the entry points: validate, translate, dispatch.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "device/state.h"
+#include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/common/log.hpp"
+#include "runtime/common/status.hpp"
+#include "runtime/heap/symmetric_heap.hpp"
+#include "runtime/ipc/fd_passing.hpp"
+#include "runtime/memory/memory.hpp"
+#include "runtime/transport/transport.hpp"
+
+namespace vshmem::detail {
+
+struct Runtime {
+  // Declaration order is teardown order reversed: the heap goes before the handle exchange,
+  // the provider and the bootstrap it was agreed over.
+  std::unique_ptr<Bootstrap> bootstrap;
+  Topology topology;
+  JobIdentity job;
+  std::unique_ptr<MemoryProvider> provider;
+  TransportPlan plan;
+  std::unique_ptr<FdExchange> fd_exchange;
+  std::unique_ptr<SymmetricHeap> heap;
+
+  int my_pe = -1;
+  int n_pes = 0;
+  int thread_level = 0;
+  bool host_memory = true;  // the heap is ordinary host memory: plain loads/stores reach it
+
+  // Runtime-internal symmetric memory (barrier counters, device sync area).
+  uint64_t* barrier_counters = nullptr;  // kBarrierRounds counters
+  uint64_t barrier_epoch = 0;
+  void* device_sync = nullptr;
+  size_t device_sync_bytes = 0;
+
+  DeviceState device_state{};
+};
+
+constexpr int kBarrierRounds = 32;
+constexpr size_t kDeviceSyncBytes = 1 << 20;
+
+// The live runtime, or null outside shmem_init .. shmem_finalize.
+extern Runtime* g_runtime;
+
+// For entry points: the runtime, or a fatal error naming the call when not initialized.
+Runtime& runtime_for(const char* call);
+
+// Fatal error in an entry point whose specification gives no error return: prints
+// "vshmem: PE n: <call>: <cause>" and ends the whole job (shmem_global_exit(1)).
+[[noreturn]] void fail(const char* call, const Status& status);
+[[noreturn]] void fail(const char* call, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Validation shared by the entry points.
+inline void check_pe(Runtime& rt, int pe, const char* call) {
+  if (static_cast<unsigned>(pe) >= static_cast<unsigned>(rt.n_pes)) {
+    fail(call, "PE %d is not a valid PE (the job has PEs 0..%d)", pe, rt.n_pes - 1);
+  }
+}
+void check_symmetric(Runtime& rt, const void* addr, size_t bytes, const char* call,
+                     const char* which);
+
+// Host-side data movement to/from a PE's copy of a symmetric object, through the mapping or the
+// staged transport.
+void rma_put(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, const char* call);
+void rma_get(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, const char* call);
+uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call);
+
+// Waits, yielding the core while it waits (PEs may outnumber cores).
+class Backoff {
+ public:
+  void pause();
+ private:
+  unsigned spins_ = 0;
+};
+
+// Completes this PE's outstanding transfers (shmem_quiet).
+void quiet(Runtime& rt, const char* call);
+
+// Job-wide barrier without the quiet (shmem_sync_all) and with it (shmem_barrier_all).
+void sync_all(Runtime& rt, const char* call);
+
+// Refreshes rt.device_state from the heap and hands it to the device library, if one is linked.
+void publish_device_state(Runtime& rt);
+
+// Set by the device library (libvshmem_device) when it is linked into the program: called with
+// the new state after init, every heap growth, and finalize.
+using DeviceStateListener = void (*)(const DeviceState* state);
+void set_device_state_listener(DeviceStateListener listener);
+
+}  // namespace vshmem::detail
+
+struct vshmem_ctx_s;
+namespace vshmem::detail {
+// The world PE number for PE `pe` of the context's team (contexts created from a team address
+// PEs by their number in that team). Fails the job for an invalid context or PE.
+int ctx_pe(struct ::vshmem_ctx_s* ctx, int pe, const char* call);
+}  // namespace vshmem::detail

@@ -1,0 +1,42 @@
+/* C ABI between libvshmem and its bootstrap plugins (libvshmem_bootstrap_mpi.so,
+ * libvshmem_bootstrap_pmix.so), loaded with dlopen so that libvshmem never links MPI or PMIx.
+ * Every call returns 0 on success; otherwise non-zero with a message in err (NUL-terminated). */
+#ifndef VSHMEM_BOOTSTRAP_PLUGIN_ABI_H
+#define VSHMEM_BOOTSTRAP_PLUGIN_ABI_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VSHMEM_BOOTSTRAP_ABI_VERSION 1
+
+typedef struct vshmem_bootstrap_init_args {
+  int abi_version;       /* VSHMEM_BOOTSTRAP_ABI_VERSION */
+  void* mpi_comm;        /* pointer to an MPI_Comm the application owns, or NULL */
+  long timeout_ms;       /* time limit of every operation */
+} vshmem_bootstrap_init_args;
+
+typedef struct vshmem_bootstrap_plugin {
+  int abi_version;
+  void* ctx;
+  int rank;
+  int size;
+  int (*allgather)(void* ctx, const void* in, void* out, size_t bytes, char* err, size_t errlen);
+  int (*broadcast)(void* ctx, void* buf, size_t bytes, int root, char* err, size_t errlen);
+  int (*barrier)(void* ctx, char* err, size_t errlen);
+  void (*finalize)(void* ctx);
+} vshmem_bootstrap_plugin;
+
+/* Each plugin exports this symbol. */
+typedef int (*vshmem_bootstrap_plugin_init_fn)(const vshmem_bootstrap_init_args* args,
+                                               vshmem_bootstrap_plugin* out, char* err,
+                                               size_t errlen);
+#define VSHMEM_BOOTSTRAP_PLUGIN_INIT_SYMBOL "vshmem_bootstrap_plugin_init"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,246 @@
+#include "runtime/heap/symmetric_heap.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/common/log.hpp"
+#include "runtime/heap/va_agreement.hpp"
+
+namespace vshmem {
+namespace {
+
+size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+// The handle kind every PE of the heap can export and import: fabric where all have it, else
+// POSIX FD. Decided collectively so that exporters and importers agree.
+Result<HandleKind> agree_handle_kind(MemoryProvider& provider, Bootstrap& bootstrap) {
+  uint32_t mask = 0;
+  for (HandleKind k : provider.handle_kinds()) mask |= 1u << static_cast<int>(k);
+  std::vector<uint32_t> all(bootstrap.size());
+  VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&mask, all.data(), sizeof(mask)));
+  uint32_t common = ~0u;
+  for (uint32_t m : all) common &= m;
+  for (HandleKind k : provider.handle_kinds()) {
+    if (common & (1u << static_cast<int>(k))) return k;
+  }
+  return HandleKind::kNone;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SymmetricHeap>> SymmetricHeap::create(MemoryProvider& provider,
+                                                             Bootstrap& bootstrap,
+                                                             const Topology& topology,
+                                                             std::vector<bool> mapped,
+                                                             FdExchange* fd_exchange,
+                                                             const HeapConfig& config) {
+  const int n = bootstrap.size();
+  const int me = bootstrap.rank();
+  const size_t gran = provider.granularity();
+  HeapConfig cfg = config;
+  cfg.size = round_up(std::max<size_t>(cfg.size, gran), gran);
+  cfg.chunk_size = round_up(std::max<size_t>(cfg.chunk_size, gran), gran);
+
+  std::vector<int32_t> slots(n, -1);
+  std::vector<int> mapped_peers;
+  for (int p = 0; p < n; ++p) {
+    if (p != me && mapped[p]) {
+      if (topology.node_of_pe[p] != topology.my_node) {
+        return error(Code::kInvalidArgument,
+                     log::format("PE %d is on another node and cannot be mapped", p));
+      }
+      slots[p] = topology.local_rank_of_pe[p];
+      mapped_peers.push_back(p);
+    }
+  }
+  if (!mapped_peers.empty() && fd_exchange == nullptr) {
+    return error(Code::kState, "peers to map but no handle exchange");
+  }
+  HandleKind kind = HandleKind::kNone;
+  VSHMEM_ASSIGN_OR_RETURN(kind, agree_handle_kind(provider, bootstrap));
+  if (kind == HandleKind::kNone && !mapped_peers.empty()) {
+    return error(Code::kUnsupported,
+                 log::format("the %s memory provider has no handle type every PE can share",
+                             provider.name()));
+  }
+
+  // The range: H plus one window slot per local rank of the largest node (same on every PE).
+  size_t slots_total = static_cast<size_t>(topology.max_local_size);
+  if (cfg.size > (SIZE_MAX / 2) / (slots_total + 1)) {
+    return error(Code::kInvalidArgument, log::format("symmetric size %zu is too large", cfg.size));
+  }
+  std::shared_ptr<VirtualReservation> range;
+  VSHMEM_ASSIGN_OR_RETURN(range, agree_on_range(provider, bootstrap, cfg.size * (slots_total + 1),
+                                                std::max<size_t>(gran, 2u << 20)));
+  VSHMEM_INFO("heap: H=%#lx S=%zu window slots=%zu chunk=%zu handles=%s mapped peers=%zu",
+              static_cast<unsigned long>(range->base()), cfg.size, slots_total, cfg.chunk_size,
+              handle_kind_name(kind), mapped_peers.size());
+  return std::unique_ptr<SymmetricHeap>(new SymmetricHeap(provider, bootstrap, cfg,
+                                                          std::move(range), std::move(slots),
+                                                          std::move(mapped_peers), fd_exchange,
+                                                          kind, me));
+}
+
+SymmetricHeap::SymmetricHeap(MemoryProvider& provider, Bootstrap& bootstrap,
+                             const HeapConfig& config, std::shared_ptr<VirtualReservation> range,
+                             std::vector<int32_t> peer_slot, std::vector<int> mapped_peers,
+                             FdExchange* fd_exchange, HandleKind kind, int my_pe)
+    : provider_(provider),
+      bootstrap_(bootstrap),
+      config_(config),
+      range_(std::move(range)),
+      base_(range_->base()),
+      size_(config.size),
+      peer_slot_(std::move(peer_slot)),
+      mapped_peers_(std::move(mapped_peers)),
+      fd_exchange_(fd_exchange),
+      handle_kind_(kind),
+      my_pe_(my_pe),
+      allocator_(config.size) {}
+
+SymmetricHeap::~SymmetricHeap() {
+  // Peers' chunks and ours are unmapped first (newest first), then the range goes.
+  while (!mappings_.empty()) mappings_.pop_back();
+}
+
+Status SymmetricHeap::grow(size_t bytes) {
+  const size_t offset = allocator_.committed();
+  const uint64_t tag = growth_count_;
+  std::shared_ptr<PhysicalAllocation> own;
+  VSHMEM_ASSIGN_OR_RETURN(own, provider_.create(bytes));
+  std::unique_ptr<Mapping> own_map;
+  VSHMEM_ASSIGN_OR_RETURN(own_map, provider_.map(range_, offset, own));
+
+  const int n = bootstrap_.size();
+  std::vector<std::unique_ptr<Mapping>> peer_maps;
+  if (handle_kind_ == HandleKind::kFabric) {
+    // Fabric handles are plain bytes: the bootstrap carries them (everyone takes part).
+    std::vector<uint8_t> mine(ShareableHandle::kFabricBytes), all(n * mine.size());
+    ShareableHandle h;
+    VSHMEM_ASSIGN_OR_RETURN(h, own->export_handle(HandleKind::kFabric));
+    std::memcpy(mine.data(), h.fabric().data(), mine.size());
+    VSHMEM_RETURN_IF_ERROR(bootstrap_.allgather(mine.data(), all.data(), mine.size()));
+    for (int p : mapped_peers_) {
+      std::shared_ptr<PhysicalAllocation> phys;
+      VSHMEM_ASSIGN_OR_RETURN(
+          phys, provider_.import(ShareableHandle::from_fabric(&all[p * mine.size()]), bytes));
+      std::unique_ptr<Mapping> m;
+      VSHMEM_ASSIGN_OR_RETURN(
+          m, provider_.map(range_, size_ * (1 + static_cast<size_t>(peer_slot_[p])) + offset,
+                           phys));
+      peer_maps.push_back(std::move(m));
+    }
+  } else if (!mapped_peers_.empty()) {
+    ShareableHandle h;
+    VSHMEM_ASSIGN_OR_RETURN(h, own->export_handle(HandleKind::kPosixFd));
+    std::map<int, std::vector<int>> received;
+    VSHMEM_ASSIGN_OR_RETURN(received, fd_exchange_->exchange(mapped_peers_, {h.fd()}, tag));
+    // Take ownership of every descriptor first, so that an early error leaks none.
+    std::map<int, ShareableHandle> handles;
+    for (auto& [p, fds] : received) {
+      for (size_t i = 0; i < fds.size(); ++i) {
+        if (i == 0) {
+          handles.emplace(p, ShareableHandle::from_fd(fds[i]));
+        } else {
+          ::close(fds[i]);
+        }
+      }
+    }
+    for (int p : mapped_peers_) {
+      auto it = handles.find(p);
+      if (it == handles.end()) {
+        return error(Code::kPeerFailure, log::format("PE %d sent no memory handle", p));
+      }
+      std::shared_ptr<PhysicalAllocation> phys;
+      VSHMEM_ASSIGN_OR_RETURN(phys, provider_.import(std::move(it->second), bytes));
+      std::unique_ptr<Mapping> m;
+      VSHMEM_ASSIGN_OR_RETURN(
+          m, provider_.map(range_, size_ * (1 + static_cast<size_t>(peer_slot_[p])) + offset,
+                           phys));
+      peer_maps.push_back(std::move(m));
+    }
+  }
+  mappings_.push_back(std::move(own_map));
+  for (auto& m : peer_maps) mappings_.push_back(std::move(m));
+  allocator_.grow(bytes);
+  ++growth_count_;
+  VSHMEM_TRACE("heap grew by %zu bytes to %zu", bytes, allocator_.committed());
+  if (on_growth_) on_growth_();
+  return Status::ok();
+}
+
+Status SymmetricHeap::check_symmetric(const char* call, uint64_t op, uint64_t a, uint64_t b) {
+  struct Args {
+    uint64_t op, a, b;
+  } mine{op, a, b};
+  std::vector<Args> all(bootstrap_.size());
+  VSHMEM_RETURN_IF_ERROR(bootstrap_.allgather(&mine, all.data(), sizeof(mine)));
+  for (int p = 1; p < bootstrap_.size(); ++p) {
+    if (std::memcmp(&all[p], &all[0], sizeof(Args)) != 0) {
+      const char* what = all[p].op != all[0].op ? "the call"
+                         : all[p].a != all[0].a ? "the size or pointer"
+                                                : "the alignment or second argument";
+      return error(Code::kInvalidArgument,
+                   log::format("%s: PEs disagree on %s (PE 0 passed %llu/%llu to op %llu, PE %d "
+                               "passed %llu/%llu to op %llu); nothing was done",
+                               call, what, (unsigned long long)all[0].a,
+                               (unsigned long long)all[0].b, (unsigned long long)all[0].op, p,
+                               (unsigned long long)all[p].a, (unsigned long long)all[p].b,
+                               (unsigned long long)all[p].op));
+    }
+  }
+  return Status::ok();
+}
+
+Result<void*> SymmetricHeap::allocate(size_t size, size_t alignment, const char* call) {
+  if (config_.check_symmetry) VSHMEM_RETURN_IF_ERROR(check_symmetric(call, 1, size, alignment));
+  if (size == 0) return static_cast<void*>(nullptr);
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    return error(Code::kInvalidArgument,
+                 log::format("%s: alignment %zu is not a power of two", call, alignment));
+  }
+  auto need = allocator_.growth_needed(size, alignment);
+  if (!need) {
+    return error(Code::kOutOfMemory,
+                 log::format("%s: %zu bytes do not fit in the symmetric heap (%zu bytes in use of "
+                             "%zu; raise SHMEM_SYMMETRIC_SIZE)",
+                             call, size, allocator_.bytes_in_use(), size_));
+  }
+  if (*need > 0) {
+    size_t step = round_up(std::max(*need, config_.chunk_size), provider_.granularity());
+    step = std::min(step, size_ - allocator_.committed());
+    VSHMEM_RETURN_IF_ERROR(grow(step).with_context(std::string(call) + ": growing the heap: "));
+  }
+  auto offset = allocator_.allocate(size, alignment);
+  if (!offset) {
+    return error(Code::kOutOfMemory, log::format("%s: allocator found no block after growth", call));
+  }
+  return reinterpret_cast<void*>(base_ + *offset);
+}
+
+Status SymmetricHeap::free(void* ptr, const char* call) {
+  uint64_t off = ptr == nullptr ? ~0ull : reinterpret_cast<uintptr_t>(ptr) - base_;
+  if (config_.check_symmetry) VSHMEM_RETURN_IF_ERROR(check_symmetric(call, 2, off, 0));
+  if (ptr == nullptr) return Status::ok();
+  if (!contains(ptr, 1) || !allocator_.free(off)) {
+    return error(Code::kInvalidArgument,
+                 log::format("%s(%p): not the start of a live symmetric allocation", call, ptr));
+  }
+  return Status::ok();
+}
+
+Result<size_t> SymmetricHeap::block_size(const void* ptr) const {
+  if (!contains(ptr, 1)) {
+    return error(Code::kInvalidArgument, log::format("%p is not in the symmetric heap", ptr));
+  }
+  auto s = allocator_.block_size(reinterpret_cast<uintptr_t>(ptr) - base_);
+  if (!s) {
+    return error(Code::kInvalidArgument,
+                 log::format("%p is not the start of a live symmetric allocation", ptr));
+  }
+  return *s;
+}
+
+}  // namespace vshmem

@@ -1,0 +1,97 @@
+// The symmetric heap: H (this PE's memory, identical addresses on every PE) followed by the
+// window W, whose slot s holds the memory of the node-local PE with local rank s, at the same
+// offsets as in that PE's own heap (DESIGN.md, The address space). H and W are one contiguous
+// agreed range: [H | slot 0 | slot 1 | ... ], each part S bytes. A PE never maps its own slot:
+// its own memory is addressed at H only, so no alias of it exists (DESIGN.md, virtual aliasing).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/heap/allocator.hpp"
+#include "runtime/ipc/fd_passing.hpp"
+#include "runtime/memory/memory.hpp"
+
+namespace vshmem {
+
+struct HeapConfig {
+  size_t size = 0;        // S, the VA budget of one PE's heap
+  size_t chunk_size = 0;  // the physical growth step (rounded to the provider's granularity)
+  bool check_symmetry = false;
+};
+
+class SymmetricHeap {
+ public:
+  // Collective. mapped[p] says whether PE p's memory is mapped into our window (the transport
+  // layer's choice; must be false for ourselves and for PEs of other nodes). fd_exchange may be
+  // null when no peer is mapped.
+  static Result<std::unique_ptr<SymmetricHeap>> create(MemoryProvider& provider,
+                                                       Bootstrap& bootstrap,
+                                                       const Topology& topology,
+                                                       std::vector<bool> mapped,
+                                                       FdExchange* fd_exchange,
+                                                       const HeapConfig& config);
+  ~SymmetricHeap();
+
+  uintptr_t base() const { return base_; }
+  size_t size() const { return size_; }
+  uintptr_t window_base() const { return base_ + size_; }
+  size_t committed() const { return allocator_.committed(); }
+  const std::vector<int32_t>& peer_slots() const { return peer_slot_; }
+  HandleKind handle_kind() const { return handle_kind_; }
+
+  bool contains(const void* p, size_t bytes) const {
+    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    return a >= base_ && bytes <= size_ && a - base_ <= size_ - bytes;
+  }
+  // Where PE pe's copy of symmetric address sym is in our address space: sym itself for us, the
+  // window alias for a mapped peer, nullptr for a peer that is not mapped.
+  void* translate(const void* sym, int pe) const {
+    if (pe == my_pe_) return const_cast<void*>(sym);
+    int32_t slot = peer_slot_[pe];
+    if (slot < 0) return nullptr;
+    return reinterpret_cast<void*>(window_base() + static_cast<uintptr_t>(slot) * size_ +
+                                   (reinterpret_cast<uintptr_t>(sym) - base_));
+  }
+
+  // Collective, with the same arguments on every PE (checked when check_symmetry is on: a
+  // mismatch is reported on every PE, names the PEs and their arguments, and nothing is
+  // allocated). `call` names the API call in messages. size 0 returns nullptr.
+  Result<void*> allocate(size_t size, size_t alignment, const char* call);
+  // Collective. ptr must be the start of a live block (nullptr: no action).
+  Status free(void* ptr, const char* call);
+  // Size of the live block that starts at ptr.
+  Result<size_t> block_size(const void* ptr) const;
+
+  // Called after every growth (the device state must learn the new committed size).
+  void set_growth_listener(std::function<void()> listener) { on_growth_ = std::move(listener); }
+
+ private:
+  SymmetricHeap(MemoryProvider& provider, Bootstrap& bootstrap, const HeapConfig& config,
+                std::shared_ptr<VirtualReservation> range, std::vector<int32_t> peer_slot,
+                std::vector<int> mapped_peers, FdExchange* fd_exchange, HandleKind kind,
+                int my_pe);
+  Status grow(size_t bytes);
+  Status check_symmetric(const char* call, uint64_t op, uint64_t a, uint64_t b);
+
+  MemoryProvider& provider_;
+  Bootstrap& bootstrap_;
+  HeapConfig config_;
+  std::shared_ptr<VirtualReservation> range_;
+  uintptr_t base_;
+  size_t size_;
+  std::vector<int32_t> peer_slot_;
+  std::vector<int> mapped_peers_;
+  FdExchange* fd_exchange_;
+  HandleKind handle_kind_;
+  int my_pe_;
+  Allocator allocator_;
+  std::vector<std::unique_ptr<Mapping>> mappings_;  // own chunks and peers' chunks
+  uint64_t growth_count_ = 0;
+  std::function<void()> on_growth_;
+};
+
+}  // namespace vshmem

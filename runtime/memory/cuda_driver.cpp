@@ -1,0 +1,107 @@
+#include "runtime/memory/cuda_driver.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+
+#include "runtime/common/log.hpp"
+
+namespace vshmem::detail {
+namespace {
+
+using DriverGetVersionFn = CUresult (*)(int*);
+using GetProcAddressFn = CUresult (*)(const char*, void**, int, cuuint64_t,
+                                      CUdriverProcAddressQueryResult*);
+
+Status unusable(const std::string& cause) { return error(Code::kUnsupported, cause); }
+
+Result<const CudaDriver*> load() {
+  // The handle is never closed: the driver keeps per-process state (contexts, atexit handlers)
+  // that must not disappear while anything in the process may still call it.
+  void* lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* why = ::dlerror();
+    return unusable(log::format("dlopen(libcuda.so.1): %s (no NVIDIA driver on this machine?)",
+                                why != nullptr ? why : "unknown error"));
+  }
+  auto get_version = reinterpret_cast<DriverGetVersionFn>(::dlsym(lib, "cuDriverGetVersion"));
+  if (get_version == nullptr) {
+    return unusable("dlsym(libcuda.so.1, cuDriverGetVersion): symbol missing");
+  }
+  auto driver = std::make_unique<CudaDriver>();
+  if (CUresult r = get_version(&driver->version); r != CUDA_SUCCESS) {
+    return unusable(log::format("cuDriverGetVersion: CUresult %d", static_cast<int>(r)));
+  }
+  if (driver->version < kMinDriverVersion) {
+    return unusable(log::format("the CUDA driver is version %s; vshmem needs %s or newer",
+                                driver_version_string(driver->version).c_str(),
+                                driver_version_string(kMinDriverVersion).c_str()));
+  }
+  // cuGetProcAddress_v2 is exported by every 12.x driver; it returns the variant of each entry
+  // point that matches the ABI of the version we ask for, so ask for the older of the headers we
+  // were compiled against and the driver we run on.
+  auto get_proc = reinterpret_cast<GetProcAddressFn>(::dlsym(lib, "cuGetProcAddress_v2"));
+  if (get_proc == nullptr) {
+    return unusable("dlsym(libcuda.so.1, cuGetProcAddress_v2): symbol missing");
+  }
+  const int abi_version = std::min(CUDA_VERSION, driver->version);
+#define VSHMEM_CUDA_DRIVER_RESOLVE(name)                                                        \
+  {                                                                                             \
+    void* fn = nullptr;                                                                         \
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;                \
+    CUresult r = get_proc(#name, &fn, abi_version, CU_GET_PROC_ADDRESS_DEFAULT, &found);        \
+    if (r != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS || fn == nullptr) {           \
+      return unusable(log::format("cuGetProcAddress(%s, version %d): not found (CUresult %d, " \
+                                  "query result %d)",                                           \
+                                  #name, abi_version, static_cast<int>(r),                      \
+                                  static_cast<int>(found)));                                    \
+    }                                                                                           \
+    driver->name = reinterpret_cast<decltype(driver->name)>(fn);                                \
+  }
+  VSHMEM_CUDA_DRIVER_FUNCTIONS(VSHMEM_CUDA_DRIVER_RESOLVE)
+#undef VSHMEM_CUDA_DRIVER_RESOLVE
+
+  if (CUresult r = driver->cuInit(0); r != CUDA_SUCCESS) {
+    return unusable("no usable device: " + driver->check(r, "cuInit").message());
+  }
+  if (CUresult r = driver->cuDeviceGetCount(&driver->device_count); r != CUDA_SUCCESS) {
+    return unusable("no usable device: " + driver->check(r, "cuDeviceGetCount").message());
+  }
+  if (driver->device_count <= 0) {
+    return unusable("no usable device: cuDeviceGetCount found none (CUDA_VISIBLE_DEVICES?)");
+  }
+  VSHMEM_INFO("CUDA driver %s loaded, %d device(s) visible",
+              driver_version_string(driver->version).c_str(), driver->device_count);
+  return static_cast<const CudaDriver*>(driver.release());  // lives as long as the process
+}
+
+}  // namespace
+
+std::string driver_version_string(int version) {
+  return log::format("%d.%d", version / 1000, (version % 1000) / 10);
+}
+
+std::string CudaDriver::describe(CUresult result) const {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (cuGetErrorName == nullptr || cuGetErrorName(result, &name) != CUDA_SUCCESS) name = nullptr;
+  if (cuGetErrorString == nullptr || cuGetErrorString(result, &text) != CUDA_SUCCESS) {
+    text = nullptr;
+  }
+  if (name == nullptr) return log::format("CUresult %d", static_cast<int>(result));
+  if (text == nullptr) return name;
+  return log::format("%s (%s)", name, text);
+}
+
+Status CudaDriver::check(CUresult result, const std::string& call) const {
+  if (result == CUDA_SUCCESS) return Status::ok();
+  Code code = result == CUDA_ERROR_OUT_OF_MEMORY ? Code::kOutOfMemory : Code::kSystem;
+  return error(code, call + ": " + describe(result));
+}
+
+Result<const CudaDriver*> cuda_driver() {
+  static const Result<const CudaDriver*> loaded = load();
+  return loaded;
+}
+
+}  // namespace vshmem::detail

@@ -1,0 +1,691 @@
+// The cuda provider: physical memory is cuMemCreate, a reservation is cuMemAddressReserve, a
+// mapping is cuMemMap + cuMemSetAccess. Every object it makes holds the device (and with it the
+// retained primary context), so the context outlives the last mapping whatever order the owners
+// drop them in.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "runtime/common/env.hpp"
+#include "runtime/common/log.hpp"
+#include "runtime/memory/cuda_caps.hpp"
+#include "runtime/memory/cuda_driver.hpp"
+#include "runtime/memory/cuda_provider.hpp"
+
+namespace vshmem::detail {
+namespace {
+
+static_assert(sizeof(CUmemFabricHandle) == ShareableHandle::kFabricBytes,
+              "ShareableHandle's fabric bytes must hold a CUmemFabricHandle");
+
+CUmemAllocationHandleType cu_handle_type(HandleKind kind) {
+  switch (kind) {
+    case HandleKind::kPosixFd: return CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    case HandleKind::kFabric: return CU_MEM_HANDLE_TYPE_FABRIC;
+    case HandleKind::kNone: break;
+  }
+  return CU_MEM_HANDLE_TYPE_NONE;
+}
+
+// The device a provider works on: its retained primary context, and the ranges mapped through
+// the provider (host atomics are only issued inside them: a kernel touching an unmapped address
+// would fault and poison the context for the whole process).
+class CudaDevice {
+ public:
+  CudaDevice(const CudaDriver& driver, int ordinal, CUdevice dev, CUcontext ctx)
+      : driver_(driver), ordinal_(ordinal), dev_(dev), ctx_(ctx) {}
+  ~CudaDevice() {
+    CUresult r = driver_.cuDevicePrimaryCtxRelease(dev_);
+    if (r != CUDA_SUCCESS) {
+      VSHMEM_WARN("cuDevicePrimaryCtxRelease(device %d): %s", ordinal_,
+                  driver_.describe(r).c_str());
+    }
+  }
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  const CudaDriver& driver() const { return driver_; }
+  int ordinal() const { return ordinal_; }
+  CUcontext context() const { return ctx_; }
+
+  void add_range(uintptr_t base, size_t size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ranges_[base] = size;
+  }
+  void remove_range(uintptr_t base) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ranges_.erase(base);
+  }
+  bool contains(uintptr_t addr, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = ranges_.upper_bound(addr);
+    if (it == ranges_.begin()) return false;
+    --it;
+    return addr >= it->first && addr + bytes <= it->first + it->second && addr + bytes >= addr;
+  }
+
+ private:
+  const CudaDriver& driver_;
+  int ordinal_;
+  CUdevice dev_;
+  CUcontext ctx_;
+  std::mutex mu_;
+  std::map<uintptr_t, size_t> ranges_;
+};
+
+// Makes the device's primary context current for the scope when another (or none) is, and puts
+// the previous one back: provider calls may come from any thread (the proxy, the application).
+class ScopedContext {
+ public:
+  explicit ScopedContext(const CudaDevice& device) : driver_(device.driver()) {
+    CUcontext current = nullptr;
+    CUresult r = driver_.cuCtxGetCurrent(&current);
+    if (r != CUDA_SUCCESS) {
+      status_ = driver_.check(r, "cuCtxGetCurrent");
+      return;
+    }
+    if (current == device.context()) return;
+    r = driver_.cuCtxPushCurrent(device.context());
+    if (r != CUDA_SUCCESS) {
+      status_ = driver_.check(r, log::format("cuCtxPushCurrent(primary context of device %d)",
+                                             device.ordinal()));
+      return;
+    }
+    pushed_ = true;
+  }
+  ~ScopedContext() {
+    if (!pushed_) return;
+    CUcontext popped = nullptr;
+    CUresult r = driver_.cuCtxPopCurrent(&popped);
+    if (r != CUDA_SUCCESS) VSHMEM_WARN("cuCtxPopCurrent: %s", driver_.describe(r).c_str());
+  }
+  ScopedContext(const ScopedContext&) = delete;
+  ScopedContext& operator=(const ScopedContext&) = delete;
+  const Status& status() const { return status_; }
+
+ private:
+  const CudaDriver& driver_;
+  Status status_;
+  bool pushed_ = false;
+};
+
+class CudaPhysical final : public PhysicalAllocation {
+ public:
+  CudaPhysical(std::shared_ptr<CudaDevice> device, CUmemGenericAllocationHandle handle,
+               size_t size, bool imported)
+      : device_(std::move(device)), handle_(handle), size_(size), imported_(imported) {}
+  ~CudaPhysical() override {
+    ScopedContext scope(*device_);
+    CUresult r = device_->driver().cuMemRelease(handle_);
+    if (r != CUDA_SUCCESS) {
+      VSHMEM_WARN("cuMemRelease(%zu bytes): %s", size_, device_->driver().describe(r).c_str());
+    }
+  }
+  size_t size() const override { return size_; }
+  CUmemGenericAllocationHandle handle() const { return handle_; }
+  bool imported() const { return imported_; }
+
+  Result<ShareableHandle> export_handle(HandleKind kind) override {
+    const CudaDriver& drv = device_->driver();
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    const std::string call = log::format("cuMemExportToShareableHandle(%zu bytes, %s)", size_,
+                                         handle_kind_name(kind));
+    if (kind == HandleKind::kPosixFd) {
+      int fd = -1;
+      VSHMEM_RETURN_IF_ERROR(drv.check(
+          drv.cuMemExportToShareableHandle(&fd, handle_, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                           0),
+          call));
+      return ShareableHandle::from_fd(fd);
+    }
+    if (kind == HandleKind::kFabric) {
+      CUmemFabricHandle fabric = {};
+      VSHMEM_RETURN_IF_ERROR(drv.check(
+          drv.cuMemExportToShareableHandle(&fabric, handle_, CU_MEM_HANDLE_TYPE_FABRIC, 0), call));
+      return ShareableHandle::from_fabric(fabric.data);
+    }
+    return error(Code::kInvalidArgument, call + ": not a handle kind that can be exported");
+  }
+
+ private:
+  std::shared_ptr<CudaDevice> device_;
+  CUmemGenericAllocationHandle handle_;
+  size_t size_;
+  bool imported_;
+};
+
+class CudaReservation final : public VirtualReservation {
+ public:
+  CudaReservation(std::shared_ptr<CudaDevice> device, uintptr_t base, size_t size)
+      : VirtualReservation(base, size), device_(std::move(device)) {}
+  ~CudaReservation() override {
+    ScopedContext scope(*device_);
+    CUresult r = device_->driver().cuMemAddressFree(base(), size());
+    if (r != CUDA_SUCCESS) {
+      VSHMEM_WARN("cuMemAddressFree(0x%zx, %zu bytes): %s", static_cast<size_t>(base()), size(),
+                  device_->driver().describe(r).c_str());
+    }
+  }
+
+ private:
+  std::shared_ptr<CudaDevice> device_;
+};
+
+class CudaMapping final : public Mapping {
+ public:
+  CudaMapping(std::shared_ptr<CudaDevice> device, std::shared_ptr<VirtualReservation> reservation,
+              size_t offset, std::shared_ptr<PhysicalAllocation> physical)
+      : Mapping(std::move(reservation), offset, std::move(physical)),
+        device_(std::move(device)) {}
+  // Runs before ~Mapping drops the references to the physical allocation and the reservation.
+  ~CudaMapping() override {
+    const uintptr_t va = reinterpret_cast<uintptr_t>(address());
+    device_->remove_range(va);
+    ScopedContext scope(*device_);
+    CUresult r = device_->driver().cuMemUnmap(va, size());
+    if (r != CUDA_SUCCESS) {
+      VSHMEM_WARN("cuMemUnmap(0x%zx, %zu bytes): %s", static_cast<size_t>(va), size(),
+                  device_->driver().describe(r).c_str());
+    }
+  }
+
+ private:
+  std::shared_ptr<CudaDevice> device_;
+};
+
+class CudaProvider final : public MemoryProvider {
+ public:
+  CudaProvider(std::shared_ptr<CudaDevice> device, CudaNodeCaps caps)
+      : device_(std::move(device)), caps_(std::move(caps)), drv_(device_->driver()) {}
+
+  ~CudaProvider() override {
+    ScopedContext scope(*device_);
+    if (result_buf_ != 0) drv_.cuMemFree(result_buf_);
+    if (module_ != nullptr) drv_.cuModuleUnload(module_);
+    if (stream_ != nullptr) drv_.cuStreamDestroy(stream_);
+  }
+
+  // Chooses the allocation properties and handle kinds, probing with one real allocation, and
+  // loads the atomic kernels. Called once, before the provider is handed out.
+  Status init(HandleTypeChoice choice, bool want_compression) {
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    const CudaDeviceCaps& dc = caps_.devices[device_->ordinal()];
+
+    std::vector<HandleKind> candidates;
+    if (choice == HandleTypeChoice::kFabric) {
+      if (!dc.fabric) {
+        return error(Code::kUnsupported,
+                     log::format("VSHMEM_HANDLE_TYPE=fabric: device %d does not support fabric "
+                                 "handles (driver %s, needs %s and "
+                                 "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED)",
+                                 dc.ordinal, driver_version_string(drv_.version).c_str(),
+                                 driver_version_string(kMinFabricDriverVersion).c_str()));
+      }
+      candidates = {HandleKind::kFabric};
+    } else if (choice == HandleTypeChoice::kPosixFd) {
+      if (!dc.posix_fd) {
+        return error(Code::kUnsupported,
+                     log::format("VSHMEM_HANDLE_TYPE=posix_fd: device %d does not support POSIX "
+                                 "file descriptor handles",
+                                 dc.ordinal));
+      }
+      candidates = {HandleKind::kPosixFd};
+    } else {
+      if (dc.fabric) candidates.push_back(HandleKind::kFabric);
+      if (dc.posix_fd) candidates.push_back(HandleKind::kPosixFd);
+    }
+
+    prop_ = {};
+    prop_.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop_.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop_.location.id = dc.ordinal;
+    // Lets a future network transport register the chunks; costs nothing where supported.
+    prop_.allocFlags.gpuDirectRDMACapable = dc.gdr_with_vmm ? 1 : 0;
+    if (want_compression) {
+      if (dc.compression) {
+        prop_.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC;
+      } else {
+        VSHMEM_INFO("VSHMEM_COMPRESSIBLE=1 but device %d does not support compression: plain "
+                    "memory",
+                    dc.ordinal);
+      }
+    }
+
+    // Probe: the attributes say what the device can do; whether this process can (an IMEX
+    // channel for fabric handles, compressible memory with these handle types) only a real
+    // allocation and export tell.
+    for (;;) {
+      prop_.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
+      for (HandleKind k : candidates) {
+        prop_.requestedHandleTypes = static_cast<CUmemAllocationHandleType>(
+            prop_.requestedHandleTypes | cu_handle_type(k));
+      }
+      Status st = probe(candidates);
+      if (st.is_ok()) break;
+      if (prop_.allocFlags.compressionType != 0) {
+        VSHMEM_INFO("compressible memory unusable on device %d (%s): plain memory", dc.ordinal,
+                    st.message().c_str());
+        prop_.allocFlags.compressionType = 0;
+        continue;
+      }
+      if (choice == HandleTypeChoice::kAuto && !candidates.empty()) {
+        VSHMEM_INFO("%s handles unusable on device %d (%s%s): trying the next handle type",
+                    handle_kind_name(candidates.front()), dc.ordinal, st.message().c_str(),
+                    candidates.front() == HandleKind::kFabric ? "; no IMEX channel?" : "");
+        candidates.erase(candidates.begin());
+        continue;
+      }
+      if (choice == HandleTypeChoice::kFabric) {
+        return error(Code::kUnsupported,
+                     "VSHMEM_HANDLE_TYPE=fabric: fabric handles are not usable (" + st.message() +
+                         "); is an IMEX channel (/dev/nvidia-caps-imex-channels) available?");
+      }
+      return st.with_context(log::format("probing allocation on device %d: ", dc.ordinal));
+    }
+    kinds_ = candidates;
+
+    VSHMEM_RETURN_IF_ERROR(drv_.check(
+        drv_.cuMemGetAllocationGranularity(&granularity_, &prop_,
+                                           CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+        log::format("cuMemGetAllocationGranularity(device %d, recommended)", dc.ordinal)));
+    size_t minimum = 0;
+    VSHMEM_RETURN_IF_ERROR(drv_.check(
+        drv_.cuMemGetAllocationGranularity(&minimum, &prop_, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+        log::format("cuMemGetAllocationGranularity(device %d, minimum)", dc.ordinal)));
+    if (minimum == 0 || granularity_ == 0 || granularity_ % minimum != 0) {
+      return error(Code::kSystem, log::format("device %d: granularity recommended=%zu is not a "
+                                              "multiple of minimum=%zu",
+                                              dc.ordinal, granularity_, minimum));
+    }
+
+    VSHMEM_RETURN_IF_ERROR(
+        drv_.check(drv_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
+    VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuModuleLoadData(&module_, atomic_ptx()),
+                                      "cuModuleLoadData(host atomic kernels)"));
+    VSHMEM_RETURN_IF_ERROR(
+        drv_.check(drv_.cuModuleGetFunction(&atomic_b32_, module_, "vshmem_atomic_b32"),
+                   "cuModuleGetFunction(vshmem_atomic_b32)"));
+    VSHMEM_RETURN_IF_ERROR(
+        drv_.check(drv_.cuModuleGetFunction(&atomic_b64_, module_, "vshmem_atomic_b64"),
+                   "cuModuleGetFunction(vshmem_atomic_b64)"));
+    VSHMEM_RETURN_IF_ERROR(
+        drv_.check(drv_.cuMemAlloc(&result_buf_, sizeof(uint64_t)), "cuMemAlloc(8 bytes)"));
+
+    std::string kinds;
+    for (HandleKind k : kinds_) kinds += std::string(kinds.empty() ? "" : ",") + handle_kind_name(k);
+    VSHMEM_INFO("cuda provider on device %d (%s): handle types [%s], granularity %zu "
+                "(minimum %zu), compressible=%d, gpudirect_rdma=%d",
+                dc.ordinal, dc.name.c_str(), kinds.empty() ? "none: not shareable" : kinds.c_str(),
+                granularity_, minimum, prop_.allocFlags.compressionType != 0,
+                prop_.allocFlags.gpuDirectRDMACapable != 0);
+    return Status::ok();
+  }
+
+  const char* name() const override { return "cuda"; }
+  bool is_device_memory() const override { return true; }
+  size_t granularity() const override { return granularity_; }
+  std::vector<HandleKind> handle_kinds() const override { return kinds_; }
+
+  Result<uintptr_t> find_free_range(size_t size, size_t alignment) override {
+    VSHMEM_RETURN_IF_ERROR(check_size("find_free_range", size));
+    if (alignment != 0 && (alignment & (alignment - 1)) != 0) {
+      return error(Code::kInvalidArgument,
+                   log::format("find_free_range(%zu, alignment %zu): alignment is not a power of "
+                               "two",
+                               size, alignment));
+    }
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    CUdeviceptr ptr = 0;
+    const size_t align = std::max(alignment, granularity_);
+    VSHMEM_RETURN_IF_ERROR(
+        drv_.check(drv_.cuMemAddressReserve(&ptr, size, align, 0, 0),
+                   log::format("find_free_range: cuMemAddressReserve(%zu bytes, alignment %zu)",
+                               size, align)));
+    VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuMemAddressFree(ptr, size),
+                                      "find_free_range: cuMemAddressFree"));
+    return static_cast<uintptr_t>(ptr);
+  }
+
+  Result<std::shared_ptr<VirtualReservation>> reserve(uintptr_t addr, size_t size) override {
+    VSHMEM_RETURN_IF_ERROR(check_size("reserve", size));
+    if (addr == 0 || addr % granularity_ != 0) {
+      return error(Code::kInvalidArgument,
+                   log::format("reserve(0x%zx, %zu): the address is not a non-zero multiple of "
+                               "the granularity %zu",
+                               static_cast<size_t>(addr), size, granularity_));
+    }
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    CUdeviceptr ptr = 0;
+    VSHMEM_RETURN_IF_ERROR(drv_.check(
+        drv_.cuMemAddressReserve(&ptr, size, 0, static_cast<CUdeviceptr>(addr), 0),
+        log::format("reserve: cuMemAddressReserve(0x%zx, %zu bytes)", static_cast<size_t>(addr),
+                    size)));
+    if (ptr != addr) {
+      // The hint is only a hint: the driver placed the range elsewhere because part of
+      // [addr, addr + size) is taken.
+      drv_.cuMemAddressFree(ptr, size);
+      return error(Code::kUnsupported,
+                   log::format("reserve: cuMemAddressReserve(0x%zx, %zu bytes) returned 0x%zx: "
+                               "the range is not free in this process",
+                               static_cast<size_t>(addr), size, static_cast<size_t>(ptr)));
+    }
+    return std::shared_ptr<VirtualReservation>(
+        std::make_shared<CudaReservation>(device_, addr, size));
+  }
+
+  Result<std::shared_ptr<PhysicalAllocation>> create(size_t size) override {
+    VSHMEM_RETURN_IF_ERROR(check_size("create", size));
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    CUmemGenericAllocationHandle handle = 0;
+    VSHMEM_RETURN_IF_ERROR(drv_.check(
+        drv_.cuMemCreate(&handle, size, &prop_, 0),
+        log::format("cuMemCreate(%zu bytes, device %d)", size, device_->ordinal())));
+    return std::shared_ptr<PhysicalAllocation>(
+        std::make_shared<CudaPhysical>(device_, handle, size, false));
+  }
+
+  Result<std::shared_ptr<PhysicalAllocation>> import(ShareableHandle handle,
+                                                     size_t size) override {
+    VSHMEM_RETURN_IF_ERROR(check_size("import", size));
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    CUmemGenericAllocationHandle imported = 0;
+    const std::string call = log::format("cuMemImportFromShareableHandle(%s, %zu bytes)",
+                                         handle_kind_name(handle.kind()), size);
+    if (handle.kind() == HandleKind::kPosixFd) {
+      if (handle.fd() < 0) return error(Code::kInvalidArgument, call + ": no descriptor");
+      // The driver takes its own reference; ours is closed when `handle` goes.
+      VSHMEM_RETURN_IF_ERROR(drv_.check(
+          drv_.cuMemImportFromShareableHandle(
+              &imported, reinterpret_cast<void*>(static_cast<uintptr_t>(handle.fd())),
+              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+          call));
+    } else if (handle.kind() == HandleKind::kFabric) {
+      CUmemFabricHandle fabric = {};
+      std::memcpy(fabric.data, handle.fabric().data(), sizeof(fabric.data));
+      VSHMEM_RETURN_IF_ERROR(drv_.check(
+          drv_.cuMemImportFromShareableHandle(&imported, &fabric, CU_MEM_HANDLE_TYPE_FABRIC),
+          call));
+    } else {
+      return error(Code::kInvalidArgument, call + ": empty handle");
+    }
+    return std::shared_ptr<PhysicalAllocation>(
+        std::make_shared<CudaPhysical>(device_, imported, size, true));
+  }
+
+  Result<std::unique_ptr<Mapping>> map(std::shared_ptr<VirtualReservation> reservation,
+                                       size_t offset,
+                                       std::shared_ptr<PhysicalAllocation> physical) override {
+    auto* phys = dynamic_cast<CudaPhysical*>(physical.get());
+    if (reservation == nullptr || phys == nullptr ||
+        dynamic_cast<CudaReservation*>(reservation.get()) == nullptr) {
+      return error(Code::kInvalidArgument,
+                   "map: the reservation and the allocation must both come from a cuda provider");
+    }
+    const size_t size = phys->size();
+    if (offset % granularity_ != 0 || offset > reservation->size() ||
+        size > reservation->size() - offset) {
+      return error(Code::kInvalidArgument,
+                   log::format("map(offset %zu, %zu bytes): outside the %zu-byte reservation or "
+                               "not a multiple of the granularity %zu",
+                               offset, size, reservation->size(), granularity_));
+    }
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    const CUdeviceptr va = reservation->base() + offset;
+    VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuMemMap(va, size, 0, phys->handle(), 0),
+                                      log::format("cuMemMap(0x%zx, %zu bytes)",
+                                                  static_cast<size_t>(va), size)));
+    // From here the mapping object owns the unmap, also on the error path below.
+    auto mapping = std::make_unique<CudaMapping>(device_, std::move(reservation), offset,
+                                                 std::move(physical));
+    VSHMEM_RETURN_IF_ERROR(set_access(va, *phys));
+    device_->add_range(va, size);
+    return std::unique_ptr<Mapping>(std::move(mapping));
+  }
+
+  Status copy(void* dst, const void* src, size_t bytes) override {
+    if (bytes == 0) return Status::ok();
+    if (dst == nullptr || src == nullptr) {
+      return error(Code::kInvalidArgument, "copy: null address");
+    }
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    // Our own non-blocking stream: the legacy default stream would serialize with the
+    // application's kernels, which may be waiting for exactly this copy.
+    VSHMEM_RETURN_IF_ERROR(drv_.check(
+        drv_.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
+                           bytes, stream_),
+        log::format("copy: cuMemcpyAsync(%p <- %p, %zu bytes)", dst, src, bytes)));
+    return drv_.check(drv_.cuStreamSynchronize(stream_), "copy: cuStreamSynchronize");
+  }
+
+  Status fill(void* dst, int c, size_t bytes) override {
+    if (bytes == 0) return Status::ok();
+    if (dst == nullptr) return error(Code::kInvalidArgument, "fill: null address");
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    VSHMEM_RETURN_IF_ERROR(drv_.check(
+        drv_.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(dst), static_cast<unsigned char>(c),
+                             bytes, stream_),
+        log::format("fill: cuMemsetD8Async(%p, 0x%02x, %zu bytes)", dst, c & 0xff, bytes)));
+    return drv_.check(drv_.cuStreamSynchronize(stream_), "fill: cuStreamSynchronize");
+  }
+
+  Status atomic(const AtomicRequest& request, uint64_t* result) override {
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(request.address);
+    if (request.width != 4 && request.width != 8) {
+      return error(Code::kInvalidArgument,
+                   log::format("atomic(%p): width %u is not 4 or 8", request.address,
+                               request.width));
+    }
+    if (addr == 0 || addr % request.width != 0) {
+      return error(Code::kInvalidArgument,
+                   log::format("atomic(%p): the address is not aligned to %u bytes",
+                               request.address, request.width));
+    }
+    if (!device_->contains(addr, request.width)) {
+      return error(Code::kInvalidArgument,
+                   log::format("atomic(%p, %u bytes): not inside memory mapped by this provider",
+                               request.address, request.width));
+    }
+    AtomicPtxOp op = AtomicPtxOp::kFetch;
+    uint64_t operand = request.operand;
+    switch (request.op) {
+      case AtomicOp::kFetch: op = AtomicPtxOp::kFetch; break;
+      case AtomicOp::kSet: op = AtomicPtxOp::kSwap; break;
+      case AtomicOp::kSwap: op = AtomicPtxOp::kSwap; break;
+      case AtomicOp::kCompareSwap: op = AtomicPtxOp::kCompareSwap; break;
+      case AtomicOp::kFetchAdd: op = AtomicPtxOp::kAdd; break;
+      case AtomicOp::kFetchAnd: op = AtomicPtxOp::kAnd; break;
+      case AtomicOp::kFetchOr: op = AtomicPtxOp::kOr; break;
+      case AtomicOp::kFetchXor: op = AtomicPtxOp::kXor; break;
+      default:
+        return error(Code::kInvalidArgument,
+                     log::format("atomic(%p): unknown operation %d", request.address,
+                                 static_cast<int>(request.op)));
+    }
+    uint64_t compare = request.compare;
+    if (request.width == 4) {
+      operand &= 0xffffffffu;
+      compare &= 0xffffffffu;
+    }
+    unsigned op_code = static_cast<unsigned>(op);
+    CUdeviceptr target = static_cast<CUdeviceptr>(addr);
+
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    std::lock_guard<std::mutex> lock(atomic_mu_);  // one result buffer
+    CUdeviceptr result_ptr = result_buf_;
+    void* args[] = {&target, &operand, &compare, &result_ptr, &op_code};
+    CUfunction fn = request.width == 4 ? atomic_b32_ : atomic_b64_;
+    VSHMEM_RETURN_IF_ERROR(drv_.check(
+        drv_.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream_, args, nullptr),
+        log::format("atomic(%p): cuLaunchKernel(vshmem_atomic_b%u)", request.address,
+                    request.width * 8)));
+    uint64_t fetched = 0;
+    VSHMEM_RETURN_IF_ERROR(drv_.check(
+        drv_.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(&fetched), result_buf_, sizeof(fetched),
+                           stream_),
+        "atomic: cuMemcpyAsync(result)"));
+    VSHMEM_RETURN_IF_ERROR(
+        drv_.check(drv_.cuStreamSynchronize(stream_), "atomic: cuStreamSynchronize"));
+    if (result != nullptr) *result = fetched;
+    return Status::ok();
+  }
+
+ private:
+  Status check_size(const char* call, size_t size) const {
+    if (size == 0 || size % granularity_ != 0) {
+      return error(Code::kInvalidArgument,
+                   log::format("%s(%zu bytes): the size is not a non-zero multiple of the "
+                               "granularity %zu",
+                               call, size, granularity_));
+    }
+    return Status::ok();
+  }
+
+  // One allocation of the granularity with prop_, exported once per candidate kind.
+  Status probe(const std::vector<HandleKind>& kinds) {
+    size_t size = 0;
+    VSHMEM_RETURN_IF_ERROR(drv_.check(
+        drv_.cuMemGetAllocationGranularity(&size, &prop_, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+        "cuMemGetAllocationGranularity(minimum)"));
+    CUmemGenericAllocationHandle handle = 0;
+    VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuMemCreate(&handle, size, &prop_, 0),
+                                      log::format("cuMemCreate(%zu bytes)", size)));
+    CudaPhysical allocation(device_, handle, size, false);  // released at scope exit
+    for (HandleKind k : kinds) {
+      auto exported = allocation.export_handle(k);
+      if (!exported) return exported.status();
+    }
+    return Status::ok();
+  }
+
+  // Read/write for the PE's own device, and for every other local device that can reach the
+  // memory's device, so that a kernel on any of them may use the mapping.
+  Status set_access(CUdeviceptr va, const CudaPhysical& phys) {
+    const int own = device_->ordinal();
+    int owner = own;
+    CUmemAllocationProp props = {};
+    if (drv_.cuMemGetAllocationPropertiesFromHandle(&props, phys.handle()) == CUDA_SUCCESS &&
+        props.location.type == CU_MEM_LOCATION_TYPE_DEVICE && props.location.id >= 0 &&
+        props.location.id < static_cast<int>(caps_.devices.size()) && !phys.imported()) {
+      owner = props.location.id;
+    }
+    // An imported allocation's device id is the exporter's ordinal, which means nothing here
+    // (CUDA_VISIBLE_DEVICES may differ): grant only our own device, the one that must reach it.
+    std::vector<CUmemAccessDesc> descs;
+    for (int d = 0; d < static_cast<int>(caps_.devices.size()); ++d) {
+      if (d != own && (phys.imported() || !caps_.can_access_peer[d][owner])) continue;
+      CUmemAccessDesc desc = {};
+      desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      desc.location.id = d;
+      desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+      descs.push_back(desc);
+    }
+    CUresult r = drv_.cuMemSetAccess(va, phys.size(), descs.data(), descs.size());
+    if (r != CUDA_SUCCESS && descs.size() > 1) {
+      VSHMEM_INFO("cuMemSetAccess for %zu devices: %s; granting device %d only", descs.size(),
+                  drv_.describe(r).c_str(), own);
+      descs.assign(1, CUmemAccessDesc{});
+      descs[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      descs[0].location.id = own;
+      descs[0].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+      r = drv_.cuMemSetAccess(va, phys.size(), descs.data(), 1);
+    }
+    return drv_.check(r, log::format("cuMemSetAccess(0x%zx, %zu bytes, device %d read/write)",
+                                     static_cast<size_t>(va), phys.size(), own));
+  }
+
+  std::shared_ptr<CudaDevice> device_;
+  CudaNodeCaps caps_;
+  const CudaDriver& drv_;
+  CUmemAllocationProp prop_ = {};
+  size_t granularity_ = 0;
+  std::vector<HandleKind> kinds_;
+  CUstream stream_ = nullptr;
+  CUmodule module_ = nullptr;
+  CUfunction atomic_b32_ = nullptr;
+  CUfunction atomic_b64_ = nullptr;
+  CUdeviceptr result_buf_ = 0;
+  std::mutex atomic_mu_;
+};
+
+// VSHMEM_DEVICE, else the current context's device, else local_rank % count.
+Result<int> choose_device(const CudaDriver& drv, const ProviderOptions& options,
+                          std::string* why) {
+  const int count = drv.device_count;
+  if (auto value = env::get("VSHMEM_DEVICE")) {
+    auto parsed = env::parse_int(*value, 0, count - 1);
+    if (!parsed) {
+      return parsed.status().with_context(
+          log::format("VSHMEM_DEVICE: %d device(s) visible: ", count));
+    }
+    *why = "VSHMEM_DEVICE";
+    return static_cast<int>(parsed.value());
+  }
+  CUcontext current = nullptr;
+  VSHMEM_RETURN_IF_ERROR(drv.check(drv.cuCtxGetCurrent(&current), "cuCtxGetCurrent"));
+  if (current != nullptr) {
+    CUdevice dev = 0;
+    VSHMEM_RETURN_IF_ERROR(drv.check(drv.cuCtxGetDevice(&dev), "cuCtxGetDevice"));
+    // CUdevice is the ordinal for the devices this process sees.
+    *why = "the context current in the calling thread";
+    return static_cast<int>(dev);
+  }
+  if (options.local_rank < 0) {
+    return error(Code::kInvalidArgument,
+                 log::format("local rank %d is negative", options.local_rank));
+  }
+  *why = log::format("local rank %d %% %d devices", options.local_rank, count);
+  return options.local_rank % count;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<MemoryProvider>> make_cuda_provider(const ProviderOptions& options) {
+  VSHMEM_ASSIGN_OR_RETURN(const CudaDriver* drv, cuda_driver());
+  VSHMEM_ASSIGN_OR_RETURN(HandleTypeChoice choice,
+                          parse_handle_type(env::get("VSHMEM_HANDLE_TYPE")));
+  VSHMEM_ASSIGN_OR_RETURN(bool compressible, env::bool_var("VSHMEM_COMPRESSIBLE", false));
+  VSHMEM_ASSIGN_OR_RETURN(CudaNodeCaps caps, query_node_caps(*drv));
+  log_node_caps(caps);
+  std::string why;
+  VSHMEM_ASSIGN_OR_RETURN(int ordinal, choose_device(*drv, options, &why));
+  const CudaDeviceCaps& dc = caps.devices[ordinal];
+  if (!dc.vmm) {
+    return error(Code::kUnsupported,
+                 log::format("device %d (%s) does not support virtual memory management "
+                             "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED=0)",
+                             ordinal, dc.name.c_str()));
+  }
+  CUdevice dev = 0;
+  VSHMEM_RETURN_IF_ERROR(
+      drv->check(drv->cuDeviceGet(&dev, ordinal), log::format("cuDeviceGet(%d)", ordinal)));
+  CUcontext ctx = nullptr;
+  VSHMEM_RETURN_IF_ERROR(drv->check(drv->cuDevicePrimaryCtxRetain(&ctx, dev),
+                                    log::format("cuDevicePrimaryCtxRetain(device %d)", ordinal)));
+  auto device = std::make_shared<CudaDevice>(*drv, ordinal, dev, ctx);  // releases from here on
+  CUcontext current = nullptr;
+  if (drv->cuCtxGetCurrent(&current) == CUDA_SUCCESS && current != nullptr && current != ctx) {
+    VSHMEM_INFO("replacing the calling thread's current (non-primary) context with device %d's "
+                "primary context",
+                ordinal);
+  }
+  VSHMEM_RETURN_IF_ERROR(drv->check(drv->cuCtxSetCurrent(ctx),
+                                    log::format("cuCtxSetCurrent(primary context of device %d)",
+                                                ordinal)));
+  VSHMEM_INFO("using CUDA device %d (%s), chosen by %s", ordinal, dc.name.c_str(), why.c_str());
+  auto provider = std::make_unique<CudaProvider>(std::move(device), std::move(caps));
+  VSHMEM_RETURN_IF_ERROR(provider->init(choice, compressible));
+  return std::unique_ptr<MemoryProvider>(std::move(provider));
+}
+
+}  // namespace vshmem::detail

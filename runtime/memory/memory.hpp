@@ -1,0 +1,173 @@
+// Memory layer: physical allocations, virtual reservations and mappings as RAII objects, and the
+// providers that make them (host: memfd + mmap; cuda: the VMM driver API). A provider exposes what
+// it can do; the heap and transport layers choose.
+//
+// Ownership: a Mapping holds shared references to its VirtualReservation and its
+// PhysicalAllocation. Destroying the Mapping unmaps first; the physical handle is released when
+// the last reference goes, and the VA range is freed when the last mapping into it and its owner
+// are gone. The teardown order therefore holds by construction.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/common/status.hpp"
+
+namespace vshmem {
+
+enum class HandleKind { kNone, kPosixFd, kFabric };
+const char* handle_kind_name(HandleKind kind);
+
+// A handle a peer can import. A POSIX FD is owned (closed on destruction unless released).
+class ShareableHandle {
+ public:
+  static constexpr size_t kFabricBytes = 64;
+
+  ShareableHandle() = default;
+  static ShareableHandle from_fd(int fd);
+  static ShareableHandle from_fabric(const void* bytes);
+  ShareableHandle(ShareableHandle&& other) noexcept;
+  ShareableHandle& operator=(ShareableHandle&& other) noexcept;
+  ShareableHandle(const ShareableHandle&) = delete;
+  ShareableHandle& operator=(const ShareableHandle&) = delete;
+  ~ShareableHandle();
+
+  HandleKind kind() const { return kind_; }
+  int fd() const { return fd_; }
+  int release_fd();  // caller now owns the descriptor
+  const std::array<uint8_t, kFabricBytes>& fabric() const { return fabric_; }
+
+ private:
+  HandleKind kind_ = HandleKind::kNone;
+  int fd_ = -1;
+  std::array<uint8_t, kFabricBytes> fabric_{};
+};
+
+class PhysicalAllocation {
+ public:
+  virtual ~PhysicalAllocation() = default;
+  virtual size_t size() const = 0;
+  // A fresh handle of the given kind for a peer to import.
+  virtual Result<ShareableHandle> export_handle(HandleKind kind) = 0;
+};
+
+class VirtualReservation {
+ public:
+  virtual ~VirtualReservation() = default;
+  uintptr_t base() const { return base_; }
+  size_t size() const { return size_; }
+
+ protected:
+  VirtualReservation(uintptr_t base, size_t size) : base_(base), size_(size) {}
+
+ private:
+  uintptr_t base_;
+  size_t size_;
+};
+
+// One physical allocation mapped at reservation->base() + offset. Derived classes unmap in their
+// destructor, which runs before the base releases its references.
+class Mapping {
+ public:
+  virtual ~Mapping() = default;
+  void* address() const { return reinterpret_cast<void*>(reservation_->base() + offset_); }
+  size_t offset() const { return offset_; }
+  size_t size() const { return physical_->size(); }
+  const std::shared_ptr<PhysicalAllocation>& physical() const { return physical_; }
+
+ protected:
+  Mapping(std::shared_ptr<VirtualReservation> reservation, size_t offset,
+          std::shared_ptr<PhysicalAllocation> physical)
+      : reservation_(std::move(reservation)), offset_(offset), physical_(std::move(physical)) {}
+
+ private:
+  std::shared_ptr<VirtualReservation> reservation_;  // declared first: released last
+  size_t offset_;
+  std::shared_ptr<PhysicalAllocation> physical_;
+};
+
+// Host-issued atomic on mapped memory. Operands and results are the raw bits of the value,
+// zero-extended to 64; width is 4 or 8 bytes.
+enum class AtomicOp {
+  kFetch,         // result = *addr
+  kSet,           // *addr = operand
+  kSwap,          // result = *addr; *addr = operand
+  kCompareSwap,   // result = *addr; if (result == compare) *addr = operand
+  kFetchAdd,      // integer add (two's complement: signed and unsigned alike)
+  kFetchAnd,
+  kFetchOr,
+  kFetchXor,
+};
+
+struct AtomicRequest {
+  AtomicOp op = AtomicOp::kFetch;
+  void* address = nullptr;
+  unsigned width = 8;
+  uint64_t operand = 0;
+  uint64_t compare = 0;
+};
+
+class MemoryProvider {
+ public:
+  virtual ~MemoryProvider() = default;
+  virtual const char* name() const = 0;  // "host" or "cuda"
+  // True when the memory lives on a GPU: host code must not dereference it directly.
+  virtual bool is_device_memory() const = 0;
+  // Chunk sizes and VA ranges are multiples of this.
+  virtual size_t granularity() const = 0;
+  // Handle kinds this provider can export, most preferred first.
+  virtual std::vector<HandleKind> handle_kinds() const = 0;
+
+  // A VA range of `size` bytes, aligned to `alignment`, that is free in this process now: a
+  // proposal for the identical-VA agreement (nothing stays reserved).
+  virtual Result<uintptr_t> find_free_range(size_t size, size_t alignment) = 0;
+  // Reserve exactly [addr, addr + size); an error if any part is taken.
+  virtual Result<std::shared_ptr<VirtualReservation>> reserve(uintptr_t addr, size_t size) = 0;
+  virtual Result<std::shared_ptr<PhysicalAllocation>> create(size_t size) = 0;
+  // Takes ownership of the handle (a POSIX FD is consumed).
+  virtual Result<std::shared_ptr<PhysicalAllocation>> import(ShareableHandle handle,
+                                                             size_t size) = 0;
+  // Map and grant this process (for cuda: every local device that may touch it) read/write.
+  virtual Result<std::unique_ptr<Mapping>> map(std::shared_ptr<VirtualReservation> reservation,
+                                               size_t offset,
+                                               std::shared_ptr<PhysicalAllocation> physical) = 0;
+
+  // Host-issued data movement between any two addresses this process can name (mapped memory or
+  // ordinary host memory). Completes before returning.
+  virtual Status copy(void* dst, const void* src, size_t bytes) = 0;
+  // Host-issued atomic, atomic with respect to every other atomic on the location (device ones
+  // included for cuda). Writes the fetched value to *result when result is not null.
+  virtual Status atomic(const AtomicRequest& request, uint64_t* result) = 0;
+  // Set *dst to bytes of value c.
+  virtual Status fill(void* dst, int c, size_t bytes) = 0;
+
+  // Locality, for the transport layer's choice of which peers to map: a token describing where
+  // this PE's memory lives (host: 0; cuda: the device's identity), exchanged between PEs, and
+  // whether this PE can map and access the memory of a node-local peer with the given token.
+  virtual uint64_t locality_token() const { return 0; }
+  virtual bool can_map_peer(uint64_t peer_token) const { return true; }
+  // Completes host-issued transfers still in flight (copies are synchronous today).
+  virtual Status quiet() { return Status::ok(); }
+};
+
+// The memfd + mmap provider. Always available.
+std::unique_ptr<MemoryProvider> make_host_provider();
+
+}  // namespace vshmem
+
+namespace vshmem {
+
+struct ProviderOptions {
+  int local_rank = 0;  // this PE's index among the PEs of its node
+  int local_size = 1;
+};
+
+// VSHMEM_BACKEND=auto|cuda|host. auto picks cuda when a device is usable, else host, and says
+// which at VSHMEM_DEBUG=info; cuda without a usable device is an error.
+Result<std::unique_ptr<MemoryProvider>> create_memory_provider(const ProviderOptions& options);
+
+}  // namespace vshmem
