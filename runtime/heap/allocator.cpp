@@ -32,8 +32,8 @@ void Allocator::erase_free(std::map<size_t, size_t>::iterator it) {
 }
 
 std::optional<size_t> Allocator::allocate(size_t size, size_t alignment) {
+  if (size == 0 || alignment == 0 || (alignment & (alignment - 1)) != 0) return std::nullopt;
   if (alignment < kMinAlignment) alignment = kMinAlignment;
-  if (size == 0 || (alignment & (alignment - 1)) != 0) return std::nullopt;
   if (size > capacity_) return std::nullopt;
   size = round_up(size, kMinAlignment);
   // The smallest block that fits even in the worst alignment case; ties go to the lowest offset.

@@ -1,0 +1,21 @@
+# The foundation: heap, RMA, barriers, errors, teardown.
+vshmem_add_mpe_test(NAME rma SOURCES rma.c ENV VSHMEM_HEAP_CHUNK_SIZE=1M)
+vshmem_add_mpe_test(NAME heap SOURCES heap.c ENV VSHMEM_HEAP_CHUNK_SIZE=1M SHMEM_SYMMETRIC_SIZE=64M)
+vshmem_add_mpe_test(NAME teardown SOURCES teardown.c NPES 1 2 4)
+
+# Bad input: each case must fail with a message naming the cause.
+add_executable(mpe_errors errors.c)
+target_link_libraries(mpe_errors PRIVATE vshmem)
+target_include_directories(mpe_errors PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+vshmem_add_mpe_test(NAME errors_invalid_pe TARGET mpe_errors ARGS invalid_pe NPES 2 3
+  WILL_FAIL_REGEX "PE [0-9]: shmem_int_put: PE [0-9]+ is not a valid PE")
+vshmem_add_mpe_test(NAME errors_out_of_heap TARGET mpe_errors ARGS out_of_heap NPES 2
+  WILL_FAIL_REGEX "shmem_putmem: dest 0x[0-9a-f]+ .* is not inside the symmetric heap")
+vshmem_add_mpe_test(NAME errors_before_init TARGET mpe_errors ARGS before_init NPES 1
+  WILL_FAIL_REGEX "shmem_long_p: called before shmem_init")
+vshmem_add_mpe_test(NAME errors_bad_env TARGET mpe_errors ARGS none NPES 2
+  ENV SHMEM_SYMMETRIC_SIZE=12q WILL_FAIL_REGEX "SHMEM_SYMMETRIC_SIZE: '12q' is not a size")
+vshmem_add_mpe_test(NAME errors_symmetry TARGET mpe_errors ARGS symmetry NPES 2 3
+  ENV VSHMEM_CHECK_SYMMETRY=1 WILL_FAIL_REGEX "shmem_malloc: PEs disagree on the size")
+vshmem_add_mpe_test(NAME errors_pe_dies TARGET mpe_errors ARGS pe_dies NPES 2 4
+  WILL_FAIL_REGEX "(PE 1|rank 1)[^.]*(signal|killed|SIGKILL|died)")
