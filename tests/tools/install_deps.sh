@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what building and testing vshmem needs on Debian/Ubuntu (run as root). Installs
+# nothing that is already there, so it is cheap to run every time. The CUDA toolkit is optional:
+# when nvcc is present (/usr/local/cuda), device code is compiled too.
+set -euo pipefail
+need=()
+for pkg in cmake g++ make pkg-config libgtest-dev libopenmpi-dev openmpi-bin libpmix-dev \
+           clang-format; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
+done
+if ((${#need[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
