@@ -1,0 +1,245 @@
+// The PMIx bootstrap plugin (libvshmem_bootstrap_pmix.so): for jobs started by a PMIx launcher
+// (Open MPI's mpirun, PRRTE's prterun, Slurm's srun --mpi=pmix). Loaded with dlopen so that only
+// this file links PMIx.
+//
+// allgather: every PE puts its contribution under a key unique to the collective, commits, and
+// fences with data collection; then it reads every PE's key. broadcast: the root puts, all
+// fence, the others read. barrier: a fence without data. Every fence carries PMIX_TIMEOUT.
+// PMIx does not say which processes were missing when a fence times out, so that message
+// cannot name them; a process that dies is reported by the PMIx server (the fence fails).
+#include <pmix.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime/bootstrap/plugin_abi.h"
+#include "runtime/common/status.hpp"
+
+namespace {
+
+using vshmem::Code;
+
+struct Ctx {
+  pmix_proc_t me;
+  int rank = 0;
+  int size = 1;
+  long timeout_ms = 120000;
+  uint64_t seq = 0;
+  int broken = 0;
+  std::string broken_text;
+};
+
+int report(char* err, size_t errlen, Code code, const char* fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int report(char* err, size_t errlen, Code code, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (err != nullptr && errlen > 0) std::vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  return static_cast<int>(code);
+}
+
+int fail(Ctx* c, char* err, size_t errlen, Code code, const char* call, const std::string& cause) {
+  c->broken = static_cast<int>(code);
+  c->broken_text = std::string(call) + ": " + cause;
+  return report(err, errlen, code, "%s", c->broken_text.c_str());
+}
+
+std::string seconds(long ms) {
+  char b[32];
+  if (ms % 1000 == 0) {
+    std::snprintf(b, sizeof(b), "%ld s", ms / 1000);
+  } else {
+    std::snprintf(b, sizeof(b), "%g s", ms / 1000.0);
+  }
+  return b;
+}
+
+// Fence over the whole job, with a time limit (PMIx counts it in whole seconds).
+int fence(Ctx* c, bool collect, const char* call, char* err, size_t errlen) {
+  pmix_proc_t all;
+  PMIX_LOAD_PROCID(&all, c->me.nspace, PMIX_RANK_WILDCARD);
+  int timeout_s = static_cast<int>(std::max<long>(1, (c->timeout_ms + 999) / 1000));
+  bool collect_data = collect;
+  pmix_info_t info[2];
+  PMIX_INFO_CONSTRUCT(&info[0]);
+  PMIX_INFO_CONSTRUCT(&info[1]);
+  PMIX_INFO_LOAD(&info[0], PMIX_TIMEOUT, &timeout_s, PMIX_INT);
+  PMIX_INFO_LOAD(&info[1], PMIX_COLLECT_DATA, &collect_data, PMIX_BOOL);
+  pmix_status_t rc = PMIx_Fence(&all, 1, info, 2);
+  PMIX_INFO_DESTRUCT(&info[0]);
+  PMIX_INFO_DESTRUCT(&info[1]);
+  if (rc == PMIX_ERR_TIMEOUT) {
+    return fail(c, err, errlen, Code::kTimeout, call,
+                "timed out after " + seconds(c->timeout_ms) +
+                    " in PMIx_Fence (PMIx does not tell which PEs did not arrive)");
+  }
+  if (rc != PMIX_SUCCESS) {
+    return fail(c, err, errlen, Code::kPeerFailure, call,
+                std::string("PMIx_Fence: ") + PMIx_Error_string(rc) +
+                    " (a PE died or the launcher ended the job)");
+  }
+  return 0;
+}
+
+int put(Ctx* c, const std::string& key, const void* data, size_t bytes, const char* call,
+        char* err, size_t errlen) {
+  pmix_value_t v;
+  PMIX_VALUE_CONSTRUCT(&v);
+  v.type = PMIX_BYTE_OBJECT;
+  // PMIx_Put copies the value; the cast only satisfies the C struct.
+  v.data.bo.bytes = static_cast<char*>(const_cast<void*>(data));
+  v.data.bo.size = bytes;
+  pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key.c_str(), &v);
+  if (rc == PMIX_SUCCESS) rc = PMIx_Commit();
+  if (rc != PMIX_SUCCESS) {
+    return fail(c, err, errlen, Code::kSystem, call,
+                std::string("PMIx_Put/Commit: ") + PMIx_Error_string(rc));
+  }
+  return 0;
+}
+
+int get(Ctx* c, int rank, const std::string& key, void* out, size_t bytes, const char* call,
+        char* err, size_t errlen) {
+  pmix_proc_t p;
+  PMIX_LOAD_PROCID(&p, c->me.nspace, static_cast<pmix_rank_t>(rank));
+  pmix_value_t* v = nullptr;
+  pmix_status_t rc = PMIx_Get(&p, key.c_str(), nullptr, 0, &v);
+  if (rc != PMIX_SUCCESS || v == nullptr) {
+    return fail(c, err, errlen, Code::kPeerFailure, call,
+                "PMIx_Get(PE " + std::to_string(rank) + "): " + PMIx_Error_string(rc));
+  }
+  int result = 0;
+  if (v->type != PMIX_BYTE_OBJECT || v->data.bo.size != bytes) {
+    result = fail(c, err, errlen, Code::kInvalidArgument, call,
+                  "PEs disagree: PE " + std::to_string(rank) + " contributed " +
+                      std::to_string(v->type == PMIX_BYTE_OBJECT ? v->data.bo.size : 0) +
+                      " bytes, this PE expected " + std::to_string(bytes));
+  } else if (bytes > 0) {
+    std::memcpy(out, v->data.bo.bytes, bytes);
+  }
+  PMIX_VALUE_RELEASE(v);
+  return result;
+}
+
+// Keys are unique per collective, and carry the size so that PEs calling with different sizes
+// fail instead of reading the wrong amount.
+std::string key_for(const char* what, uint64_t seq) {
+  return "vshmem.boot." + std::string(what) + "." + std::to_string(seq);
+}
+
+int plugin_allgather(void* ctx, const void* in, void* out, size_t bytes, char* err,
+                     size_t errlen) {
+  auto* c = static_cast<Ctx*>(ctx);
+  if (c->broken) return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
+  ++c->seq;
+  const std::string key = key_for("allgather", c->seq);
+  if (int rc = put(c, key, in, bytes, "allgather", err, errlen)) return rc;
+  if (int rc = fence(c, true, "allgather", err, errlen)) return rc;
+  // Into scratch first: out is written only on success, and in may alias out.
+  std::vector<char> all(bytes * c->size);
+  for (int r = 0; r < c->size; ++r) {
+    if (r == c->rank) {
+      if (bytes > 0) std::memcpy(all.data() + r * bytes, in, bytes);
+      continue;
+    }
+    if (int rc = get(c, r, key, all.data() + r * bytes, bytes, "allgather", err, errlen)) {
+      return rc;
+    }
+  }
+  if (!all.empty()) std::memcpy(out, all.data(), all.size());
+  return 0;
+}
+
+int plugin_broadcast(void* ctx, void* buf, size_t bytes, int root, char* err, size_t errlen) {
+  auto* c = static_cast<Ctx*>(ctx);
+  if (c->broken) return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
+  ++c->seq;
+  const std::string key = key_for("broadcast", c->seq);
+  if (c->rank == root) {
+    if (int rc = put(c, key, buf, bytes, "broadcast", err, errlen)) return rc;
+  }
+  if (int rc = fence(c, true, "broadcast", err, errlen)) return rc;
+  if (c->rank != root) {
+    std::vector<char> tmp(bytes);
+    if (int rc = get(c, root, key, tmp.data(), bytes, "broadcast", err, errlen)) return rc;
+    if (bytes > 0) std::memcpy(buf, tmp.data(), bytes);
+  }
+  return 0;
+}
+
+int plugin_barrier(void* ctx, char* err, size_t errlen) {
+  auto* c = static_cast<Ctx*>(ctx);
+  if (c->broken) return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
+  ++c->seq;
+  return fence(c, false, "barrier", err, errlen);
+}
+
+void plugin_finalize(void* ctx) {
+  auto* c = static_cast<Ctx*>(ctx);
+  PMIx_Finalize(nullptr, 0);
+  delete c;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int vshmem_bootstrap_plugin_init(
+    const vshmem_bootstrap_init_args* args, vshmem_bootstrap_plugin* out, char* err,
+    size_t errlen) {
+  if (args == nullptr || args->abi_version != VSHMEM_BOOTSTRAP_ABI_VERSION) {
+    return report(err, errlen, Code::kUnsupported, "init: plugin ABI mismatch (libvshmem speaks %d, "
+                  "the plugin %d)", args ? args->abi_version : -1, VSHMEM_BOOTSTRAP_ABI_VERSION);
+  }
+  auto* c = new Ctx;
+  c->timeout_ms = args->timeout_ms;
+  pmix_status_t rc = PMIx_Init(&c->me, nullptr, 0);
+  if (rc != PMIX_SUCCESS) {
+    delete c;
+    return report(err, errlen, Code::kSystem,
+                  "init: PMIx_Init: %s (was this process started by a PMIx launcher such as "
+                  "mpirun, prterun or srun --mpi=pmix?)",
+                  PMIx_Error_string(rc));
+  }
+  pmix_proc_t wildcard;
+  PMIX_LOAD_PROCID(&wildcard, c->me.nspace, PMIX_RANK_WILDCARD);
+  pmix_value_t* v = nullptr;
+  rc = PMIx_Get(&wildcard, PMIX_JOB_SIZE, nullptr, 0, &v);
+  if (rc != PMIX_SUCCESS || v == nullptr) {
+    PMIx_Finalize(nullptr, 0);
+    delete c;
+    return report(err, errlen, Code::kSystem, "init: PMIx_Get(PMIX_JOB_SIZE): %s",
+                  PMIx_Error_string(rc));
+  }
+  uint32_t size = 0;
+  switch (v->type) {
+    case PMIX_UINT32: size = v->data.uint32; break;
+    case PMIX_INT: size = static_cast<uint32_t>(v->data.integer); break;
+    case PMIX_UINT64: size = static_cast<uint32_t>(v->data.uint64); break;
+    default: size = 0;
+  }
+  PMIX_VALUE_RELEASE(v);
+  if (size == 0 || c->me.rank >= size) {
+    const unsigned rank = c->me.rank;
+    PMIx_Finalize(nullptr, 0);
+    delete c;
+    return report(err, errlen, Code::kSystem, "init: PMIx reports job size %u for rank %u", size,
+                  rank);
+  }
+  c->rank = static_cast<int>(c->me.rank);
+  c->size = static_cast<int>(size);
+  out->abi_version = VSHMEM_BOOTSTRAP_ABI_VERSION;
+  out->ctx = c;
+  out->rank = c->rank;
+  out->size = c->size;
+  out->allgather = plugin_allgather;
+  out->broadcast = plugin_broadcast;
+  out->barrier = plugin_barrier;
+  out->finalize = plugin_finalize;
+  return 0;
+}
