@@ -35,30 +35,28 @@ Result<CudaNodeCaps> query_node_caps(const CudaDriver& driver) {
     driver.cuDeviceGetAttribute(&d.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
     driver.cuDeviceGetAttribute(&d.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
     d.vmm = attribute(driver, dev, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, "vmm");
-    d.posix_fd = attribute(driver, dev,
-                           CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
-                           "posix_fd");
+    d.posix_fd = attribute(
+        driver, dev, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, "posix_fd");
     d.fabric = driver.version >= kMinFabricDriverVersion &&
                attribute(driver, dev, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, "fabric");
     d.multicast = attribute(driver, dev, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, "multicast");
     d.compression =
         attribute(driver, dev, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, "compression");
-    d.gdr_with_vmm = attribute(driver, dev,
-                               CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
-                               "gdr_with_vmm");
+    d.gdr_with_vmm = attribute(
+        driver, dev, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, "gdr_with_vmm");
     if (d.vmm) {
       CUmemAllocationProp prop = {};
       prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
       prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
       prop.location.id = i;
-      VSHMEM_RETURN_IF_ERROR(driver.check(
-          driver.cuMemGetAllocationGranularity(&d.granularity_min, &prop,
-                                               CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-          log::format("cuMemGetAllocationGranularity(device %d, minimum)", i)));
-      VSHMEM_RETURN_IF_ERROR(driver.check(
-          driver.cuMemGetAllocationGranularity(&d.granularity_recommended, &prop,
-                                               CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
-          log::format("cuMemGetAllocationGranularity(device %d, recommended)", i)));
+      VSHMEM_RETURN_IF_ERROR(
+          driver.check(driver.cuMemGetAllocationGranularity(&d.granularity_min, &prop,
+                                                            CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+                       log::format("cuMemGetAllocationGranularity(device %d, minimum)", i)));
+      VSHMEM_RETURN_IF_ERROR(
+          driver.check(driver.cuMemGetAllocationGranularity(&d.granularity_recommended, &prop,
+                                                            CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+                       log::format("cuMemGetAllocationGranularity(device %d, recommended)", i)));
     }
     caps.devices.push_back(std::move(d));
   }
@@ -73,9 +71,8 @@ Result<CudaNodeCaps> query_node_caps(const CudaDriver& driver) {
       int can = 0;
       VSHMEM_RETURN_IF_ERROR(driver.check(driver.cuDeviceGet(&dev_from, from), "cuDeviceGet"));
       VSHMEM_RETURN_IF_ERROR(driver.check(driver.cuDeviceGet(&dev_to, to), "cuDeviceGet"));
-      VSHMEM_RETURN_IF_ERROR(
-          driver.check(driver.cuDeviceCanAccessPeer(&can, dev_from, dev_to),
-                       log::format("cuDeviceCanAccessPeer(%d, %d)", from, to)));
+      VSHMEM_RETURN_IF_ERROR(driver.check(driver.cuDeviceCanAccessPeer(&can, dev_from, dev_to),
+                                          log::format("cuDeviceCanAccessPeer(%d, %d)", from, to)));
       caps.can_access_peer[from][to] = can != 0;
     }
   }
@@ -88,9 +85,8 @@ void log_node_caps(const CudaNodeCaps& caps) {
     VSHMEM_INFO(
         "CUDA device %d (%s, sm_%d%d): vmm=%d posix_fd=%d fabric=%d multicast=%d "
         "compression=%d gdr_with_vmm=%d granularity min=%zu recommended=%zu",
-        d.ordinal, d.name.c_str(), d.cc_major, d.cc_minor, d.vmm, d.posix_fd, d.fabric,
-        d.multicast, d.compression, d.gdr_with_vmm, d.granularity_min,
-        d.granularity_recommended);
+        d.ordinal, d.name.c_str(), d.cc_major, d.cc_minor, d.vmm, d.posix_fd, d.fabric, d.multicast,
+        d.compression, d.gdr_with_vmm, d.granularity_min, d.granularity_recommended);
   }
   for (size_t from = 0; from < caps.can_access_peer.size(); ++from) {
     std::string row;

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "runtime/common/log.hpp"
 
@@ -45,18 +46,18 @@ Result<const CudaDriver*> load() {
     return unusable("dlsym(libcuda.so.1, cuGetProcAddress_v2): symbol missing");
   }
   const int abi_version = std::min(CUDA_VERSION, driver->version);
-#define VSHMEM_CUDA_DRIVER_RESOLVE(name)                                                        \
-  {                                                                                             \
-    void* fn = nullptr;                                                                         \
-    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;                \
-    CUresult r = get_proc(#name, &fn, abi_version, CU_GET_PROC_ADDRESS_DEFAULT, &found);        \
-    if (r != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS || fn == nullptr) {           \
-      return unusable(log::format("cuGetProcAddress(%s, version %d): not found (CUresult %d, " \
-                                  "query result %d)",                                           \
-                                  #name, abi_version, static_cast<int>(r),                      \
-                                  static_cast<int>(found)));                                    \
-    }                                                                                           \
-    driver->name = reinterpret_cast<decltype(driver->name)>(fn);                                \
+#define VSHMEM_CUDA_DRIVER_RESOLVE(name)                                                  \
+  {                                                                                       \
+    void* fn = nullptr;                                                                   \
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;          \
+    CUresult r = get_proc(#name, &fn, abi_version, CU_GET_PROC_ADDRESS_DEFAULT, &found);  \
+    if (r != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS || fn == nullptr) {     \
+      return unusable(                                                                    \
+          log::format("cuGetProcAddress(%s, version %d): not found (CUresult %d, "        \
+                      "query result %d)",                                                 \
+                      #name, abi_version, static_cast<int>(r), static_cast<int>(found))); \
+    }                                                                                     \
+    driver->name = reinterpret_cast<decltype(driver->name)>(fn);                          \
   }
   VSHMEM_CUDA_DRIVER_FUNCTIONS(VSHMEM_CUDA_DRIVER_RESOLVE)
 #undef VSHMEM_CUDA_DRIVER_RESOLVE

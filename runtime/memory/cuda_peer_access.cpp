@@ -58,8 +58,7 @@ Result<CUcontext> retained_primary_context(const CudaDriver& drv, int ordinal) {
   return ctx;
 }
 
-int can_access(const CudaDriver& drv, const std::string& call, int from_dev, int to_dev,
-               int* out) {
+int can_access(const CudaDriver& drv, const std::string& call, int from_dev, int to_dev, int* out) {
   if (from_dev == to_dev) {
     *out = 1;
     return SHMEMX_PEER_ACCESS_SUCCESS;
@@ -89,8 +88,8 @@ int with_context(const CudaDriver& drv, const std::string& call, CUcontext ctx, 
 }
 
 int change(bool enable, int from_dev, int to_dev) {
-  const std::string call = log::format("shmemx_peer_access_%s(%d, %d)",
-                                       enable ? "enable" : "disable", from_dev, to_dev);
+  const std::string call =
+      log::format("shmemx_peer_access_%s(%d, %d)", enable ? "enable" : "disable", from_dev, to_dev);
   const CudaDriver* drv = nullptr;
   if (int rc = prepare(call, from_dev, to_dev, &drv); rc != SHMEMX_PEER_ACCESS_SUCCESS) {
     return rc;
@@ -119,15 +118,14 @@ int change(bool enable, int from_dev, int to_dev) {
     CUresult r = enable ? drv->cuCtxEnablePeerAccess(peer, 0) : drv->cuCtxDisablePeerAccess(peer);
     if (r == CUDA_SUCCESS || (enable && r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) ||
         (!enable && r == CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)) {
-      VSHMEM_INFO("%s: done%s", call.c_str(),
-                  r == CUDA_SUCCESS ? "" : " (it already was)");
+      VSHMEM_INFO("%s: done%s", call.c_str(), r == CUDA_SUCCESS ? "" : " (it already was)");
       return static_cast<int>(SHMEMX_PEER_ACCESS_SUCCESS);
     }
     int code = r == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED ? SHMEMX_PEER_ACCESS_ERR_NOT_SUPPORTED
                                                        : SHMEMX_PEER_ACCESS_ERR_DRIVER;
-    return fail(code, call,
-                drv->check(r, enable ? "cuCtxEnablePeerAccess" : "cuCtxDisablePeerAccess")
-                    .message());
+    return fail(
+        code, call,
+        drv->check(r, enable ? "cuCtxEnablePeerAccess" : "cuCtxDisablePeerAccess").message());
   });
 }
 
@@ -156,8 +154,7 @@ VSHMEM_PEER_API int shmemx_peer_access_query(int from_dev, int to_dev, int* can_
   *can_access = can;
   return SHMEMX_PEER_ACCESS_SUCCESS;
 #else
-  return fail(SHMEMX_PEER_ACCESS_ERR_NO_DEVICE, call,
-              "libvshmem was built without CUDA support");
+  return fail(SHMEMX_PEER_ACCESS_ERR_NO_DEVICE, call, "libvshmem was built without CUDA support");
 #endif
 }
 

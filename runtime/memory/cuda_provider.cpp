@@ -88,8 +88,8 @@ class ScopedContext {
     if (current == device.context()) return;
     r = driver_.cuCtxPushCurrent(device.context());
     if (r != CUDA_SUCCESS) {
-      status_ = driver_.check(r, log::format("cuCtxPushCurrent(primary context of device %d)",
-                                             device.ordinal()));
+      status_ = driver_.check(
+          r, log::format("cuCtxPushCurrent(primary context of device %d)", device.ordinal()));
       return;
     }
     pushed_ = true;
@@ -112,8 +112,8 @@ class ScopedContext {
 
 class CudaPhysical final : public PhysicalAllocation {
  public:
-  CudaPhysical(std::shared_ptr<CudaDevice> device, CUmemGenericAllocationHandle handle,
-               size_t size, bool imported)
+  CudaPhysical(std::shared_ptr<CudaDevice> device, CUmemGenericAllocationHandle handle, size_t size,
+               bool imported)
       : device_(std::move(device)), handle_(handle), size_(size), imported_(imported) {}
   ~CudaPhysical() override {
     ScopedContext scope(*device_);
@@ -130,14 +130,14 @@ class CudaPhysical final : public PhysicalAllocation {
     const CudaDriver& drv = device_->driver();
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
-    const std::string call = log::format("cuMemExportToShareableHandle(%zu bytes, %s)", size_,
-                                         handle_kind_name(kind));
+    const std::string call =
+        log::format("cuMemExportToShareableHandle(%zu bytes, %s)", size_, handle_kind_name(kind));
     if (kind == HandleKind::kPosixFd) {
       int fd = -1;
-      VSHMEM_RETURN_IF_ERROR(drv.check(
-          drv.cuMemExportToShareableHandle(&fd, handle_, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                                           0),
-          call));
+      VSHMEM_RETURN_IF_ERROR(
+          drv.check(drv.cuMemExportToShareableHandle(&fd, handle_,
+                                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                    call));
       return ShareableHandle::from_fd(fd);
     }
     if (kind == HandleKind::kFabric) {
@@ -177,8 +177,7 @@ class CudaMapping final : public Mapping {
  public:
   CudaMapping(std::shared_ptr<CudaDevice> device, std::shared_ptr<VirtualReservation> reservation,
               size_t offset, std::shared_ptr<PhysicalAllocation> physical)
-      : Mapping(std::move(reservation), offset, std::move(physical)),
-        device_(std::move(device)) {}
+      : Mapping(std::move(reservation), offset, std::move(physical)), device_(std::move(device)) {}
   // Runs before ~Mapping drops the references to the physical allocation and the reservation.
   ~CudaMapping() override {
     const uintptr_t va = reinterpret_cast<uintptr_t>(address());
@@ -248,22 +247,20 @@ class CudaProvider final : public MemoryProvider {
       if (dc.compression) {
         prop_.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC;
       } else {
-        VSHMEM_INFO("VSHMEM_COMPRESSIBLE=1 but device %d does not support compression: plain "
-                    "memory",
-                    dc.ordinal);
+        VSHMEM_INFO(
+            "VSHMEM_COMPRESSIBLE=1 but device %d does not support compression: plain "
+            "memory",
+            dc.ordinal);
       }
     }
 
     // Probe: the attributes say what the device can do; whether this process can (an IMEX
-    // channel for fabric handles, compressible memory with these handle types) only a real
-    // allocation and export tell.
+    // channel for fabric handles, compressible or RDMA-capable memory here) only real
+    // allocations and exports tell. First the memory flags, then each handle kind on its own,
+    // then the kinds together.
     for (;;) {
       prop_.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
-      for (HandleKind k : candidates) {
-        prop_.requestedHandleTypes = static_cast<CUmemAllocationHandleType>(
-            prop_.requestedHandleTypes | cu_handle_type(k));
-      }
-      Status st = probe(candidates);
+      Status st = probe({});
       if (st.is_ok()) break;
       if (prop_.allocFlags.compressionType != 0) {
         VSHMEM_INFO("compressible memory unusable on device %d (%s): plain memory", dc.ordinal,
@@ -271,11 +268,20 @@ class CudaProvider final : public MemoryProvider {
         prop_.allocFlags.compressionType = 0;
         continue;
       }
-      if (choice == HandleTypeChoice::kAuto && !candidates.empty()) {
-        VSHMEM_INFO("%s handles unusable on device %d (%s%s): trying the next handle type",
-                    handle_kind_name(candidates.front()), dc.ordinal, st.message().c_str(),
-                    candidates.front() == HandleKind::kFabric ? "; no IMEX channel?" : "");
-        candidates.erase(candidates.begin());
+      if (prop_.allocFlags.gpuDirectRDMACapable != 0) {
+        VSHMEM_INFO("GPUDirect RDMA capable memory unusable on device %d (%s): plain memory",
+                    dc.ordinal, st.message().c_str());
+        prop_.allocFlags.gpuDirectRDMACapable = 0;
+        continue;
+      }
+      return st.with_context(log::format("probing allocation on device %d: ", dc.ordinal));
+    }
+    std::vector<HandleKind> usable;
+    for (HandleKind k : candidates) {
+      prop_.requestedHandleTypes = cu_handle_type(k);
+      Status st = probe({k});
+      if (st.is_ok()) {
+        usable.push_back(k);
         continue;
       }
       if (choice == HandleTypeChoice::kFabric) {
@@ -283,9 +289,31 @@ class CudaProvider final : public MemoryProvider {
                      "VSHMEM_HANDLE_TYPE=fabric: fabric handles are not usable (" + st.message() +
                          "); is an IMEX channel (/dev/nvidia-caps-imex-channels) available?");
       }
-      return st.with_context(log::format("probing allocation on device %d: ", dc.ordinal));
+      if (choice == HandleTypeChoice::kPosixFd) {
+        return error(Code::kUnsupported,
+                     "VSHMEM_HANDLE_TYPE=posix_fd: POSIX file descriptor handles are not usable "
+                     "(" +
+                         st.message() + ")");
+      }
+      VSHMEM_INFO("%s handles unusable on device %d (%s%s): not offered", handle_kind_name(k),
+                  dc.ordinal, st.message().c_str(),
+                  k == HandleKind::kFabric ? "; no IMEX channel?" : "");
     }
-    kinds_ = candidates;
+    prop_.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    for (HandleKind k : usable) {
+      prop_.requestedHandleTypes =
+          static_cast<CUmemAllocationHandleType>(prop_.requestedHandleTypes | cu_handle_type(k));
+    }
+    if (usable.size() > 1) {
+      if (Status st = probe(usable); !st.is_ok()) {
+        VSHMEM_INFO("device %d cannot offer %s and %s handles on one allocation (%s): only %s",
+                    dc.ordinal, handle_kind_name(usable[0]), handle_kind_name(usable[1]),
+                    st.message().c_str(), handle_kind_name(usable[0]));
+        usable.resize(1);
+        prop_.requestedHandleTypes = cu_handle_type(usable[0]);
+      }
+    }
+    kinds_ = usable;
 
     VSHMEM_RETURN_IF_ERROR(drv_.check(
         drv_.cuMemGetAllocationGranularity(&granularity_, &prop_,
@@ -315,12 +343,14 @@ class CudaProvider final : public MemoryProvider {
         drv_.check(drv_.cuMemAlloc(&result_buf_, sizeof(uint64_t)), "cuMemAlloc(8 bytes)"));
 
     std::string kinds;
-    for (HandleKind k : kinds_) kinds += std::string(kinds.empty() ? "" : ",") + handle_kind_name(k);
-    VSHMEM_INFO("cuda provider on device %d (%s): handle types [%s], granularity %zu "
-                "(minimum %zu), compressible=%d, gpudirect_rdma=%d",
-                dc.ordinal, dc.name.c_str(), kinds.empty() ? "none: not shareable" : kinds.c_str(),
-                granularity_, minimum, prop_.allocFlags.compressionType != 0,
-                prop_.allocFlags.gpuDirectRDMACapable != 0);
+    for (HandleKind k : kinds_)
+      kinds += std::string(kinds.empty() ? "" : ",") + handle_kind_name(k);
+    VSHMEM_INFO(
+        "cuda provider on device %d (%s): handle types [%s], granularity %zu "
+        "(minimum %zu), compressible=%d, gpudirect_rdma=%d",
+        dc.ordinal, dc.name.c_str(), kinds.empty() ? "none: not shareable" : kinds.c_str(),
+        granularity_, minimum, prop_.allocFlags.compressionType != 0,
+        prop_.allocFlags.gpuDirectRDMACapable != 0);
     return Status::ok();
   }
 
@@ -345,8 +375,8 @@ class CudaProvider final : public MemoryProvider {
         drv_.check(drv_.cuMemAddressReserve(&ptr, size, align, 0, 0),
                    log::format("find_free_range: cuMemAddressReserve(%zu bytes, alignment %zu)",
                                size, align)));
-    VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuMemAddressFree(ptr, size),
-                                      "find_free_range: cuMemAddressFree"));
+    VSHMEM_RETURN_IF_ERROR(
+        drv_.check(drv_.cuMemAddressFree(ptr, size), "find_free_range: cuMemAddressFree"));
     return static_cast<uintptr_t>(ptr);
   }
 
@@ -361,10 +391,10 @@ class CudaProvider final : public MemoryProvider {
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
     CUdeviceptr ptr = 0;
-    VSHMEM_RETURN_IF_ERROR(drv_.check(
-        drv_.cuMemAddressReserve(&ptr, size, 0, static_cast<CUdeviceptr>(addr), 0),
-        log::format("reserve: cuMemAddressReserve(0x%zx, %zu bytes)", static_cast<size_t>(addr),
-                    size)));
+    VSHMEM_RETURN_IF_ERROR(
+        drv_.check(drv_.cuMemAddressReserve(&ptr, size, 0, static_cast<CUdeviceptr>(addr), 0),
+                   log::format("reserve: cuMemAddressReserve(0x%zx, %zu bytes)",
+                               static_cast<size_t>(addr), size)));
     if (ptr != addr) {
       // The hint is only a hint: the driver placed the range elsewhere because part of
       // [addr, addr + size) is taken.
@@ -383,15 +413,14 @@ class CudaProvider final : public MemoryProvider {
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
     CUmemGenericAllocationHandle handle = 0;
-    VSHMEM_RETURN_IF_ERROR(drv_.check(
-        drv_.cuMemCreate(&handle, size, &prop_, 0),
-        log::format("cuMemCreate(%zu bytes, device %d)", size, device_->ordinal())));
+    VSHMEM_RETURN_IF_ERROR(
+        drv_.check(drv_.cuMemCreate(&handle, size, &prop_, 0),
+                   log::format("cuMemCreate(%zu bytes, device %d)", size, device_->ordinal())));
     return std::shared_ptr<PhysicalAllocation>(
         std::make_shared<CudaPhysical>(device_, handle, size, false));
   }
 
-  Result<std::shared_ptr<PhysicalAllocation>> import(ShareableHandle handle,
-                                                     size_t size) override {
+  Result<std::shared_ptr<PhysicalAllocation>> import(ShareableHandle handle, size_t size) override {
     VSHMEM_RETURN_IF_ERROR(check_size("import", size));
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
@@ -401,11 +430,11 @@ class CudaProvider final : public MemoryProvider {
     if (handle.kind() == HandleKind::kPosixFd) {
       if (handle.fd() < 0) return error(Code::kInvalidArgument, call + ": no descriptor");
       // The driver takes its own reference; ours is closed when `handle` goes.
-      VSHMEM_RETURN_IF_ERROR(drv_.check(
-          drv_.cuMemImportFromShareableHandle(
-              &imported, reinterpret_cast<void*>(static_cast<uintptr_t>(handle.fd())),
-              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
-          call));
+      VSHMEM_RETURN_IF_ERROR(
+          drv_.check(drv_.cuMemImportFromShareableHandle(
+                         &imported, reinterpret_cast<void*>(static_cast<uintptr_t>(handle.fd())),
+                         CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                     call));
     } else if (handle.kind() == HandleKind::kFabric) {
       CUmemFabricHandle fabric = {};
       std::memcpy(fabric.data, handle.fabric().data(), sizeof(fabric.data));
@@ -439,12 +468,12 @@ class CudaProvider final : public MemoryProvider {
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
     const CUdeviceptr va = reservation->base() + offset;
-    VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuMemMap(va, size, 0, phys->handle(), 0),
-                                      log::format("cuMemMap(0x%zx, %zu bytes)",
-                                                  static_cast<size_t>(va), size)));
+    VSHMEM_RETURN_IF_ERROR(
+        drv_.check(drv_.cuMemMap(va, size, 0, phys->handle(), 0),
+                   log::format("cuMemMap(0x%zx, %zu bytes)", static_cast<size_t>(va), size)));
     // From here the mapping object owns the unmap, also on the error path below.
-    auto mapping = std::make_unique<CudaMapping>(device_, std::move(reservation), offset,
-                                                 std::move(physical));
+    auto mapping =
+        std::make_unique<CudaMapping>(device_, std::move(reservation), offset, std::move(physical));
     VSHMEM_RETURN_IF_ERROR(set_access(va, *phys));
     device_->add_range(va, size);
     return std::unique_ptr<Mapping>(std::move(mapping));
@@ -459,10 +488,10 @@ class CudaProvider final : public MemoryProvider {
     VSHMEM_RETURN_IF_ERROR(scope.status());
     // Our own non-blocking stream: the legacy default stream would serialize with the
     // application's kernels, which may be waiting for exactly this copy.
-    VSHMEM_RETURN_IF_ERROR(drv_.check(
-        drv_.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
-                           bytes, stream_),
-        log::format("copy: cuMemcpyAsync(%p <- %p, %zu bytes)", dst, src, bytes)));
+    VSHMEM_RETURN_IF_ERROR(
+        drv_.check(drv_.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                                      reinterpret_cast<CUdeviceptr>(src), bytes, stream_),
+                   log::format("copy: cuMemcpyAsync(%p <- %p, %zu bytes)", dst, src, bytes)));
     return drv_.check(drv_.cuStreamSynchronize(stream_), "copy: cuStreamSynchronize");
   }
 
@@ -481,9 +510,8 @@ class CudaProvider final : public MemoryProvider {
   Status atomic(const AtomicRequest& request, uint64_t* result) override {
     const uintptr_t addr = reinterpret_cast<uintptr_t>(request.address);
     if (request.width != 4 && request.width != 8) {
-      return error(Code::kInvalidArgument,
-                   log::format("atomic(%p): width %u is not 4 or 8", request.address,
-                               request.width));
+      return error(Code::kInvalidArgument, log::format("atomic(%p): width %u is not 4 or 8",
+                                                       request.address, request.width));
     }
     if (addr == 0 || addr % request.width != 0) {
       return error(Code::kInvalidArgument,
@@ -525,15 +553,14 @@ class CudaProvider final : public MemoryProvider {
     CUdeviceptr result_ptr = result_buf_;
     void* args[] = {&target, &operand, &compare, &result_ptr, &op_code};
     CUfunction fn = request.width == 4 ? atomic_b32_ : atomic_b64_;
-    VSHMEM_RETURN_IF_ERROR(drv_.check(
-        drv_.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream_, args, nullptr),
-        log::format("atomic(%p): cuLaunchKernel(vshmem_atomic_b%u)", request.address,
-                    request.width * 8)));
+    VSHMEM_RETURN_IF_ERROR(
+        drv_.check(drv_.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream_, args, nullptr),
+                   log::format("atomic(%p): cuLaunchKernel(vshmem_atomic_b%u)", request.address,
+                               request.width * 8)));
     uint64_t fetched = 0;
-    VSHMEM_RETURN_IF_ERROR(drv_.check(
-        drv_.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(&fetched), result_buf_, sizeof(fetched),
-                           stream_),
-        "atomic: cuMemcpyAsync(result)"));
+    VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(&fetched),
+                                                         result_buf_, sizeof(fetched), stream_),
+                                      "atomic: cuMemcpyAsync(result)"));
     VSHMEM_RETURN_IF_ERROR(
         drv_.check(drv_.cuStreamSynchronize(stream_), "atomic: cuStreamSynchronize"));
     if (result != nullptr) *result = fetched;
@@ -619,8 +646,7 @@ class CudaProvider final : public MemoryProvider {
 };
 
 // VSHMEM_DEVICE, else the current context's device, else local_rank % count.
-Result<int> choose_device(const CudaDriver& drv, const ProviderOptions& options,
-                          std::string* why) {
+Result<int> choose_device(const CudaDriver& drv, const ProviderOptions& options, std::string* why) {
   const int count = drv.device_count;
   if (auto value = env::get("VSHMEM_DEVICE")) {
     auto parsed = env::parse_int(*value, 0, count - 1);
@@ -675,13 +701,14 @@ Result<std::unique_ptr<MemoryProvider>> make_cuda_provider(const ProviderOptions
   auto device = std::make_shared<CudaDevice>(*drv, ordinal, dev, ctx);  // releases from here on
   CUcontext current = nullptr;
   if (drv->cuCtxGetCurrent(&current) == CUDA_SUCCESS && current != nullptr && current != ctx) {
-    VSHMEM_INFO("replacing the calling thread's current (non-primary) context with device %d's "
-                "primary context",
-                ordinal);
+    VSHMEM_INFO(
+        "replacing the calling thread's current (non-primary) context with device %d's "
+        "primary context",
+        ordinal);
   }
-  VSHMEM_RETURN_IF_ERROR(drv->check(drv->cuCtxSetCurrent(ctx),
-                                    log::format("cuCtxSetCurrent(primary context of device %d)",
-                                                ordinal)));
+  VSHMEM_RETURN_IF_ERROR(
+      drv->check(drv->cuCtxSetCurrent(ctx),
+                 log::format("cuCtxSetCurrent(primary context of device %d)", ordinal)));
   VSHMEM_INFO("using CUDA device %d (%s), chosen by %s", ordinal, dc.name.c_str(), why.c_str());
   auto provider = std::make_unique<CudaProvider>(std::move(device), std::move(caps));
   VSHMEM_RETURN_IF_ERROR(provider->init(choice, compressible));

@@ -33,7 +33,14 @@ Result<std::unique_ptr<MemoryProvider>> make_cuda_provider(const ProviderOptions
 // The PTX of the host-issued atomic kernels (vshmem_atomic_b32, vshmem_atomic_b64).
 const char* atomic_ptx();
 // The op codes those kernels understand.
-enum class AtomicPtxOp : unsigned { kFetch = 0, kSwap = 1, kCompareSwap = 2, kAdd = 3, kAnd = 4,
-                                    kOr = 5, kXor = 6 };
+enum class AtomicPtxOp : unsigned {
+  kFetch = 0,
+  kSwap = 1,
+  kCompareSwap = 2,
+  kAdd = 3,
+  kAnd = 4,
+  kOr = 5,
+  kXor = 6
+};
 
 }  // namespace vshmem::detail

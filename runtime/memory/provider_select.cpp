@@ -34,9 +34,9 @@ Result<HandleTypeChoice> parse_handle_type(const std::optional<std::string>& val
   }
   if (!strcasecmp(value->c_str(), "fabric")) return HandleTypeChoice::kFabric;
   if (!strcasecmp(value->c_str(), "posix_fd")) return HandleTypeChoice::kPosixFd;
-  return error(Code::kInvalidArgument,
-               log::format("VSHMEM_HANDLE_TYPE='%s' is not one of auto|fabric|posix_fd",
-                           value->c_str()));
+  return error(
+      Code::kInvalidArgument,
+      log::format("VSHMEM_HANDLE_TYPE='%s' is not one of auto|fabric|posix_fd", value->c_str()));
 }
 
 bool cuda_provider_built() {

@@ -1,0 +1,14 @@
+# Tests of the cuda memory provider's host-side logic; they run without a GPU or a driver.
+vshmem_add_unit_test(NAME cuda_provider_unit_test
+                     SOURCES ${CMAKE_CURRENT_LIST_DIR}/cuda_provider_unit_test.cpp LIBS vshmem)
+if(NOT CUDAToolkit_FOUND)
+  find_package(CUDAToolkit QUIET)
+endif()
+if(VSHMEM_CUDA_PROVIDER)
+  target_compile_definitions(cuda_provider_unit_test PRIVATE VSHMEM_CUDA_PROVIDER=1)
+endif()
+# ptxas checks the embedded atomic PTX, so that a typo fails here rather than at JIT time on a GPU.
+find_program(VSHMEM_PTXAS ptxas HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin)
+if(VSHMEM_PTXAS)
+  target_compile_definitions(cuda_provider_unit_test PRIVATE VSHMEM_PTXAS="${VSHMEM_PTXAS}")
+endif()
