@@ -10,22 +10,22 @@ namespace vshmem {
 constexpr int kDeviceStateVersion = 1;
 
 struct DeviceState {
-  int version;            // kDeviceStateVersion
-  int initialized;        // 0 before shmem_init and after shmem_finalize
+  int version;      // kDeviceStateVersion
+  int initialized;  // 0 before shmem_init and after shmem_finalize
   int my_pe;
   int n_pes;
-  uint64_t heap_base;     // H: symmetric addresses live in [heap_base, heap_base + heap_size)
-  uint64_t heap_size;     // S: the VA budget of one PE's heap (also the window slot size)
+  uint64_t heap_base;       // H: symmetric addresses live in [heap_base, heap_base + heap_size)
+  uint64_t heap_size;       // S: the VA budget of one PE's heap (also the window slot size)
   uint64_t heap_committed;  // bytes of H backed by physical memory (grows)
-  uint64_t window_base;   // W: peer p's copy of H + x is at W + peer_slot[p] * S + x
+  uint64_t window_base;     // W: peer p's copy of H + x is at W + peer_slot[p] * S + x
   // Device-readable array of n_pes entries: the window slot of each PE, or -1 when the PE is not
   // mapped (reached through the staged transport). peer_slot[my_pe] is -1: our own memory is
   // addressed at H directly, never through a window alias (DESIGN.md, virtual aliasing).
   const int32_t* peer_slot;
   // Runtime-internal symmetric objects (offsets from heap_base), for device barriers/collectives.
-  uint64_t sync_offset;   // start of the internal synchronization area
+  uint64_t sync_offset;  // start of the internal synchronization area
   uint64_t sync_bytes;
-  int debug_checks;       // VSHMEM_DEBUG_DEVICE=1: validate PEs and addresses, trap on error
+  int debug_checks;  // VSHMEM_DEBUG_DEVICE=1: validate PEs and addresses, trap on error
   int reserved[7];
 };
 

@@ -24,7 +24,7 @@ int main(void) {
     shmem_barrier_all();                       /* complete and visible everywhere */
     carried = *inbox;                          /* what the left neighbour handed me */
     sum += carried;
-    shmem_barrier_all();                       /* inbox may be overwritten again */
+    shmem_barrier_all(); /* inbox may be overwritten again */
   }
 
   long expected = (long)n * (n + 1) * (2L * n + 1) / 6; /* sum of (p+1)^2 */

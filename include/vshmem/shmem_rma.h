@@ -13,32 +13,32 @@
 
 VSHMEM_BEGIN_C
 
-#define VSHMEM_DECLARE_RMA_TYPED(NAME, TYPE)                                                     \
-  VSHMEM_HOSTDEV void shmem_##NAME##_put(TYPE* dest, const TYPE* source, size_t nelems, int pe); \
-  VSHMEM_HOSTDEV void shmem_##NAME##_get(TYPE* dest, const TYPE* source, size_t nelems, int pe); \
-  VSHMEM_HOSTDEV void shmem_##NAME##_put_nbi(TYPE* dest, const TYPE* source, size_t nelems,      \
-                                             int pe);                                            \
-  VSHMEM_HOSTDEV void shmem_##NAME##_get_nbi(TYPE* dest, const TYPE* source, size_t nelems,      \
-                                             int pe);                                            \
-  VSHMEM_HOSTDEV void shmem_##NAME##_p(TYPE* dest, TYPE value, int pe);                          \
-  VSHMEM_HOSTDEV TYPE shmem_##NAME##_g(const TYPE* source, int pe);                              \
-  VSHMEM_HOSTDEV void shmem_##NAME##_iput(TYPE* dest, const TYPE* source, ptrdiff_t dst,         \
-                                          ptrdiff_t sst, size_t nelems, int pe);                 \
-  VSHMEM_HOSTDEV void shmem_##NAME##_iget(TYPE* dest, const TYPE* source, ptrdiff_t dst,         \
-                                          ptrdiff_t sst, size_t nelems, int pe);                 \
-  void shmem_ctx_##NAME##_put(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,    \
-                              int pe);                                                           \
-  void shmem_ctx_##NAME##_get(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,    \
-                              int pe);                                                           \
-  void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,               \
-                                  size_t nelems, int pe);                                        \
-  void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,               \
-                                  size_t nelems, int pe);                                        \
-  void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);                    \
-  TYPE shmem_ctx_##NAME##_g(shmem_ctx_t ctx, const TYPE* source, int pe);                        \
-  void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,   \
-                               ptrdiff_t sst, size_t nelems, int pe);                            \
-  void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,   \
+#define VSHMEM_DECLARE_RMA_TYPED(NAME, TYPE)                                                      \
+  VSHMEM_HOSTDEV void shmem_##NAME##_put(TYPE* dest, const TYPE* source, size_t nelems, int pe);  \
+  VSHMEM_HOSTDEV void shmem_##NAME##_get(TYPE* dest, const TYPE* source, size_t nelems, int pe);  \
+  VSHMEM_HOSTDEV void shmem_##NAME##_put_nbi(TYPE* dest, const TYPE* source, size_t nelems,       \
+                                             int pe);                                             \
+  VSHMEM_HOSTDEV void shmem_##NAME##_get_nbi(TYPE* dest, const TYPE* source, size_t nelems,       \
+                                             int pe);                                             \
+  VSHMEM_HOSTDEV void shmem_##NAME##_p(TYPE* dest, TYPE value, int pe);                           \
+  VSHMEM_HOSTDEV TYPE shmem_##NAME##_g(const TYPE* source, int pe);                               \
+  VSHMEM_HOSTDEV void shmem_##NAME##_iput(TYPE* dest, const TYPE* source, ptrdiff_t dst,          \
+                                          ptrdiff_t sst, size_t nelems, int pe);                  \
+  VSHMEM_HOSTDEV void shmem_##NAME##_iget(TYPE* dest, const TYPE* source, ptrdiff_t dst,          \
+                                          ptrdiff_t sst, size_t nelems, int pe);                  \
+  void shmem_ctx_##NAME##_put(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
+                              int pe);                                                            \
+  void shmem_ctx_##NAME##_get(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
+                              int pe);                                                            \
+  void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
+                                  int pe);                                                        \
+  void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
+                                  int pe);                                                        \
+  void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);                     \
+  TYPE shmem_ctx_##NAME##_g(shmem_ctx_t ctx, const TYPE* source, int pe);                         \
+  void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
+                               ptrdiff_t sst, size_t nelems, int pe);                             \
+  void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
                                ptrdiff_t sst, size_t nelems, int pe);
 VSHMEM_RMA_TYPES(VSHMEM_DECLARE_RMA_TYPED)
 

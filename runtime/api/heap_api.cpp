@@ -45,8 +45,8 @@ void* shmem_calloc(size_t count, size_t size) {
   size_t bytes;
   if (__builtin_mul_overflow(count, size, &bytes)) {
     Runtime& rt = runtime_for("shmem_calloc");
-    log::message(log::Level::kError, "shmem_calloc(%zu, %zu): the product overflows size_t",
-                 count, size);
+    log::message(log::Level::kError, "shmem_calloc(%zu, %zu): the product overflows size_t", count,
+                 size);
     shmem_barrier_all();
     (void)rt;
     return nullptr;

@@ -66,17 +66,15 @@ Status initialize(const BootstrapOptions& options, int requested) {
   rt->my_pe = rt->bootstrap->rank();
   rt->n_pes = rt->bootstrap->size();
   log::set_pe(rt->my_pe);
-  rt->thread_level = requested < SHMEM_THREAD_SINGLE ? SHMEM_THREAD_SINGLE
+  rt->thread_level = requested < SHMEM_THREAD_SINGLE     ? SHMEM_THREAD_SINGLE
                      : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE
                                                          : requested;
   VSHMEM_ASSIGN_OR_RETURN(rt->topology, discover_topology(*rt->bootstrap));
   VSHMEM_ASSIGN_OR_RETURN(rt->job, agree_job_identity(*rt->bootstrap));
-  VSHMEM_ASSIGN_OR_RETURN(rt->provider,
-                          create_memory_provider({rt->topology.local_rank,
-                                                  rt->topology.local_size}));
+  VSHMEM_ASSIGN_OR_RETURN(
+      rt->provider, create_memory_provider({rt->topology.local_rank, rt->topology.local_size}));
   rt->host_memory = !rt->provider->is_device_memory();
-  VSHMEM_ASSIGN_OR_RETURN(rt->plan,
-                          plan_transports(*rt->bootstrap, rt->topology, *rt->provider));
+  VSHMEM_ASSIGN_OR_RETURN(rt->plan, plan_transports(*rt->bootstrap, rt->topology, *rt->provider));
   if (rt->plan.n_mapped() > 0) {
     std::chrono::milliseconds timeout{};
     VSHMEM_ASSIGN_OR_RETURN(timeout, bootstrap_timeout());
@@ -94,12 +92,12 @@ Status initialize(const BootstrapOptions& options, int requested) {
 
   // Internal symmetric objects come first in the heap, allocated identically on every PE.
   void* p = nullptr;
-  VSHMEM_ASSIGN_OR_RETURN(p, rt->heap->allocate(kBarrierRounds * sizeof(uint64_t), 64,
-                                                "shmem_init"));
+  VSHMEM_ASSIGN_OR_RETURN(p,
+                          rt->heap->allocate(kBarrierRounds * sizeof(uint64_t), 64, "shmem_init"));
   rt->barrier_counters = static_cast<uint64_t*>(p);
   VSHMEM_RETURN_IF_ERROR(rt->provider->fill(p, 0, kBarrierRounds * sizeof(uint64_t)));
-  VSHMEM_ASSIGN_OR_RETURN(rt->device_sync, rt->heap->allocate(kDeviceSyncBytes, 4096,
-                                                              "shmem_init"));
+  VSHMEM_ASSIGN_OR_RETURN(rt->device_sync,
+                          rt->heap->allocate(kDeviceSyncBytes, 4096, "shmem_init"));
   rt->device_sync_bytes = kDeviceSyncBytes;
   VSHMEM_RETURN_IF_ERROR(rt->provider->fill(rt->device_sync, 0, kDeviceSyncBytes));
   VSHMEM_RETURN_IF_ERROR(rt->bootstrap->barrier());
@@ -141,9 +139,7 @@ void shmem_init(void) {
   }
 }
 
-int shmem_init_thread(int requested, int* provided) {
-  return init_common({}, requested, provided);
-}
+int shmem_init_thread(int requested, int* provided) { return init_common({}, requested, provided); }
 
 int shmemx_init_attr(unsigned int flags, shmemx_init_attr_t* attr) {
   BootstrapOptions options;

@@ -32,8 +32,7 @@ void strided_get(const char* call, void* dest, const void* source, ptrdiff_t dst
   check_pe(rt, pe, call);
   if (nelems == 0) return;
   if (dst <= 0 || sst <= 0) fail(call, "strides must be positive (dst %td, sst %td)", dst, sst);
-  check_symmetric(rt, source, ((nelems - 1) * static_cast<size_t>(sst) + 1) * elem, call,
-                  "source");
+  check_symmetric(rt, source, ((nelems - 1) * static_cast<size_t>(sst) + 1) * elem, call, "source");
   auto* d = static_cast<char*>(dest);
   auto* s = static_cast<const char*>(source);
   for (size_t i = 0; i < nelems; ++i) {
@@ -63,66 +62,74 @@ void get(const char* call, void* dest, const void* source, size_t nelems, size_t
 
 extern "C" {
 
-#define VSHMEM_DEFINE_RMA_TYPED(NAME, TYPE)                                                      \
-  void shmem_##NAME##_put(TYPE* dest, const TYPE* source, size_t nelems, int pe) {               \
-    put("shmem_" #NAME "_put", dest, source, nelems, sizeof(TYPE), pe);                          \
-  }                                                                                              \
-  void shmem_##NAME##_get(TYPE* dest, const TYPE* source, size_t nelems, int pe) {               \
-    get("shmem_" #NAME "_get", dest, source, nelems, sizeof(TYPE), pe);                          \
-  }                                                                                              \
-  void shmem_##NAME##_put_nbi(TYPE* dest, const TYPE* source, size_t nelems, int pe) {           \
-    put("shmem_" #NAME "_put_nbi", dest, source, nelems, sizeof(TYPE), pe);                      \
-  }                                                                                              \
-  void shmem_##NAME##_get_nbi(TYPE* dest, const TYPE* source, size_t nelems, int pe) {           \
-    get("shmem_" #NAME "_get_nbi", dest, source, nelems, sizeof(TYPE), pe);                      \
-  }                                                                                              \
-  void shmem_##NAME##_p(TYPE* dest, TYPE value, int pe) {                                        \
-    put("shmem_" #NAME "_p", dest, &value, 1, sizeof(TYPE), pe);                                 \
-  }                                                                                              \
-  TYPE shmem_##NAME##_g(const TYPE* source, int pe) {                                            \
-    TYPE value;                                                                                  \
-    get("shmem_" #NAME "_g", &value, source, 1, sizeof(TYPE), pe);                               \
-    return value;                                                                                \
-  }                                                                                              \
-  void shmem_##NAME##_iput(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst,         \
-                           size_t nelems, int pe) {                                              \
-    strided_put("shmem_" #NAME "_iput", dest, source, dst, sst, nelems, sizeof(TYPE), pe);       \
-  }                                                                                              \
-  void shmem_##NAME##_iget(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst,         \
-                           size_t nelems, int pe) {                                              \
-    strided_get("shmem_" #NAME "_iget", dest, source, dst, sst, nelems, sizeof(TYPE), pe);       \
-  }                                                                                              \
-  void shmem_ctx_##NAME##_put(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,        \
-                              int pe) {                                                          \
-    put("shmem_ctx_" #NAME "_put", dest, source, nelems, sizeof(TYPE), ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_put"));                      \
-  }                                                                                              \
-  void shmem_ctx_##NAME##_get(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,        \
-                              int pe) {                                                          \
-    get("shmem_ctx_" #NAME "_get", dest, source, nelems, sizeof(TYPE), ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_get"));                      \
-  }                                                                                              \
-  void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,    \
-                                  int pe) {                                                      \
-    put("shmem_ctx_" #NAME "_put_nbi", dest, source, nelems, sizeof(TYPE), ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_put_nbi"));                  \
-  }                                                                                              \
-  void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,    \
-                                  int pe) {                                                      \
-    get("shmem_ctx_" #NAME "_get_nbi", dest, source, nelems, sizeof(TYPE), ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_get_nbi"));                  \
-  }                                                                                              \
-  void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {                       \
-    put("shmem_ctx_" #NAME "_p", dest, &value, 1, sizeof(TYPE), ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_p"));                             \
-  }                                                                                              \
-  TYPE shmem_ctx_##NAME##_g(shmem_ctx_t ctx, const TYPE* source, int pe) {                           \
-    TYPE value;                                                                                  \
-    get("shmem_ctx_" #NAME "_g", &value, source, 1, sizeof(TYPE), ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_g"));                           \
-    return value;                                                                                \
-  }                                                                                              \
-  void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,       \
-                               ptrdiff_t sst, size_t nelems, int pe) {                           \
-    strided_put("shmem_ctx_" #NAME "_iput", dest, source, dst, sst, nelems, sizeof(TYPE), ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_iput"));   \
-  }                                                                                              \
-  void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,       \
-                               ptrdiff_t sst, size_t nelems, int pe) {                           \
-    strided_get("shmem_ctx_" #NAME "_iget", dest, source, dst, sst, nelems, sizeof(TYPE), ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_iget"));   \
+#define VSHMEM_DEFINE_RMA_TYPED(NAME, TYPE)                                                       \
+  void shmem_##NAME##_put(TYPE* dest, const TYPE* source, size_t nelems, int pe) {                \
+    put("shmem_" #NAME "_put", dest, source, nelems, sizeof(TYPE), pe);                           \
+  }                                                                                               \
+  void shmem_##NAME##_get(TYPE* dest, const TYPE* source, size_t nelems, int pe) {                \
+    get("shmem_" #NAME "_get", dest, source, nelems, sizeof(TYPE), pe);                           \
+  }                                                                                               \
+  void shmem_##NAME##_put_nbi(TYPE* dest, const TYPE* source, size_t nelems, int pe) {            \
+    put("shmem_" #NAME "_put_nbi", dest, source, nelems, sizeof(TYPE), pe);                       \
+  }                                                                                               \
+  void shmem_##NAME##_get_nbi(TYPE* dest, const TYPE* source, size_t nelems, int pe) {            \
+    get("shmem_" #NAME "_get_nbi", dest, source, nelems, sizeof(TYPE), pe);                       \
+  }                                                                                               \
+  void shmem_##NAME##_p(TYPE* dest, TYPE value, int pe) {                                         \
+    put("shmem_" #NAME "_p", dest, &value, 1, sizeof(TYPE), pe);                                  \
+  }                                                                                               \
+  TYPE shmem_##NAME##_g(const TYPE* source, int pe) {                                             \
+    TYPE value;                                                                                   \
+    get("shmem_" #NAME "_g", &value, source, 1, sizeof(TYPE), pe);                                \
+    return value;                                                                                 \
+  }                                                                                               \
+  void shmem_##NAME##_iput(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst,          \
+                           size_t nelems, int pe) {                                               \
+    strided_put("shmem_" #NAME "_iput", dest, source, dst, sst, nelems, sizeof(TYPE), pe);        \
+  }                                                                                               \
+  void shmem_##NAME##_iget(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst,          \
+                           size_t nelems, int pe) {                                               \
+    strided_get("shmem_" #NAME "_iget", dest, source, dst, sst, nelems, sizeof(TYPE), pe);        \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_put(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
+                              int pe) {                                                           \
+    put("shmem_ctx_" #NAME "_put", dest, source, nelems, sizeof(TYPE),                            \
+        ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_put"));                                              \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_get(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
+                              int pe) {                                                           \
+    get("shmem_ctx_" #NAME "_get", dest, source, nelems, sizeof(TYPE),                            \
+        ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_get"));                                              \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
+                                  int pe) {                                                       \
+    put("shmem_ctx_" #NAME "_put_nbi", dest, source, nelems, sizeof(TYPE),                        \
+        ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_put_nbi"));                                          \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
+                                  int pe) {                                                       \
+    get("shmem_ctx_" #NAME "_get_nbi", dest, source, nelems, sizeof(TYPE),                        \
+        ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_get_nbi"));                                          \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {                    \
+    put("shmem_ctx_" #NAME "_p", dest, &value, 1, sizeof(TYPE),                                   \
+        ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_p"));                                                \
+  }                                                                                               \
+  TYPE shmem_ctx_##NAME##_g(shmem_ctx_t ctx, const TYPE* source, int pe) {                        \
+    TYPE value;                                                                                   \
+    get("shmem_ctx_" #NAME "_g", &value, source, 1, sizeof(TYPE),                                 \
+        ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_g"));                                                \
+    return value;                                                                                 \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
+                               ptrdiff_t sst, size_t nelems, int pe) {                            \
+    strided_put("shmem_ctx_" #NAME "_iput", dest, source, dst, sst, nelems, sizeof(TYPE),         \
+                ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_iput"));                                     \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
+                               ptrdiff_t sst, size_t nelems, int pe) {                            \
+    strided_get("shmem_ctx_" #NAME "_iget", dest, source, dst, sst, nelems, sizeof(TYPE),         \
+                ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_iget"));                                     \
   }
 VSHMEM_RMA_TYPES(VSHMEM_DEFINE_RMA_TYPED)
 
@@ -147,27 +154,35 @@ VSHMEM_RMA_TYPES(VSHMEM_DEFINE_RMA_TYPED)
                         size_t nelems, int pe) {                                                 \
     strided_get("shmem_iget" #BITS, dest, source, dst, sst, nelems, BYTES, pe);                  \
   }                                                                                              \
-  void shmem_ctx_put##BITS(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) { \
-    put("shmem_ctx_put" #BITS, dest, source, nelems, BYTES, ctx_pe(ctx, pe, "shmem_ctx_put" #BITS));                                 \
+  void shmem_ctx_put##BITS(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,       \
+                           int pe) {                                                             \
+    put("shmem_ctx_put" #BITS, dest, source, nelems, BYTES,                                      \
+        ctx_pe(ctx, pe, "shmem_ctx_put" #BITS));                                                 \
   }                                                                                              \
-  void shmem_ctx_get##BITS(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) { \
-    get("shmem_ctx_get" #BITS, dest, source, nelems, BYTES, ctx_pe(ctx, pe, "shmem_ctx_get" #BITS));                                 \
+  void shmem_ctx_get##BITS(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,       \
+                           int pe) {                                                             \
+    get("shmem_ctx_get" #BITS, dest, source, nelems, BYTES,                                      \
+        ctx_pe(ctx, pe, "shmem_ctx_get" #BITS));                                                 \
   }                                                                                              \
-  void shmem_ctx_put##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,     \
+  void shmem_ctx_put##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, \
                                  int pe) {                                                       \
-    put("shmem_ctx_put" #BITS "_nbi", dest, source, nelems, BYTES, ctx_pe(ctx, pe, "shmem_ctx_put" #BITS "_nbi"));                          \
+    put("shmem_ctx_put" #BITS "_nbi", dest, source, nelems, BYTES,                               \
+        ctx_pe(ctx, pe, "shmem_ctx_put" #BITS "_nbi"));                                          \
   }                                                                                              \
-  void shmem_ctx_get##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,     \
+  void shmem_ctx_get##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, \
                                  int pe) {                                                       \
-    get("shmem_ctx_get" #BITS "_nbi", dest, source, nelems, BYTES, ctx_pe(ctx, pe, "shmem_ctx_get" #BITS "_nbi"));                          \
+    get("shmem_ctx_get" #BITS "_nbi", dest, source, nelems, BYTES,                               \
+        ctx_pe(ctx, pe, "shmem_ctx_get" #BITS "_nbi"));                                          \
   }                                                                                              \
-  void shmem_ctx_iput##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,          \
+  void shmem_ctx_iput##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,      \
                             ptrdiff_t sst, size_t nelems, int pe) {                              \
-    strided_put("shmem_ctx_iput" #BITS, dest, source, dst, sst, nelems, BYTES, ctx_pe(ctx, pe, "shmem_ctx_iput" #BITS));              \
+    strided_put("shmem_ctx_iput" #BITS, dest, source, dst, sst, nelems, BYTES,                   \
+                ctx_pe(ctx, pe, "shmem_ctx_iput" #BITS));                                        \
   }                                                                                              \
-  void shmem_ctx_iget##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,          \
+  void shmem_ctx_iget##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,      \
                             ptrdiff_t sst, size_t nelems, int pe) {                              \
-    strided_get("shmem_ctx_iget" #BITS, dest, source, dst, sst, nelems, BYTES, ctx_pe(ctx, pe, "shmem_ctx_iget" #BITS));              \
+    strided_get("shmem_ctx_iget" #BITS, dest, source, dst, sst, nelems, BYTES,                   \
+                ctx_pe(ctx, pe, "shmem_ctx_iget" #BITS));                                        \
   }
 VSHMEM_RMA_SIZES(VSHMEM_DEFINE_RMA_SIZED)
 

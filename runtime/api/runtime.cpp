@@ -65,8 +65,8 @@ void rma_get(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, 
   if (bytes == 0) return;
   check_symmetric(rt, source, bytes, call, "source");
   const void* from = rt.heap->translate(source, pe);
-  Status st = from != nullptr ? rt.provider->copy(dest, from, bytes)
-                              : staged_get(pe, dest, source, bytes);
+  Status st =
+      from != nullptr ? rt.provider->copy(dest, from, bytes) : staged_get(pe, dest, source, bytes);
   if (!st) fail(call, st);
 }
 

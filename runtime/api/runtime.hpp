@@ -55,7 +55,8 @@ Runtime& runtime_for(const char* call);
 // Fatal error in an entry point whose specification gives no error return: prints
 // "vshmem: PE n: <call>: <cause>" and ends the whole job (shmem_global_exit(1)).
 [[noreturn]] void fail(const char* call, const Status& status);
-[[noreturn]] void fail(const char* call, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+[[noreturn]] void fail(const char* call, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 // Validation shared by the entry points.
 inline void check_pe(Runtime& rt, int pe, const char* call) {
@@ -76,6 +77,7 @@ uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call
 class Backoff {
  public:
   void pause();
+
  private:
   unsigned spins_ = 0;
 };

@@ -30,13 +30,13 @@ class Bootstrap {
 
 // Where each PE runs. Computed from an allgather of (hostname + boot id), or VSHMEM_NODE_ID.
 struct Topology {
-  std::vector<int> node_of_pe;    // node index (0..n_nodes-1, in order of first appearance)
+  std::vector<int> node_of_pe;        // node index (0..n_nodes-1, in order of first appearance)
   std::vector<int> local_rank_of_pe;  // index of the PE among the PEs of its node
   int n_nodes = 0;
   int my_node = 0;
   int local_rank = 0;
   int local_size = 0;
-  int max_local_size = 0;  // largest number of PEs on any one node
+  int max_local_size = 0;      // largest number of PEs on any one node
   std::vector<int> local_pes;  // the PEs of my node, ascending (includes me)
 };
 

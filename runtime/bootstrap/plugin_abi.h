@@ -13,9 +13,9 @@ extern "C" {
 #define VSHMEM_BOOTSTRAP_ABI_VERSION 1
 
 typedef struct vshmem_bootstrap_init_args {
-  int abi_version;       /* VSHMEM_BOOTSTRAP_ABI_VERSION */
-  void* mpi_comm;        /* pointer to an MPI_Comm the application owns, or NULL */
-  long timeout_ms;       /* time limit of every operation */
+  int abi_version; /* VSHMEM_BOOTSTRAP_ABI_VERSION */
+  void* mpi_comm;  /* pointer to an MPI_Comm the application owns, or NULL */
+  long timeout_ms; /* time limit of every operation */
 } vshmem_bootstrap_init_args;
 
 typedef struct vshmem_bootstrap_plugin {

@@ -19,7 +19,8 @@ std::optional<std::string> get(const char* name) {
 Result<uint64_t> parse_size(const std::string& text) {
   const auto bad = [&](const char* why) {
     return error(Code::kInvalidArgument, log::format("'%s' is not a size (%s); expected e.g. "
-                                                     "1048576, 512k, 1.5G, 2T", text.c_str(), why));
+                                                     "1048576, 512k, 1.5G, 2T",
+                                                     text.c_str(), why));
   };
   size_t i = 0;
   while (i < text.size() && text[i] == ' ') ++i;
@@ -45,10 +46,14 @@ Result<uint64_t> parse_size(const std::string& text) {
   long double mult = 1;
   if (i < text.size()) {
     switch (text[i]) {
-      case 'k': case 'K': mult = 1024.0L; break;
-      case 'm': case 'M': mult = 1024.0L * 1024; break;
-      case 'g': case 'G': mult = 1024.0L * 1024 * 1024; break;
-      case 't': case 'T': mult = 1024.0L * 1024 * 1024 * 1024; break;
+      case 'k':
+      case 'K': mult = 1024.0L; break;
+      case 'm':
+      case 'M': mult = 1024.0L * 1024; break;
+      case 'g':
+      case 'G': mult = 1024.0L * 1024 * 1024; break;
+      case 't':
+      case 'T': mult = 1024.0L * 1024 * 1024 * 1024; break;
       default: return bad("unknown suffix");
     }
     ++i;
@@ -69,8 +74,7 @@ Result<long long> parse_int(const std::string& text, long long lo, long long hi)
     return error(Code::kInvalidArgument, log::format("'%s' is not an integer", text.c_str()));
   }
   if (v < lo || v > hi) {
-    return error(Code::kInvalidArgument,
-                 log::format("%lld is outside [%lld, %lld]", v, lo, hi));
+    return error(Code::kInvalidArgument, log::format("%lld is outside [%lld, %lld]", v, lo, hi));
   }
   return v;
 }

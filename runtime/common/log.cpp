@@ -19,8 +19,8 @@ Level parse_level() {
   if (!strcasecmp(v, "warn") || !strcmp(v, "1")) return Level::kWarn;
   if (!strcasecmp(v, "info") || !strcmp(v, "2")) return Level::kInfo;
   if (!strcasecmp(v, "trace") || !strcmp(v, "3")) return Level::kTrace;
-  std::fprintf(stderr, "vshmem: VSHMEM_DEBUG='%s' is not one of error|warn|info|trace; using warn\n",
-               v);
+  std::fprintf(stderr,
+               "vshmem: VSHMEM_DEBUG='%s' is not one of error|warn|info|trace; using warn\n", v);
   return Level::kWarn;
 }
 

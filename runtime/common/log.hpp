@@ -25,14 +25,14 @@ std::string vformat(const char* fmt, va_list ap);
 
 }  // namespace vshmem::log
 
-#define VSHMEM_INFO(...)                                                          \
-  do {                                                                            \
-    if (::vshmem::log::enabled(::vshmem::log::Level::kInfo))                      \
-      ::vshmem::log::message(::vshmem::log::Level::kInfo, __VA_ARGS__);           \
+#define VSHMEM_INFO(...)                                                \
+  do {                                                                  \
+    if (::vshmem::log::enabled(::vshmem::log::Level::kInfo))            \
+      ::vshmem::log::message(::vshmem::log::Level::kInfo, __VA_ARGS__); \
   } while (0)
 #define VSHMEM_WARN(...) ::vshmem::log::message(::vshmem::log::Level::kWarn, __VA_ARGS__)
-#define VSHMEM_TRACE(...)                                                         \
-  do {                                                                            \
-    if (::vshmem::log::enabled(::vshmem::log::Level::kTrace))                     \
-      ::vshmem::log::message(::vshmem::log::Level::kTrace, __VA_ARGS__);          \
+#define VSHMEM_TRACE(...)                                                \
+  do {                                                                   \
+    if (::vshmem::log::enabled(::vshmem::log::Level::kTrace))            \
+      ::vshmem::log::message(::vshmem::log::Level::kTrace, __VA_ARGS__); \
   } while (0)

@@ -47,7 +47,7 @@ inline Status error(Code code, std::string message) { return Status(code, std::m
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool is_ok() const { return v_.index() == 0; }
@@ -65,10 +65,10 @@ class [[nodiscard]] Result {
 
 }  // namespace vshmem
 
-#define VSHMEM_RETURN_IF_ERROR(expr)        \
-  do {                                      \
-    ::vshmem::Status _st = (expr);          \
-    if (!_st.is_ok()) return _st;           \
+#define VSHMEM_RETURN_IF_ERROR(expr) \
+  do {                               \
+    ::vshmem::Status _st = (expr);   \
+    if (!_st.is_ok()) return _st;    \
   } while (0)
 
 #define VSHMEM_CONCAT_INNER(a, b) a##b

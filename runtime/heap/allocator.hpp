@@ -50,9 +50,9 @@ class Allocator {
   size_t capacity_;
   size_t committed_ = 0;
   size_t in_use_ = 0;
-  std::map<size_t, size_t> free_by_offset_;         // offset -> size
+  std::map<size_t, size_t> free_by_offset_;           // offset -> size
   std::set<std::pair<size_t, size_t>> free_by_size_;  // (size, offset)
-  std::map<size_t, size_t> live_;                   // offset -> size (rounded)
+  std::map<size_t, size_t> live_;                     // offset -> size (rounded)
 };
 
 }  // namespace vshmem

@@ -30,12 +30,9 @@ Result<HandleKind> agree_handle_kind(MemoryProvider& provider, Bootstrap& bootst
 
 }  // namespace
 
-Result<std::unique_ptr<SymmetricHeap>> SymmetricHeap::create(MemoryProvider& provider,
-                                                             Bootstrap& bootstrap,
-                                                             const Topology& topology,
-                                                             std::vector<bool> mapped,
-                                                             FdExchange* fd_exchange,
-                                                             const HeapConfig& config) {
+Result<std::unique_ptr<SymmetricHeap>> SymmetricHeap::create(
+    MemoryProvider& provider, Bootstrap& bootstrap, const Topology& topology,
+    std::vector<bool> mapped, FdExchange* fd_exchange, const HeapConfig& config) {
   const int n = bootstrap.size();
   const int me = bootstrap.rank();
   const size_t gran = provider.granularity();
@@ -77,10 +74,9 @@ Result<std::unique_ptr<SymmetricHeap>> SymmetricHeap::create(MemoryProvider& pro
   VSHMEM_INFO("heap: H=%#lx S=%zu window slots=%zu chunk=%zu handles=%s mapped peers=%zu",
               static_cast<unsigned long>(range->base()), cfg.size, slots_total, cfg.chunk_size,
               handle_kind_name(kind), mapped_peers.size());
-  return std::unique_ptr<SymmetricHeap>(new SymmetricHeap(provider, bootstrap, cfg,
-                                                          std::move(range), std::move(slots),
-                                                          std::move(mapped_peers), fd_exchange,
-                                                          kind, me));
+  return std::unique_ptr<SymmetricHeap>(
+      new SymmetricHeap(provider, bootstrap, cfg, std::move(range), std::move(slots),
+                        std::move(mapped_peers), fd_exchange, kind, me));
 }
 
 SymmetricHeap::SymmetricHeap(MemoryProvider& provider, Bootstrap& bootstrap,
@@ -128,8 +124,8 @@ Status SymmetricHeap::grow(size_t bytes) {
           phys, provider_.import(ShareableHandle::from_fabric(&all[p * mine.size()]), bytes));
       std::unique_ptr<Mapping> m;
       VSHMEM_ASSIGN_OR_RETURN(
-          m, provider_.map(range_, size_ * (1 + static_cast<size_t>(peer_slot_[p])) + offset,
-                           phys));
+          m,
+          provider_.map(range_, size_ * (1 + static_cast<size_t>(peer_slot_[p])) + offset, phys));
       peer_maps.push_back(std::move(m));
     }
   } else if (!mapped_peers_.empty()) {
@@ -157,8 +153,8 @@ Status SymmetricHeap::grow(size_t bytes) {
       VSHMEM_ASSIGN_OR_RETURN(phys, provider_.import(std::move(it->second), bytes));
       std::unique_ptr<Mapping> m;
       VSHMEM_ASSIGN_OR_RETURN(
-          m, provider_.map(range_, size_ * (1 + static_cast<size_t>(peer_slot_[p])) + offset,
-                           phys));
+          m,
+          provider_.map(range_, size_ * (1 + static_cast<size_t>(peer_slot_[p])) + offset, phys));
       peer_maps.push_back(std::move(m));
     }
   }
@@ -182,13 +178,13 @@ Status SymmetricHeap::check_symmetric(const char* call, uint64_t op, uint64_t a,
       const char* what = all[p].op != all[0].op ? "the call"
                          : all[p].a != all[0].a ? "the size or pointer"
                                                 : "the alignment or second argument";
-      return error(Code::kInvalidArgument,
-                   log::format("%s: PEs disagree on %s (PE 0 passed %llu/%llu to op %llu, PE %d "
-                               "passed %llu/%llu to op %llu); nothing was done",
-                               call, what, (unsigned long long)all[0].a,
-                               (unsigned long long)all[0].b, (unsigned long long)all[0].op, p,
-                               (unsigned long long)all[p].a, (unsigned long long)all[p].b,
-                               (unsigned long long)all[p].op));
+      return error(
+          Code::kInvalidArgument,
+          log::format("%s: PEs disagree on %s (PE 0 passed %llu/%llu to op %llu, PE %d "
+                      "passed %llu/%llu to op %llu); nothing was done",
+                      call, what, (unsigned long long)all[0].a, (unsigned long long)all[0].b,
+                      (unsigned long long)all[0].op, p, (unsigned long long)all[p].a,
+                      (unsigned long long)all[p].b, (unsigned long long)all[p].op));
     }
   }
   return Status::ok();
@@ -215,7 +211,8 @@ Result<void*> SymmetricHeap::allocate(size_t size, size_t alignment, const char*
   }
   auto offset = allocator_.allocate(size, alignment);
   if (!offset) {
-    return error(Code::kOutOfMemory, log::format("%s: allocator found no block after growth", call));
+    return error(Code::kOutOfMemory,
+                 log::format("%s: allocator found no block after growth", call));
   }
   return reinterpret_cast<void*>(base_ + *offset);
 }

@@ -28,12 +28,9 @@ class SymmetricHeap {
   // Collective. mapped[p] says whether PE p's memory is mapped into our window (the transport
   // layer's choice; must be false for ourselves and for PEs of other nodes). fd_exchange may be
   // null when no peer is mapped.
-  static Result<std::unique_ptr<SymmetricHeap>> create(MemoryProvider& provider,
-                                                       Bootstrap& bootstrap,
-                                                       const Topology& topology,
-                                                       std::vector<bool> mapped,
-                                                       FdExchange* fd_exchange,
-                                                       const HeapConfig& config);
+  static Result<std::unique_ptr<SymmetricHeap>> create(
+      MemoryProvider& provider, Bootstrap& bootstrap, const Topology& topology,
+      std::vector<bool> mapped, FdExchange* fd_exchange, const HeapConfig& config);
   ~SymmetricHeap();
 
   uintptr_t base() const { return base_; }
@@ -72,8 +69,7 @@ class SymmetricHeap {
  private:
   SymmetricHeap(MemoryProvider& provider, Bootstrap& bootstrap, const HeapConfig& config,
                 std::shared_ptr<VirtualReservation> range, std::vector<int32_t> peer_slot,
-                std::vector<int> mapped_peers, FdExchange* fd_exchange, HandleKind kind,
-                int my_pe);
+                std::vector<int> mapped_peers, FdExchange* fd_exchange, HandleKind kind, int my_pe);
   Status grow(size_t bytes);
   Status check_symmetric(const char* call, uint64_t op, uint64_t a, uint64_t b);
 

@@ -85,7 +85,8 @@ FdExchange::~FdExchange() {
 Status FdExchange::send_to(int peer, const std::vector<int>& fds, uint64_t tag) {
   if (fds.size() > kMaxFds) {
     return error(Code::kInvalidArgument, log::format("fd exchange: %zu descriptors in one message "
-                                                     "(at most %zu)", fds.size(), kMaxFds));
+                                                     "(at most %zu)",
+                                                     fds.size(), kMaxFds));
   }
   int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s < 0) return sys_error("socket(AF_UNIX)", errno);

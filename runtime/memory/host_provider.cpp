@@ -27,9 +27,9 @@ class HostPhysical final : public PhysicalAllocation {
   int fd() const { return fd_; }
   Result<ShareableHandle> export_handle(HandleKind kind) override {
     if (kind != HandleKind::kPosixFd) {
-      return error(Code::kUnsupported,
-                   log::format("host memory exports only posix_fd handles, not %s",
-                               handle_kind_name(kind)));
+      return error(
+          Code::kUnsupported,
+          log::format("host memory exports only posix_fd handles, not %s", handle_kind_name(kind)));
     }
     int dup = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
     if (dup < 0) return sys_error("fcntl(F_DUPFD_CLOEXEC)", errno);
@@ -70,8 +70,7 @@ uint64_t host_atomic(const AtomicRequest& r) {
     case AtomicOp::kSwap: return __atomic_exchange_n(p, operand, __ATOMIC_SEQ_CST);
     case AtomicOp::kCompareSwap: {
       T expected = static_cast<T>(r.compare);
-      __atomic_compare_exchange_n(p, &expected, operand, false, __ATOMIC_SEQ_CST,
-                                  __ATOMIC_SEQ_CST);
+      __atomic_compare_exchange_n(p, &expected, operand, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
       return expected;
     }
     case AtomicOp::kFetchAdd: return __atomic_fetch_add(p, operand, __ATOMIC_SEQ_CST);
@@ -92,8 +91,7 @@ class HostProvider final : public MemoryProvider {
   Result<uintptr_t> find_free_range(size_t size, size_t alignment) override {
     // Ask the kernel for room, with slack so the result can be aligned, then give it back.
     size_t span = size + alignment;
-    void* p = ::mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
-                     0);
+    void* p = ::mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return sys_error("mmap(probe for free VA)", errno);
     ::munmap(p, span);
     uintptr_t a = reinterpret_cast<uintptr_t>(p);
@@ -104,9 +102,9 @@ class HostProvider final : public MemoryProvider {
     void* p = ::mmap(reinterpret_cast<void*>(addr), size, PROT_NONE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     if (p == MAP_FAILED) {
-      return error(Code::kSystem, log::format("mmap(reserve %#zx bytes at %#lx): %s", size,
-                                              static_cast<unsigned long>(addr),
-                                              std::strerror(errno)));
+      return error(Code::kSystem,
+                   log::format("mmap(reserve %#zx bytes at %#lx): %s", size,
+                               static_cast<unsigned long>(addr), std::strerror(errno)));
     }
     if (reinterpret_cast<uintptr_t>(p) != addr) {  // kernels before 4.17 ignore NOREPLACE
       ::munmap(p, size);
@@ -127,17 +125,15 @@ class HostProvider final : public MemoryProvider {
     return std::shared_ptr<PhysicalAllocation>(std::make_shared<HostPhysical>(fd, size));
   }
 
-  Result<std::shared_ptr<PhysicalAllocation>> import(ShareableHandle handle,
-                                                     size_t size) override {
+  Result<std::shared_ptr<PhysicalAllocation>> import(ShareableHandle handle, size_t size) override {
     if (handle.kind() != HandleKind::kPosixFd) {
       return error(Code::kUnsupported, "host memory imports only posix_fd handles");
     }
     struct stat st {};
     if (::fstat(handle.fd(), &st) != 0) return sys_error("fstat(imported fd)", errno);
     if (static_cast<size_t>(st.st_size) < size) {
-      return error(Code::kPeerFailure,
-                   log::format("imported memory has %lld bytes, expected %zu",
-                               static_cast<long long>(st.st_size), size));
+      return error(Code::kPeerFailure, log::format("imported memory has %lld bytes, expected %zu",
+                                                   static_cast<long long>(st.st_size), size));
     }
     return std::shared_ptr<PhysicalAllocation>(
         std::make_shared<HostPhysical>(handle.release_fd(), size));
@@ -154,8 +150,8 @@ class HostProvider final : public MemoryProvider {
                                offset + phys->size(), reservation->size()));
     }
     void* at = reinterpret_cast<void*>(reservation->base() + offset);
-    void* p = ::mmap(at, phys->size(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                     phys->fd(), 0);
+    void* p =
+        ::mmap(at, phys->size(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, phys->fd(), 0);
     if (p == MAP_FAILED) return sys_error("mmap(map memfd)", errno);
     return std::unique_ptr<Mapping>(
         new HostMapping(std::move(reservation), offset, std::move(physical)));
@@ -168,9 +164,8 @@ class HostProvider final : public MemoryProvider {
 
   Status atomic(const AtomicRequest& request, uint64_t* result) override {
     if (reinterpret_cast<uintptr_t>(request.address) % request.width != 0) {
-      return error(Code::kInvalidArgument,
-                   log::format("atomic on %p: not aligned to %u bytes", request.address,
-                               request.width));
+      return error(Code::kInvalidArgument, log::format("atomic on %p: not aligned to %u bytes",
+                                                       request.address, request.width));
     }
     uint64_t v;
     if (request.width == 4) {

@@ -93,11 +93,11 @@ class Mapping {
 // Host-issued atomic on mapped memory. Operands and results are the raw bits of the value,
 // zero-extended to 64; width is 4 or 8 bytes.
 enum class AtomicOp {
-  kFetch,         // result = *addr
-  kSet,           // *addr = operand
-  kSwap,          // result = *addr; *addr = operand
-  kCompareSwap,   // result = *addr; if (result == compare) *addr = operand
-  kFetchAdd,      // integer add (two's complement: signed and unsigned alike)
+  kFetch,        // result = *addr
+  kSet,          // *addr = operand
+  kSwap,         // result = *addr; *addr = operand
+  kCompareSwap,  // result = *addr; if (result == compare) *addr = operand
+  kFetchAdd,     // integer add (two's complement: signed and unsigned alike)
   kFetchAnd,
   kFetchOr,
   kFetchXor,

@@ -10,16 +10,15 @@
 
 #include <shmem.h>
 
-#define CHECK(cond, ...)                                                            \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      fprintf(stderr, "FAIL PE %d %s:%d: %s: ", shmem_my_pe(), __FILE__, __LINE__, \
-              #cond);                                                               \
-      fprintf(stderr, __VA_ARGS__);                                                 \
-      fprintf(stderr, "\n");                                                        \
-      fflush(stderr);                                                               \
-      exit(1);                                                                      \
-    }                                                                               \
+#define CHECK(cond, ...)                                                                   \
+  do {                                                                                     \
+    if (!(cond)) {                                                                         \
+      fprintf(stderr, "FAIL PE %d %s:%d: %s: ", shmem_my_pe(), __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                                        \
+      fprintf(stderr, "\n");                                                               \
+      fflush(stderr);                                                                      \
+      exit(1);                                                                             \
+    }                                                                                      \
   } while (0)
 
 /* xorshift64*: fresh data every run (the seed is printed on failure via CHECK messages). */
@@ -33,7 +32,8 @@ static inline unsigned long long mpe_rand(unsigned long long* s) {
 static inline unsigned long long mpe_seed(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  return ((unsigned long long)ts.tv_nsec << 20) ^ (unsigned long long)getpid() ^ 0x9e3779b97f4a7c15ull;
+  return ((unsigned long long)ts.tv_nsec << 20) ^ (unsigned long long)getpid() ^
+         0x9e3779b97f4a7c15ull;
 }
 
 #endif

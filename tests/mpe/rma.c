@@ -6,53 +6,51 @@
 
 static unsigned long long seed;
 
-#define TEST_TYPE(NAME, TYPE)                                                                \
-  static void test_##NAME(int me, int n) {                                                   \
-    const size_t count = 257;                                                                \
-    TYPE* sym = (TYPE*)shmem_malloc(count * sizeof(TYPE));                                   \
-    CHECK(sym != NULL, "malloc");                                                            \
-    TYPE src[257], back[257];                                                                \
-    unsigned long long s = seed ^ (unsigned long long)(me * 7919 + sizeof(TYPE));            \
-    for (size_t i = 0; i < count; ++i) {                                                     \
-      unsigned long long r = mpe_rand(&s);                                                   \
-      memcpy(&src[i], &r, sizeof(TYPE) < sizeof(r) ? sizeof(TYPE) : sizeof(r));              \
-    }                                                                                        \
-    memset(sym, 0xa5, count * sizeof(TYPE));                                                 \
-    memset(back, 0x5a, sizeof(back));                                                        \
-    shmem_barrier_all();                                                                     \
-    int right = (me + 1) % n, left = (me + n - 1) % n;                                       \
-    shmem_##NAME##_put(sym, src, count, right);                                              \
-    shmem_barrier_all();                                                                     \
-    /* What arrived from the left is what the left PE would have generated. */               \
-    shmem_##NAME##_get(back, sym, count, right); /* = what I sent */                         \
-    CHECK(memcmp(back, src, sizeof(src)) == 0, "%s put/get round trip (seed %llu)", #NAME,   \
-          seed);                                                                             \
-    TYPE one = src[3];                                                                       \
-    shmem_barrier_all();                                                                     \
-    shmem_##NAME##_p(&sym[count - 1], one, left);                                            \
-    shmem_barrier_all();                                                                     \
-    TYPE got = shmem_##NAME##_g(&sym[count - 1], left);                                      \
-    CHECK(memcmp(&got, &one, sizeof(TYPE) == 16 ? 10 : sizeof(TYPE)) == 0, "%s p/g", #NAME); \
-    /* Strided: every third element of src to every second element of the target. */        \
-    shmem_barrier_all();                                                                     \
-    memset(back, 0x5a, sizeof(back));                                                        \
-    shmem_##NAME##_iput(sym, src, 2, 3, 50, right);                                          \
-    shmem_barrier_all();                                                                     \
-    shmem_##NAME##_iget(back, sym, 1, 2, 50, right);                                         \
-    for (size_t i = 0; i < 50; ++i) {                                                        \
-      CHECK(memcmp(&back[i], &src[3 * i], sizeof(TYPE)) == 0, "%s iput/iget at %zu", #NAME,  \
-            i);                                                                              \
-    }                                                                                        \
-    CHECK(memcmp(&back[50], &((TYPE*)memset(&one, 0x5a, sizeof(one)))[0], sizeof(TYPE)) == 0, \
-          "%s iget wrote past its end", #NAME);                                              \
-    shmem_barrier_all();                                                                     \
-    shmem_##NAME##_put_nbi(sym, src, count, right);                                          \
-    shmem_quiet();                                                                           \
-    shmem_barrier_all();                                                                     \
-    shmem_##NAME##_get_nbi(back, sym, count, right);                                         \
-    shmem_quiet();                                                                           \
-    CHECK(memcmp(back, src, sizeof(src)) == 0, "%s nbi round trip", #NAME);                  \
-    shmem_free(sym);                                                                         \
+#define TEST_TYPE(NAME, TYPE)                                                                     \
+  static void test_##NAME(int me, int n) {                                                        \
+    const size_t count = 257;                                                                     \
+    TYPE* sym = (TYPE*)shmem_malloc(count * sizeof(TYPE));                                        \
+    CHECK(sym != NULL, "malloc");                                                                 \
+    TYPE src[257], back[257];                                                                     \
+    unsigned long long s = seed ^ (unsigned long long)(me * 7919 + sizeof(TYPE));                 \
+    for (size_t i = 0; i < count; ++i) {                                                          \
+      unsigned long long r = mpe_rand(&s);                                                        \
+      memcpy(&src[i], &r, sizeof(TYPE) < sizeof(r) ? sizeof(TYPE) : sizeof(r));                   \
+    }                                                                                             \
+    memset(sym, 0xa5, count * sizeof(TYPE));                                                      \
+    memset(back, 0x5a, sizeof(back));                                                             \
+    shmem_barrier_all();                                                                          \
+    int right = (me + 1) % n, left = (me + n - 1) % n;                                            \
+    shmem_##NAME##_put(sym, src, count, right);                                                   \
+    shmem_barrier_all();                                                                          \
+    /* What arrived from the left is what the left PE would have generated. */                    \
+    shmem_##NAME##_get(back, sym, count, right); /* = what I sent */                              \
+    CHECK(memcmp(back, src, sizeof(src)) == 0, "%s put/get round trip (seed %llu)", #NAME, seed); \
+    TYPE one = src[3];                                                                            \
+    shmem_barrier_all();                                                                          \
+    shmem_##NAME##_p(&sym[count - 1], one, left);                                                 \
+    shmem_barrier_all();                                                                          \
+    TYPE got = shmem_##NAME##_g(&sym[count - 1], left);                                           \
+    CHECK(memcmp(&got, &one, sizeof(TYPE) == 16 ? 10 : sizeof(TYPE)) == 0, "%s p/g", #NAME);      \
+    /* Strided: every third element of src to every second element of the target. */              \
+    shmem_barrier_all();                                                                          \
+    memset(back, 0x5a, sizeof(back));                                                             \
+    shmem_##NAME##_iput(sym, src, 2, 3, 50, right);                                               \
+    shmem_barrier_all();                                                                          \
+    shmem_##NAME##_iget(back, sym, 1, 2, 50, right);                                              \
+    for (size_t i = 0; i < 50; ++i) {                                                             \
+      CHECK(memcmp(&back[i], &src[3 * i], sizeof(TYPE)) == 0, "%s iput/iget at %zu", #NAME, i);   \
+    }                                                                                             \
+    CHECK(memcmp(&back[50], &((TYPE*)memset(&one, 0x5a, sizeof(one)))[0], sizeof(TYPE)) == 0,     \
+          "%s iget wrote past its end", #NAME);                                                   \
+    shmem_barrier_all();                                                                          \
+    shmem_##NAME##_put_nbi(sym, src, count, right);                                               \
+    shmem_quiet();                                                                                \
+    shmem_barrier_all();                                                                          \
+    shmem_##NAME##_get_nbi(back, sym, count, right);                                              \
+    shmem_quiet();                                                                                \
+    CHECK(memcmp(back, src, sizeof(src)) == 0, "%s nbi round trip", #NAME);                       \
+    shmem_free(sym);                                                                              \
   }
 VSHMEM_RMA_TYPES(TEST_TYPE)
 
@@ -76,8 +74,8 @@ static void test_sizes(int me, int n) {
     shmem_putmem(sym + off, local + k, sizes[k], target);
     shmem_barrier_all();
     shmem_getmem(back + off, sym + off, sizes[k], target);
-    CHECK(memcmp(back + off, local + k, sizes[k]) == 0, "size %zu offset %zu (seed %llu)",
-          sizes[k], off, seed);
+    CHECK(memcmp(back + off, local + k, sizes[k]) == 0, "size %zu offset %zu (seed %llu)", sizes[k],
+          off, seed);
     CHECK(back[off + sizes[k]] == 0x33 && (off == 0 || back[off - 1] == 0x33),
           "getmem of %zu bytes wrote outside its buffer", sizes[k]);
   }
@@ -121,8 +119,7 @@ int main(void) {
   char name[SHMEM_MAX_NAME_LEN];
   shmem_info_get_version(&major, &minor);
   shmem_info_get_name(name);
-  CHECK(major == 1 && minor == 5 && strlen(name) > 0, "version %d.%d name %s", major, minor,
-        name);
+  CHECK(major == 1 && minor == 5 && strlen(name) > 0, "version %d.%d name %s", major, minor, name);
   if (me == 0) printf("rma: %d PEs OK (seed %llu)\n", n, seed);
   shmem_free(sbuf);
   shmem_finalize();

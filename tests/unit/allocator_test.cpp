@@ -40,14 +40,14 @@ TEST(Allocator, FreeCoalescesAndReuses) {
   auto x = a.allocate(1000, 64), y = a.allocate(1000, 64), z = a.allocate(1000, 64);
   ASSERT_TRUE(x && y && z);
   EXPECT_TRUE(a.free(*y));
-  EXPECT_FALSE(a.free(*y));           // double free is refused
-  EXPECT_FALSE(a.free(*x + 8));       // not the start of a block
-  auto w = a.allocate(900, 64);       // best fit: the hole left by y
+  EXPECT_FALSE(a.free(*y));      // double free is refused
+  EXPECT_FALSE(a.free(*x + 8));  // not the start of a block
+  auto w = a.allocate(900, 64);  // best fit: the hole left by y
   EXPECT_EQ(*w, *y);
   EXPECT_TRUE(a.free(*x));
   EXPECT_TRUE(a.free(*w));
   EXPECT_TRUE(a.free(*z));
-  EXPECT_EQ(a.free_blocks(), 1u);     // everything coalesced back
+  EXPECT_EQ(a.free_blocks(), 1u);  // everything coalesced back
   EXPECT_EQ(a.bytes_in_use(), 0u);
   EXPECT_EQ(*a.allocate(1 << 20, 64), 0u);
 }

@@ -58,8 +58,8 @@ TEST(HostProvider, ReserveMapCopyAtomic) {
   ASSERT_TRUE(p->atomic({AtomicOp::kFetchXor, w, 4, 0xffffffffu, 0}, &fetched).is_ok());
   EXPECT_EQ(fetched, 0xf0f0f0f0u);
   EXPECT_EQ(*w, 0x0f0f0f0fu);
-  EXPECT_FALSE(p->atomic({AtomicOp::kFetch, reinterpret_cast<char*>(data) + 1, 8, 0, 0}, nullptr)
-                   .is_ok());
+  EXPECT_FALSE(
+      p->atomic({AtomicOp::kFetch, reinterpret_cast<char*>(data) + 1, 8, 0, 0}, nullptr).is_ok());
 }
 
 TEST(HostProvider, TeardownLeavesNoMappings) {
@@ -133,8 +133,8 @@ TEST(FdExchange, WrongSecretIsRejectedAndTimesOut) {
   pid_t child = fork();
   if (child == 0) {
     usleep(100000);
-    auto ex = FdExchange::create(job, "ffffffffffffffffffffffffffffffff", 1,
-                                 std::chrono::seconds(2));
+    auto ex =
+        FdExchange::create(job, "ffffffffffffffffffffffffffffffff", 1, std::chrono::seconds(2));
     if (!ex.is_ok()) _exit(10);
     int fd = dup(0);
     (void)(*ex)->exchange({0}, {fd}, 0);
