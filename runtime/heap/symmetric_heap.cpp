@@ -104,12 +104,35 @@ SymmetricHeap::~SymmetricHeap() {
 Status SymmetricHeap::grow(size_t bytes) {
   const size_t offset = allocator_.committed();
   const uint64_t tag = growth_count_;
+  // Every PE makes and maps its own chunk, then all agree that everyone did before any handle
+  // moves: a PE that ran out of memory must not leave the others waiting for its handle, nor
+  // leave the heaps asymmetric.
   std::shared_ptr<PhysicalAllocation> own;
-  VSHMEM_ASSIGN_OR_RETURN(own, provider_.create(bytes));
   std::unique_ptr<Mapping> own_map;
-  VSHMEM_ASSIGN_OR_RETURN(own_map, provider_.map(range_, offset, own));
-
+  Status made;
+  if (auto created = provider_.create(bytes)) {
+    own = std::move(created).value();
+    if (auto mapped = provider_.map(range_, offset, own)) {
+      own_map = std::move(mapped).value();
+    } else {
+      made = mapped.status();
+    }
+  } else {
+    made = created.status();
+  }
   const int n = bootstrap_.size();
+  int32_t ok = made.is_ok() ? 1 : 0;
+  std::vector<int32_t> oks(n);
+  VSHMEM_RETURN_IF_ERROR(bootstrap_.allgather(&ok, oks.data(), sizeof(ok)));
+  if (!made) return made;
+  for (int p = 0; p < n; ++p) {
+    if (!oks[p]) {
+      return error(Code::kOutOfMemory,
+                   log::format("PE %d could not add %zu bytes of memory (see its message)", p,
+                               bytes));
+    }
+  }
+
   std::vector<std::unique_ptr<Mapping>> peer_maps;
   if (handle_kind_ == HandleKind::kFabric) {
     // Fabric handles are plain bytes: the bootstrap carries them (everyone takes part).

@@ -19,3 +19,6 @@ vshmem_add_mpe_test(NAME errors_symmetry TARGET mpe_errors ARGS symmetry NPES 2 
   ENV VSHMEM_CHECK_SYMMETRY=1 WILL_FAIL_REGEX "shmem_malloc: PEs disagree on the size")
 vshmem_add_mpe_test(NAME errors_pe_dies TARGET mpe_errors ARGS pe_dies NPES 2 4
   WILL_FAIL_REGEX "(PE 1|rank 1)[^.]*(signal|killed|SIGKILL|died)")
+vshmem_add_mpe_test(NAME staged SOURCES staged.c NPES 2 4 5)
+vshmem_add_mpe_test(NAME staged_remote_put TARGET mpe_staged ARGS remote_put NPES 2 4
+  WILL_FAIL_REGEX "shmem_long_p: put to PE [0-9]+: its memory is not mapped here")
