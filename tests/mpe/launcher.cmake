@@ -2,3 +2,32 @@
 # bootstrap) and mpirun (mpi and pmix plugins).
 vshmem_add_mpe_test(NAME bootstrap_collectives SOURCES launcher_bootstrap_collectives.cpp
                     NPES 1 2 3 4 8 TIMEOUT 60 LIBS vshmem_internal_for_tests)
+
+# A PE that does not arrive: the others fail within VSHMEM_BOOTSTRAP_TIMEOUT, naming it where the
+# bootstrap can (PMIx cannot tell who is missing from a fence).
+vshmem_add_mpe_test(NAME bootstrap_timeout SOURCES launcher_bootstrap_timeout.cpp NPES 3
+                    LAUNCHERS vshmemrun mpi ENV VSHMEM_BOOTSTRAP_TIMEOUT=2 TIMEOUT 30
+                    LIBS vshmem_internal_for_tests
+                    WILL_FAIL_REGEX "PE [01]: barrier: timed out after 2 s waiting for PE 2")
+vshmem_add_mpe_test(NAME bootstrap_timeout_pmix TARGET mpe_bootstrap_timeout NPES 3
+                    LAUNCHERS pmix ENV VSHMEM_BOOTSTRAP_TIMEOUT=2 TIMEOUT 30
+                    WILL_FAIL_REGEX "PE [01]: barrier: timed out after 2 s")
+
+# Under Open MPI's mpirun, auto must pick the PMIx plugin when it exists, else the MPI one.
+if(VSHMEM_MPIRUN AND (TARGET vshmem_bootstrap_pmix OR TARGET vshmem_bootstrap_mpi))
+  if(TARGET vshmem_bootstrap_pmix)
+    set(_expect pmix)
+  else()
+    set(_expect mpi)
+  endif()
+  add_test(NAME mpe.bootstrap_auto.mpirun.2
+           COMMAND ${VSHMEM_MPIRUN} --allow-run-as-root --oversubscribe --bind-to none
+                   --mca btl self,vader -np 2 -x EXPECT_BOOTSTRAP=${_expect}
+                   $<TARGET_FILE:mpe_bootstrap_collectives>)
+  set_tests_properties(mpe.bootstrap_auto.mpirun.2 PROPERTIES LABELS "mpe;${_expect}" TIMEOUT 60
+                       ENVIRONMENT "VSHMEM_BOOTSTRAP_TIMEOUT=60;VSHMEM_BOOTSTRAP=auto")
+endif()
+# Without any launcher the program runs as a single PE.
+add_test(NAME mpe.bootstrap_collectives.singleton.1 COMMAND mpe_bootstrap_collectives)
+set_tests_properties(mpe.bootstrap_collectives.singleton.1 PROPERTIES LABELS mpe TIMEOUT 30
+                     ENVIRONMENT "EXPECT_BOOTSTRAP=singleton;VSHMEM_BOOTSTRAP=auto")

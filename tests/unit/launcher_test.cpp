@@ -1,0 +1,295 @@
+// vshmemrun, run as a separate process the way users run it: exit status propagation, stopping
+// the other PEs when one fails, stdin to PE 0, --tag-output, the environment of the PEs, signal
+// forwarding, no orphans, usage errors, and the command of the multi-node hand-off.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Run {
+  int status = -1;  // exit code, or 128+signal
+  std::string out, err;
+  double seconds = 0;
+};
+
+// Runs vshmemrun with args; stdin gets `input`; env entries "K=V" are set, "K" alone unset.
+// `during` runs while vshmemrun runs (given its pid).
+Run vshmemrun(const std::vector<std::string>& args, const std::string& input = "",
+              const std::vector<std::string>& env = {},
+              const std::function<void(pid_t)>& during = nullptr, double limit_s = 30) {
+  int in[2], out[2], err[2];
+  EXPECT_EQ(pipe(in), 0);
+  EXPECT_EQ(pipe(out), 0);
+  EXPECT_EQ(pipe(err), 0);
+  const auto start = Clock::now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) close(fd);
+    for (const std::string& e : env) {
+      size_t eq = e.find('=');
+      if (eq == std::string::npos) {
+        unsetenv(e.c_str());
+      } else {
+        setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
+      }
+    }
+    std::vector<char*> argv{const_cast<char*>(VSHMEMRUN_PATH)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(126);
+  }
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  (void)!write(in[1], input.data(), input.size());
+  close(in[1]);
+  if (during) during(pid);
+  Run r;
+  std::vector<pollfd> pfds{{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open = 2;
+  while (open > 0) {
+    auto left = std::chrono::duration<double>(limit_s) - (Clock::now() - start);
+    if (left.count() <= 0) {
+      kill(pid, SIGKILL);
+      r.err += "<vshmemrun did not finish within the test's limit>";
+      break;
+    }
+    poll(pfds.data(), 2, static_cast<int>(left.count() * 1000) + 1);
+    for (int i = 0; i < 2; ++i) {
+      if (pfds[i].fd < 0 || !pfds[i].revents) continue;
+      char buf[4096];
+      ssize_t n = read(pfds[i].fd, buf, sizeof(buf));
+      if (n > 0) {
+        (i == 0 ? r.out : r.err).append(buf, n);
+      } else {
+        close(pfds[i].fd);
+        pfds[i].fd = -1;
+        --open;
+      }
+    }
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+const std::string kHelper = LAUNCHER_HELPER_PATH;
+
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+bool process_gone(pid_t pid) {
+  if (kill(pid, 0) != 0) return errno == ESRCH;
+  // A zombie nobody reaped yet is gone too.
+  std::string stat;
+  FILE* f = fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (f == nullptr) return true;
+  char buf[512] = {};
+  (void)!fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  const char* close_paren = strrchr(buf, ')');
+  return close_paren != nullptr && close_paren[2] == 'Z';
+}
+
+std::vector<pid_t> pids_in(const std::string& text) {
+  std::vector<pid_t> pids;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t at = line.find("pid ");
+    if (at != std::string::npos) pids.push_back(std::stoi(line.substr(at + 4)));
+  }
+  return pids;
+}
+
+TEST(Vshmemrun, EveryPeGetsItsEnvironment) {
+  auto r = vshmemrun({"-n", "3", "--tag-output", kHelper, "env"}, "", {"VSHMEM_DEVICE"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::set<std::string> jobs;
+  for (int pe = 0; pe < 3; ++pe) {
+    std::string p = std::to_string(pe);
+    EXPECT_TRUE(has(r.out, "[PE " + p + "] rank=" + p + " npes=3 local_rank=" + p +
+                               " local_size=3 "))
+        << r.out;
+  }
+  EXPECT_TRUE(has(r.out, "bootstrap=socket")) << r.out;
+  if (access("/dev/nvidiactl", F_OK) != 0) {
+    EXPECT_TRUE(has(r.out, "device=<unset>")) << "no GPU here, so no VSHMEM_DEVICE\n" << r.out;
+  }
+  // A user's own choice of device is left alone.
+  auto u = vshmemrun({"-n", "2", kHelper, "env"}, "", {"VSHMEM_DEVICE=7"});
+  EXPECT_EQ(u.status, 0);
+  EXPECT_FALSE(has(u.out, "device=0")) << u.out;
+  EXPECT_TRUE(has(u.out, "device=7")) << u.out;
+}
+
+TEST(Vshmemrun, ExitStatusOfTheFailingPeAndTheOthersAreStopped) {
+  const int code = 3 + std::random_device{}() % 100;
+  auto r = vshmemrun({"-n", "4", kHelper, "exit", "2", std::to_string(code)});
+  EXPECT_EQ(r.status, code) << r.err;
+  EXPECT_TRUE(has(r.err, "PE 2 (pid ")) << r.err;
+  EXPECT_TRUE(has(r.err, "exited with status " + std::to_string(code) +
+                             "; stopping the other PEs"))
+      << r.err;
+  EXPECT_LT(r.seconds, 5) << "the sleeping PEs were not stopped";
+}
+
+TEST(Vshmemrun, PeKilledBySignalGives128PlusSignal) {
+  auto r = vshmemrun({"-n", "3", kHelper, "signal", "1", std::to_string(SIGSEGV)});
+  EXPECT_EQ(r.status, 128 + SIGSEGV) << r.err;
+  EXPECT_TRUE(has(r.err, "PE 1")) << r.err;
+  EXPECT_TRUE(has(r.err, "killed by signal " + std::to_string(SIGSEGV))) << r.err;
+  EXPECT_LT(r.seconds, 5);
+}
+
+TEST(Vshmemrun, PesThatIgnoreSigtermAreKilledAfterTheGracePeriod) {
+  auto r = vshmemrun({"-n", "3", "--grace", "0.5", kHelper, "stubborn", "0", "9"});
+  EXPECT_EQ(r.status, 9) << r.err;
+  EXPECT_TRUE(has(r.err, "did not stop within 0.5 s")) << r.err;
+  EXPECT_LT(r.seconds, 5);
+}
+
+TEST(Vshmemrun, AllSucceedingExitsZero) {
+  auto r = vshmemrun({"-n", "2", "--", kHelper, "lines", "1"});
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+TEST(Vshmemrun, StdinGoesToPeZeroOnly) {
+  const std::string line = "hello " + std::to_string(std::random_device{}());
+  auto r = vshmemrun({"-n", "3", "--tag-output", kHelper, "stdin"}, line + "\nmore\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "[PE 0] read " + std::to_string(line.size() + 6) + " bytes: '" + line +
+                             "'"))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "[PE 1] read 0 bytes: ''")) << r.out;
+  EXPECT_TRUE(has(r.out, "[PE 2] read 0 bytes: ''")) << r.out;
+}
+
+TEST(Vshmemrun, TagOutputPrefixesEveryLine) {
+  auto r = vshmemrun({"-n", "2", "--tag-output", kHelper, "lines", "50"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream out(r.out), err(r.err);
+  std::string l;
+  int n_out = 0, n_err = 0;
+  while (std::getline(out, l)) {
+    EXPECT_TRUE(l.rfind("[PE 0] ", 0) == 0 || l.rfind("[PE 1] ", 0) == 0) << l;
+    if (l.find(" out ") != std::string::npos) {
+      // The tag matches the PE that wrote the line.
+      EXPECT_EQ(l.substr(4, 1), l.substr(l.size() - 1)) << l;
+    }
+    ++n_out;
+  }
+  while (std::getline(err, l)) {
+    EXPECT_TRUE(l.rfind("[PE 0] err", 0) == 0 || l.rfind("[PE 1] err", 0) == 0) << l;
+    ++n_err;
+  }
+  EXPECT_EQ(n_out, 2 * 51);  // 50 lines + the unterminated one, per PE
+  EXPECT_EQ(n_err, 2 * 50);
+  EXPECT_TRUE(has(r.out, "[PE 1] no newline at the end\n")) << r.out;
+}
+
+TEST(Vshmemrun, SigtermIsForwardedAndNothingIsLeftBehind) {
+  std::string seen;
+  auto r = vshmemrun({"-n", "3", "--tag-output", kHelper, "sleep"}, "", {}, [](pid_t pid) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    kill(pid, SIGTERM);
+  });
+  EXPECT_EQ(r.status, 128 + SIGTERM) << r.err;
+  EXPECT_TRUE(has(r.err, "forwarding it to the PEs")) << r.err;
+  auto pids = pids_in(r.out);
+  EXPECT_EQ(pids.size(), 3u) << r.out;
+  for (pid_t p : pids) EXPECT_TRUE(process_gone(p)) << "PE pid " << p << " survived";
+}
+
+TEST(Vshmemrun, PesDieWithAKilledLauncher) {
+  // Orphans are re-parented to us, so we can reap them and see that they died.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  auto r = vshmemrun({"-n", "2", "--tag-output", kHelper, "sleep"}, "", {}, [](pid_t pid) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    kill(pid, SIGKILL);
+  });
+  EXPECT_EQ(r.status, 128 + SIGKILL);
+  auto pids = pids_in(r.out);
+  EXPECT_EQ(pids.size(), 2u) << r.out;
+  for (pid_t p : pids) {
+    int st = 0;
+    pid_t got = -1;
+    for (int i = 0; i < 50 && got != p; ++i) {
+      got = waitpid(p, &st, WNOHANG);
+      if (got != p) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(got, p) << "PE pid " << p << " outlived vshmemrun";
+    if (got == p) {
+      EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    }
+  }
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+TEST(Vshmemrun, UsageErrorsExitTwo) {
+  auto no_n = vshmemrun({kHelper, "env"});
+  EXPECT_EQ(no_n.status, 2);
+  EXPECT_TRUE(has(no_n.err, "-n N is required")) << no_n.err;
+  auto bad_n = vshmemrun({"-n", "zero", kHelper});
+  EXPECT_EQ(bad_n.status, 2);
+  EXPECT_TRUE(has(bad_n.err, "-n 'zero': expected a positive number of PEs")) << bad_n.err;
+  auto zero_n = vshmemrun({"-n", "0", kHelper});
+  EXPECT_EQ(zero_n.status, 2);
+  auto missing = vshmemrun({"-n", "2", "no-such-program-" + std::to_string(getpid())});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_TRUE(has(missing.err, "not found")) << missing.err;
+  auto unknown = vshmemrun({"-n", "2", "--frobnicate", kHelper});
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_TRUE(has(unknown.err, "unknown option '--frobnicate'")) << unknown.err;
+  auto help = vshmemrun({"--help"});
+  EXPECT_EQ(help.status, 0);
+  EXPECT_TRUE(has(help.out, "usage: vshmemrun -n N")) << help.out;
+}
+
+TEST(Vshmemrun, DryRunHandsSeveralNodesToMpirunWithThePmixBootstrap) {
+  auto r = vshmemrun({"-n", "4", "--hosts", "nodea,nodeb", "-ppn", "2", "--dry-run", "./app", "x y"},
+                     "", {"SLURM_JOB_ID", "VSHMEM_TEST_MARK=1", "SHMEM_SYMMETRIC_SIZE=1G",
+                          "VSHMEM_SOCKET_ADDR=@leak"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out.rfind("mpirun -np 4 ", 0) == 0 || r.out.rfind("prterun -np 4 ", 0) == 0)
+      << r.out;
+  EXPECT_TRUE(has(r.out, "--host nodea:2,nodeb:2")) << r.out;
+  EXPECT_TRUE(has(r.out, "--map-by ppr:2:node")) << r.out;
+  EXPECT_TRUE(has(r.out, "-x VSHMEM_BOOTSTRAP=pmix")) << r.out;
+  EXPECT_TRUE(has(r.out, "-x VSHMEM_TEST_MARK")) << r.out;
+  EXPECT_TRUE(has(r.out, "-x SHMEM_SYMMETRIC_SIZE")) << r.out;
+  EXPECT_FALSE(has(r.out, "VSHMEM_SOCKET_ADDR")) << "vshmemrun's own variables must not travel";
+  EXPECT_TRUE(has(r.out, " ./app 'x y'\n")) << r.out;
+
+  auto slurm = vshmemrun({"-n", "4", "--hostfile", "hosts.txt", "--dry-run", "./app"}, "",
+                         {"SLURM_JOB_ID=42"});
+  ASSERT_EQ(slurm.status, 0) << slurm.err;
+  EXPECT_TRUE(slurm.out.rfind("srun --mpi=pmix -n 4 ", 0) == 0) << slurm.out;
+  EXPECT_TRUE(has(slurm.out, "VSHMEM_BOOTSTRAP=pmix")) << slurm.out;
+}
+
+}  // namespace
