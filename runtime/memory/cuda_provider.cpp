@@ -2,6 +2,8 @@
 // mapping is cuMemMap + cuMemSetAccess. Every object it makes holds the device (and with it the
 // retained primary context), so the context outlives the last mapping whatever order the owners
 // drop them in.
+#include <pthread.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -36,6 +38,19 @@ class CudaDevice {
   CudaDevice(const CudaDriver& driver, int ordinal, CUdevice dev, CUcontext ctx)
       : driver_(driver), ordinal_(ordinal), dev_(dev), ctx_(ctx) {}
   ~CudaDevice() {
+    // cuDevicePrimaryCtxRelease does not unset the context where it is current; a thread left
+    // holding a released primary context crashes the driver on its next cuCtxGetDevice. So the
+    // thread we made it current in gets its previous context back (when this runs there).
+    if (made_current_) {
+      CUcontext current = nullptr;
+      if (driver_.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx_ &&
+          pthread_equal(pthread_self(), made_current_in_)) {
+        CUresult r = driver_.cuCtxSetCurrent(previous_current_);
+        if (r != CUDA_SUCCESS) {
+          VSHMEM_WARN("cuCtxSetCurrent(previous context): %s", driver_.describe(r).c_str());
+        }
+      }
+    }
     CUresult r = driver_.cuDevicePrimaryCtxRelease(dev_);
     if (r != CUDA_SUCCESS) {
       VSHMEM_WARN("cuDevicePrimaryCtxRelease(device %d): %s", ordinal_,
@@ -47,6 +62,25 @@ class CudaDevice {
 
   const CudaDriver& driver() const { return driver_; }
   int ordinal() const { return ordinal_; }
+  // Makes the primary context current in the calling thread, remembering what was current.
+  Status make_current() {
+    CUcontext current = nullptr;
+    VSHMEM_RETURN_IF_ERROR(driver_.check(driver_.cuCtxGetCurrent(&current), "cuCtxGetCurrent"));
+    if (current == ctx_) return Status::ok();
+    if (current != nullptr) {
+      VSHMEM_INFO(
+          "replacing the calling thread's current context with device %d's primary "
+          "context",
+          ordinal_);
+    }
+    VSHMEM_RETURN_IF_ERROR(
+        driver_.check(driver_.cuCtxSetCurrent(ctx_),
+                      log::format("cuCtxSetCurrent(primary context of device %d)", ordinal_)));
+    made_current_ = true;
+    made_current_in_ = pthread_self();
+    previous_current_ = current;
+    return Status::ok();
+  }
   CUcontext context() const { return ctx_; }
 
   void add_range(uintptr_t base, size_t size) {
@@ -70,6 +104,9 @@ class CudaDevice {
   int ordinal_;
   CUdevice dev_;
   CUcontext ctx_;
+  bool made_current_ = false;
+  pthread_t made_current_in_{};
+  CUcontext previous_current_ = nullptr;
   std::mutex mu_;
   std::map<uintptr_t, size_t> ranges_;
 };
@@ -699,16 +736,7 @@ Result<std::unique_ptr<MemoryProvider>> make_cuda_provider(const ProviderOptions
   VSHMEM_RETURN_IF_ERROR(drv->check(drv->cuDevicePrimaryCtxRetain(&ctx, dev),
                                     log::format("cuDevicePrimaryCtxRetain(device %d)", ordinal)));
   auto device = std::make_shared<CudaDevice>(*drv, ordinal, dev, ctx);  // releases from here on
-  CUcontext current = nullptr;
-  if (drv->cuCtxGetCurrent(&current) == CUDA_SUCCESS && current != nullptr && current != ctx) {
-    VSHMEM_INFO(
-        "replacing the calling thread's current (non-primary) context with device %d's "
-        "primary context",
-        ordinal);
-  }
-  VSHMEM_RETURN_IF_ERROR(
-      drv->check(drv->cuCtxSetCurrent(ctx),
-                 log::format("cuCtxSetCurrent(primary context of device %d)", ordinal)));
+  VSHMEM_RETURN_IF_ERROR(device->make_current());
   VSHMEM_INFO("using CUDA device %d (%s), chosen by %s", ordinal, dc.name.c_str(), why.c_str());
   auto provider = std::make_unique<CudaProvider>(std::move(device), std::move(caps));
   VSHMEM_RETURN_IF_ERROR(provider->init(choice, compressible));
