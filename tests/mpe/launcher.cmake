@@ -31,3 +31,13 @@ endif()
 add_test(NAME mpe.bootstrap_collectives.singleton.1 COMMAND mpe_bootstrap_collectives)
 set_tests_properties(mpe.bootstrap_collectives.singleton.1 PROPERTIES LABELS mpe TIMEOUT 30
                      ENVIRONMENT "EXPECT_BOOTSTRAP=singleton;VSHMEM_BOOTSTRAP=auto")
+
+# An application's own MPI communicator (BootstrapOptions::mpi_comm).
+if(TARGET vshmem_bootstrap_mpi)
+  find_package(MPI COMPONENTS C QUIET)
+  vshmem_add_mpe_test(NAME bootstrap_mpi_comm SOURCES launcher_bootstrap_mpi_comm.cpp
+                      NPES 1 4 LAUNCHERS mpi TIMEOUT 60
+                      LIBS vshmem_internal_for_tests MPI::MPI_C)
+  target_compile_definitions(mpe_bootstrap_mpi_comm PRIVATE OMPI_SKIP_MPICXX=1
+                             MPICH_SKIP_MPICXX=1)
+endif()
