@@ -8,6 +8,8 @@
 // never matches the application's messages.
 #include <mpi.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdarg>
@@ -382,8 +384,9 @@ void plugin_finalize(void* ctx) {
   // MPI_Finalize could block forever, so a broken bootstrap leaves MPI as it is.
   if (!finalized && c->broken == 0) {
     if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
-    if (c->owns_mpi) MPI_Finalize();
   }
+  // MPI we started is finalized at exit, not here: MPI cannot be initialized twice, and a
+  // program may call shmem_init again after shmem_finalize.
   delete c;
 }
 
@@ -421,6 +424,12 @@ extern "C" __attribute__((visibility("default"))) int vshmem_bootstrap_plugin_in
       return report(err, errlen, Code::kSystem, "init: MPI_Init_thread failed (%d)", rc);
     }
     c->owns_mpi = true;
+    // This plugin is never unloaded, so the handler stays valid until exit.
+    std::atexit([] {
+      int done = 0;
+      MPI_Finalized(&done);
+      if (!done) MPI_Finalize();
+    });
   }
   // MPI_Comm_dup is collective and blocking: the one step without a time limit (a rank that
   // never calls it is the launcher's to detect).
