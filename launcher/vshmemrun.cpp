@@ -151,7 +151,7 @@ Options parse_args(int argc, char** argv) {
 // clear message instead of N times in the children.
 std::optional<std::string> resolve_program(const std::string& name, std::string* why) {
   auto usable = [&](const std::string& path) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return false;
     if (S_ISDIR(st.st_mode) || ::access(path.c_str(), X_OK) != 0) {
       *why = "'" + path + "' is not an executable file";
@@ -235,10 +235,9 @@ bool on_path(const std::string& name) {
 int hand_off(const Options& o) {
   std::vector<std::string> cmd;
   // Variables vshmemrun sets for its own PEs; forwarding them would confuse the remote PEs.
-  const std::vector<std::string> internal = {"VSHMEM_BOOTSTRAP", "VSHMEM_SOCKET_ADDR",
-                                             "VSHMEM_JOB_ID",    "VSHMEM_JOB_SECRET",
-                                             "VSHMEM_RANK",      "VSHMEM_NPES",
-                                             "VSHMEM_LOCAL_RANK", "VSHMEM_LOCAL_SIZE"};
+  const std::vector<std::string> internal = {
+      "VSHMEM_BOOTSTRAP", "VSHMEM_SOCKET_ADDR", "VSHMEM_JOB_ID",     "VSHMEM_JOB_SECRET",
+      "VSHMEM_RANK",      "VSHMEM_NPES",        "VSHMEM_LOCAL_RANK", "VSHMEM_LOCAL_SIZE"};
   std::vector<std::string> forward;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv = *e;
@@ -313,8 +312,8 @@ int hand_off(const Options& o) {
 // One node: start and supervise the PEs.
 
 struct OutputStream {
-  int fd = -1;        // read end of the PE's pipe
-  int target = 1;     // our stdout or stderr
+  int fd = -1;          // read end of the PE's pipe
+  int target = 1;       // our stdout or stderr
   std::string partial;  // an unfinished line
 };
 
@@ -384,10 +383,9 @@ int run_local(const Options& o) {
 
   // Each PE's environment is built before fork: count_gpus may have started driver threads,
   // and after fork in a threaded process only async-signal-safe calls are allowed.
-  const std::vector<std::string> ours = {"VSHMEM_BOOTSTRAP=", "VSHMEM_SOCKET_ADDR=",
-                                         "VSHMEM_JOB_ID=",    "VSHMEM_JOB_SECRET=",
-                                         "VSHMEM_RANK=",      "VSHMEM_NPES=",
-                                         "VSHMEM_LOCAL_RANK=", "VSHMEM_LOCAL_SIZE="};
+  const std::vector<std::string> ours = {
+      "VSHMEM_BOOTSTRAP=", "VSHMEM_SOCKET_ADDR=", "VSHMEM_JOB_ID=",     "VSHMEM_JOB_SECRET=",
+      "VSHMEM_RANK=",      "VSHMEM_NPES=",        "VSHMEM_LOCAL_RANK=", "VSHMEM_LOCAL_SIZE="};
   std::vector<std::string> base;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv = *e;

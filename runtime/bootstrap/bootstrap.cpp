@@ -143,8 +143,9 @@ Result<std::unique_ptr<Bootstrap>> create_bootstrap(const BootstrapOptions& opti
     result = detail::load_plugin_bootstrap(PluginKind::kMpi, options, timeout);
   } else if (choice == "pmix") {
     if (options.mpi_comm != nullptr) {
-      VSHMEM_WARN("bootstrap: VSHMEM_BOOTSTRAP=pmix: ignoring the MPI communicator passed to "
-                  "shmemx_init_attr");
+      VSHMEM_WARN(
+          "bootstrap: VSHMEM_BOOTSTRAP=pmix: ignoring the MPI communicator passed to "
+          "shmemx_init_attr");
     }
     result = detail::load_plugin_bootstrap(PluginKind::kPmix, options, timeout);
   } else if (choice == "auto") {
@@ -242,8 +243,8 @@ Result<JobIdentity> agree_job_identity(Bootstrap& bootstrap) {
     auto secret = detail::random_hex(16);
     if (!tag || !secret) {
       Status st = !tag ? tag.status() : secret.status();
-      return st.with_context(log::format("vshmem bootstrap(%s): PE 0: agree_job_identity: ",
-                                         bootstrap.name()));
+      return st.with_context(
+          log::format("vshmem bootstrap(%s): PE 0: agree_job_identity: ", bootstrap.name()));
     }
     std::string id = log::format("%x-%s", static_cast<unsigned>(::getpid()), tag->c_str());
     std::memcpy(wire.data(), id.data(), id.size());

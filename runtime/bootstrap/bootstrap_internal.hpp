@@ -32,8 +32,8 @@ std::vector<std::string> plugin_search_path();
 // The path of the plugin that would be loaded, or "" when none exists.
 std::string find_plugin(PluginKind kind);
 Result<std::unique_ptr<Bootstrap>> load_plugin_bootstrap(PluginKind kind,
-                                                        const BootstrapOptions& options,
-                                                        std::chrono::milliseconds timeout);
+                                                         const BootstrapOptions& options,
+                                                         std::chrono::milliseconds timeout);
 
 // 16 random bytes as 32 lower-case hex characters (getrandom).
 Result<std::string> random_hex(size_t bytes);

@@ -17,8 +17,7 @@ constexpr size_t kErrLen = 1024;
 
 class PluginBootstrap final : public Bootstrap {
  public:
-  PluginBootstrap(PluginKind kind, vshmem_bootstrap_plugin plugin)
-      : kind_(kind), plugin_(plugin) {}
+  PluginBootstrap(PluginKind kind, vshmem_bootstrap_plugin plugin) : kind_(kind), plugin_(plugin) {}
   // The library stays loaded: MPI implementations do not support being unloaded and loaded
   // again in one process, and a second shmem_init would do exactly that.
   ~PluginBootstrap() override { plugin_.finalize(plugin_.ctx); }
@@ -53,8 +52,8 @@ class PluginBootstrap final : public Bootstrap {
   // Plugins return a vshmem::Code and a message "call: cause".
   Status check(int rc, const char* err) const {
     if (rc == 0) return Status::ok();
-    Code code = rc > 0 && rc <= static_cast<int>(Code::kState) ? static_cast<Code>(rc)
-                                                               : Code::kPeerFailure;
+    Code code =
+        rc > 0 && rc <= static_cast<int>(Code::kState) ? static_cast<Code>(rc) : Code::kPeerFailure;
     return error(code, log::format("vshmem bootstrap(%s): PE %d: %s", name(), plugin_.rank, err));
   }
 
@@ -109,8 +108,8 @@ std::string find_plugin(PluginKind kind) {
 }
 
 Result<std::unique_ptr<Bootstrap>> load_plugin_bootstrap(PluginKind kind,
-                                                        const BootstrapOptions& options,
-                                                        std::chrono::milliseconds timeout) {
+                                                         const BootstrapOptions& options,
+                                                         std::chrono::milliseconds timeout) {
   const char* kname = plugin_kind_name(kind);
   std::string path = find_plugin(kind);
   if (path.empty()) {
@@ -144,8 +143,8 @@ Result<std::unique_ptr<Bootstrap>> load_plugin_bootstrap(PluginKind kind,
   char err[kErrLen] = {};
   int rc = init(&args, &plugin, err, sizeof(err));
   if (rc != 0) {
-    Code code = rc > 0 && rc <= static_cast<int>(Code::kState) ? static_cast<Code>(rc)
-                                                               : Code::kSystem;
+    Code code =
+        rc > 0 && rc <= static_cast<int>(Code::kState) ? static_cast<Code>(rc) : Code::kSystem;
     return error(code, log::format("vshmem bootstrap(%s): %s", kname, err));
   }
   if (plugin.abi_version != VSHMEM_BOOTSTRAP_ABI_VERSION || plugin.allgather == nullptr ||

@@ -137,8 +137,8 @@ void broadcast_error(Ctx* c, int code, const std::string& text) {
   std::memcpy(msg.data() + sizeof(h), text.data(), text.size());
   for (int r = 1; r < c->size; ++r) {
     MPI_Request req;
-    if (MPI_Isend(msg.data(), static_cast<int>(msg.size()), MPI_BYTE, r, kTagDown, c->comm,
-                  &req) == MPI_SUCCESS) {
+    if (MPI_Isend(msg.data(), static_cast<int>(msg.size()), MPI_BYTE, r, kTagDown, c->comm, &req) ==
+        MPI_SUCCESS) {
       MPI_Request_free(&req);
     }
   }
@@ -146,10 +146,12 @@ void broadcast_error(Ctx* c, int code, const std::string& text) {
 }
 
 int fail(Ctx* c, char* err, size_t errlen, Code code, const char* call, const std::string& cause) {
-  if (c->broken != 0) return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
+  if (c->broken != 0)
+    return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
   c->broken = static_cast<int>(code);
   c->broken_text = std::string(call) + ": " + cause;
-  if (c->rank == 0) broadcast_error(c, static_cast<int>(code), c->broken_text + " (reported by PE 0)");
+  if (c->rank == 0)
+    broadcast_error(c, static_cast<int>(code), c->broken_text + " (reported by PE 0)");
   return report(err, errlen, code, "%s", c->broken_text.c_str());
 }
 
@@ -193,7 +195,8 @@ int root_collective(Ctx* c, const Header& mine, const void* in, void* out, char*
       int got = 0;
       MPI_Get_count(&st, MPI_BYTE, &got);
       Header h{};
-      if (static_cast<size_t>(got) >= sizeof(Header)) std::memcpy(&h, bufs[index].data(), sizeof(h));
+      if (static_cast<size_t>(got) >= sizeof(Header))
+        std::memcpy(&h, bufs[index].data(), sizeof(h));
       bool same = static_cast<size_t>(got) == bufs[index].size() - 1 && h.op == mine.op &&
                   h.bytes == mine.bytes && h.seq == mine.seq &&
                   (mine.op != kBroadcast || h.root == mine.root);
@@ -238,14 +241,15 @@ int root_collective(Ctx* c, const Header& mine, const void* in, void* out, char*
   char* res = reply.data() + sizeof(Header);
   if (mine.op == kAllgather && bytes > 0) {
     std::memcpy(res, in, bytes);
-    for (int r = 1; r < n; ++r) std::memcpy(res + r * bytes, bufs[r].data() + sizeof(Header), bytes);
+    for (int r = 1; r < n; ++r)
+      std::memcpy(res + r * bytes, bufs[r].data() + sizeof(Header), bytes);
   } else if (mine.op == kBroadcast && bytes > 0) {
     std::memcpy(res, mine.root == 0 ? out : bufs[mine.root].data() + sizeof(Header), bytes);
   }
   std::vector<MPI_Request> sends(n - 1, MPI_REQUEST_NULL);
   for (int r = 1; r < n; ++r) {
-    int rc = MPI_Isend(reply.data(), static_cast<int>(reply.size()), MPI_BYTE, r, kTagDown,
-                       c->comm, &sends[r - 1]);
+    int rc = MPI_Isend(reply.data(), static_cast<int>(reply.size()), MPI_BYTE, r, kTagDown, c->comm,
+                       &sends[r - 1]);
     if (rc != MPI_SUCCESS) {
       abandon(sends);
       c->graveyard.push_back(std::move(reply));
@@ -266,8 +270,8 @@ int root_collective(Ctx* c, const Header& mine, const void* in, void* out, char*
   return 0;
 }
 
-int leaf_collective(Ctx* c, const Header& mine, const void* payload, size_t payload_len,
-                    void* out, size_t result_len, char* err, size_t errlen) {
+int leaf_collective(Ctx* c, const Header& mine, const void* payload, size_t payload_len, void* out,
+                    size_t result_len, char* err, size_t errlen) {
   const char* call = op_name(mine.op);
   const auto deadline = Clock::now() + c->timeout + kClientGrace;
   std::vector<char> msg(sizeof(Header) + payload_len);
@@ -280,8 +284,8 @@ int leaf_collective(Ctx* c, const Header& mine, const void* payload, size_t payl
   int rc = MPI_Irecv(reply.data(), static_cast<int>(reply.size()), MPI_BYTE, 0, kTagDown, c->comm,
                      &reqs[1]);
   if (rc == MPI_SUCCESS) {
-    rc = MPI_Isend(msg.data(), static_cast<int>(msg.size()), MPI_BYTE, 0, kTagUp, c->comm,
-                   &reqs[0]);
+    rc =
+        MPI_Isend(msg.data(), static_cast<int>(msg.size()), MPI_BYTE, 0, kTagUp, c->comm, &reqs[0]);
   }
   if (rc != MPI_SUCCESS) {
     abandon(reqs);
@@ -299,7 +303,8 @@ int leaf_collective(Ctx* c, const Header& mine, const void* payload, size_t payl
       abandon(reqs);
       c->graveyard.push_back(std::move(msg));
       c->graveyard.push_back(std::move(reply));
-      return fail(c, err, errlen, Code::kPeerFailure, call, "receiving from PE 0: " + mpi_error(rc));
+      return fail(c, err, errlen, Code::kPeerFailure, call,
+                  "receiving from PE 0: " + mpi_error(rc));
     }
     if (flag) {
       Header rh{};
@@ -346,12 +351,15 @@ int leaf_collective(Ctx* c, const Header& mine, const void* payload, size_t payl
 int collective(Ctx* c, uint32_t op, const void* in, void* out, size_t bytes, int root, char* err,
                size_t errlen) {
   const char* call = op_name(op);
-  if (c->broken != 0) return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
+  if (c->broken != 0)
+    return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
   const size_t result_len = op == kAllgather ? bytes * c->size : op == kBroadcast ? bytes : 0;
   // MPI counts are int.
   if (bytes > (1u << 30) || result_len + sizeof(Header) + 1 > static_cast<size_t>(INT32_MAX)) {
-    return report(err, errlen, Code::kInvalidArgument, "%s: %zu bytes is too large for the MPI "
-                  "bootstrap", call, bytes);
+    return report(err, errlen, Code::kInvalidArgument,
+                  "%s: %zu bytes is too large for the MPI "
+                  "bootstrap",
+                  call, bytes);
   }
   ++c->seq;
   Header mine{op, 0, c->seq, bytes, root, 0};
@@ -360,13 +368,14 @@ int collective(Ctx* c, uint32_t op, const void* in, void* out, size_t bytes, int
     return 0;
   }
   if (c->rank == 0) return root_collective(c, mine, in, out, err, errlen);
-  const void* payload = op == kAllgather ? in : (op == kBroadcast && root == c->rank) ? out : nullptr;
+  const void* payload = op == kAllgather                        ? in
+                        : (op == kBroadcast && root == c->rank) ? out
+                                                                : nullptr;
   size_t payload_len = payload ? bytes : 0;
   return leaf_collective(c, mine, payload, payload_len, out, result_len, err, errlen);
 }
 
-int plugin_allgather(void* ctx, const void* in, void* out, size_t bytes, char* err,
-                     size_t errlen) {
+int plugin_allgather(void* ctx, const void* in, void* out, size_t bytes, char* err, size_t errlen) {
   return collective(static_cast<Ctx*>(ctx), kAllgather, in, out, bytes, 0, err, errlen);
 }
 int plugin_broadcast(void* ctx, void* buf, size_t bytes, int root, char* err, size_t errlen) {
@@ -396,8 +405,10 @@ extern "C" __attribute__((visibility("default"))) int vshmem_bootstrap_plugin_in
     const vshmem_bootstrap_init_args* args, vshmem_bootstrap_plugin* out, char* err,
     size_t errlen) {
   if (args == nullptr || args->abi_version != VSHMEM_BOOTSTRAP_ABI_VERSION) {
-    return report(err, errlen, Code::kUnsupported, "init: plugin ABI mismatch (libvshmem speaks %d, "
-                  "the plugin %d)", args ? args->abi_version : -1, VSHMEM_BOOTSTRAP_ABI_VERSION);
+    return report(err, errlen, Code::kUnsupported,
+                  "init: plugin ABI mismatch (libvshmem speaks %d, "
+                  "the plugin %d)",
+                  args ? args->abi_version : -1, VSHMEM_BOOTSTRAP_ABI_VERSION);
   }
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);

@@ -88,8 +88,8 @@ int fence(Ctx* c, bool collect, const char* call, char* err, size_t errlen) {
   return 0;
 }
 
-int put(Ctx* c, const std::string& key, const void* data, size_t bytes, const char* call,
-        char* err, size_t errlen) {
+int put(Ctx* c, const std::string& key, const void* data, size_t bytes, const char* call, char* err,
+        size_t errlen) {
   pmix_value_t v;
   PMIX_VALUE_CONSTRUCT(&v);
   v.type = PMIX_BYTE_OBJECT;
@@ -134,10 +134,10 @@ std::string key_for(const char* what, uint64_t seq) {
   return "vshmem.boot." + std::string(what) + "." + std::to_string(seq);
 }
 
-int plugin_allgather(void* ctx, const void* in, void* out, size_t bytes, char* err,
-                     size_t errlen) {
+int plugin_allgather(void* ctx, const void* in, void* out, size_t bytes, char* err, size_t errlen) {
   auto* c = static_cast<Ctx*>(ctx);
-  if (c->broken) return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
+  if (c->broken)
+    return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
   ++c->seq;
   const std::string key = key_for("allgather", c->seq);
   if (int rc = put(c, key, in, bytes, "allgather", err, errlen)) return rc;
@@ -159,7 +159,8 @@ int plugin_allgather(void* ctx, const void* in, void* out, size_t bytes, char* e
 
 int plugin_broadcast(void* ctx, void* buf, size_t bytes, int root, char* err, size_t errlen) {
   auto* c = static_cast<Ctx*>(ctx);
-  if (c->broken) return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
+  if (c->broken)
+    return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
   ++c->seq;
   const std::string key = key_for("broadcast", c->seq);
   if (c->rank == root) {
@@ -176,7 +177,8 @@ int plugin_broadcast(void* ctx, void* buf, size_t bytes, int root, char* err, si
 
 int plugin_barrier(void* ctx, char* err, size_t errlen) {
   auto* c = static_cast<Ctx*>(ctx);
-  if (c->broken) return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
+  if (c->broken)
+    return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
   ++c->seq;
   return fence(c, false, "barrier", err, errlen);
 }
@@ -193,8 +195,10 @@ extern "C" __attribute__((visibility("default"))) int vshmem_bootstrap_plugin_in
     const vshmem_bootstrap_init_args* args, vshmem_bootstrap_plugin* out, char* err,
     size_t errlen) {
   if (args == nullptr || args->abi_version != VSHMEM_BOOTSTRAP_ABI_VERSION) {
-    return report(err, errlen, Code::kUnsupported, "init: plugin ABI mismatch (libvshmem speaks %d, "
-                  "the plugin %d)", args ? args->abi_version : -1, VSHMEM_BOOTSTRAP_ABI_VERSION);
+    return report(err, errlen, Code::kUnsupported,
+                  "init: plugin ABI mismatch (libvshmem speaks %d, "
+                  "the plugin %d)",
+                  args ? args->abi_version : -1, VSHMEM_BOOTSTRAP_ABI_VERSION);
   }
   auto* c = new Ctx;
   c->timeout_ms = args->timeout_ms;

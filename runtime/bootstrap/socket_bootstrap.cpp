@@ -304,8 +304,7 @@ Status SocketBootstrap::hub_accept() {
       ::listen(listen_fd_, std::min(npes, 4096)) != 0) {
     int e = errno;
     return make_error(Code::kSystem, "init",
-                      log::format("cannot listen at %s: %s%s", config_.address.c_str(),
-                                  strerror(e),
+                      log::format("cannot listen at %s: %s%s", config_.address.c_str(), strerror(e),
                                   e == EADDRINUSE ? " (another job uses this address)" : ""));
   }
   const bool on_filesystem = config_.address[0] != '@';
@@ -375,8 +374,7 @@ Status SocketBootstrap::hub_accept() {
     for (size_t i = 0; i < pending.size(); ++i) {
       Pending& p = pending[i];
       if (!(pfds[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t r = ::recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got,
-                         sizeof(Hello) - p.got, 0);
+      ssize_t r = ::recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(Hello) - p.got, 0);
       if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
         close_fd(&p.fd);  // a peer that gave up before introducing itself
         continue;
@@ -438,9 +436,9 @@ Status SocketBootstrap::client_connect() {
     int e = errno;
     close_fd(&fd);
     if (e != ECONNREFUSED && e != ENOENT && e != EAGAIN && e != EINTR) {
-      return make_error(Code::kSystem, "init",
-                        log::format("cannot connect to PE 0 at %s: %s", config_.address.c_str(),
-                                    strerror(e)));
+      return make_error(
+          Code::kSystem, "init",
+          log::format("cannot connect to PE 0 at %s: %s", config_.address.c_str(), strerror(e)));
     }
     if (Clock::now() >= deadline) {
       return make_error(Code::kTimeout, "init",
@@ -457,16 +455,16 @@ Status SocketBootstrap::client_connect() {
   uid_t uid = 0;
   pid_t pid = 0;
   if (!peer_uid(fd, &uid, &pid)) {
-    return make_error(Code::kSystem, "init",
-                      log::format("SO_PEERCRED on %s: %s", config_.address.c_str(),
-                                  strerror(errno)));
+    return make_error(
+        Code::kSystem, "init",
+        log::format("SO_PEERCRED on %s: %s", config_.address.c_str(), strerror(errno)));
   }
   if (uid != ::geteuid()) {
-    return make_error(Code::kPeerFailure, "init",
-                      log::format("the process listening at %s (pid %d) runs as uid %u, not as "
-                                  "uid %u; refusing to send it the job secret",
-                                  config_.address.c_str(), static_cast<int>(pid), uid,
-                                  ::geteuid()));
+    return make_error(
+        Code::kPeerFailure, "init",
+        log::format("the process listening at %s (pid %d) runs as uid %u, not as "
+                    "uid %u; refusing to send it the job secret",
+                    config_.address.c_str(), static_cast<int>(pid), uid, ::geteuid()));
   }
   Hello hello{};
   hello.magic = kHelloMagic;
@@ -576,11 +574,10 @@ Status SocketBootstrap::hub_collective(Op op, const void* in, void* out, size_t 
       for (int r = 1; r < npes; ++r) {
         if (!peers[r].done) missing.push_back(r);
       }
-      return fail(call, Status(Code::kTimeout,
-                               log::format("timed out after %s waiting for PE%s %s",
-                                           format_seconds(timeout_).c_str(),
-                                           missing.size() > 1 ? "s" : "",
-                                           format_pe_list(missing).c_str())));
+      return fail(call, Status(Code::kTimeout, log::format("timed out after %s waiting for PE%s %s",
+                                                           format_seconds(timeout_).c_str(),
+                                                           missing.size() > 1 ? "s" : "",
+                                                           format_pe_list(missing).c_str())));
     }
     std::vector<pollfd> pfds;
     std::vector<int> who;
@@ -619,17 +616,15 @@ Status SocketBootstrap::hub_collective(Op op, const void* in, void* out, size_t 
         if (n < 0) {
           if (errno == EINTR) continue;
           if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-          return fail(call, Status(Code::kPeerFailure,
-                                   log::format("PE %d: connection failed: %s", r,
-                                               strerror(errno))));
+          return fail(call, Status(Code::kPeerFailure, log::format("PE %d: connection failed: %s",
+                                                                   r, strerror(errno))));
         }
         if (p.hdr_got < sizeof(Request)) {
           p.hdr_got += static_cast<size_t>(n);
           if (p.hdr_got < sizeof(Request)) continue;
           const Request& q = p.req;
           if (q.magic != kRequestMagic) {
-            return fail(call, Status(Code::kPeerFailure,
-                                     log::format("PE %d sent garbage", r)));
+            return fail(call, Status(Code::kPeerFailure, log::format("PE %d sent garbage", r)));
           }
           if (q.op != static_cast<uint32_t>(op) || q.bytes != bytes ||
               (op == Op::kBroadcast && q.root != root) || q.seq != seq_) {
@@ -638,8 +633,7 @@ Status SocketBootstrap::hub_collective(Op op, const void* in, void* out, size_t 
                                log::format("PEs disagree: PE %d called %s (collective #%llu) "
                                            "while PE 0 called %s (collective #%llu)",
                                            r, describe(q.op, q.bytes, q.root).c_str(),
-                                           static_cast<unsigned long long>(q.seq),
-                                           mine.c_str(),
+                                           static_cast<unsigned long long>(q.seq), mine.c_str(),
                                            static_cast<unsigned long long>(seq_))));
           }
           if (op == Op::kAllgather) {
@@ -683,13 +677,13 @@ Status SocketBootstrap::hub_collective(Op op, const void* in, void* out, size_t 
                                log::format("PE %d died before receiving the result", r)));
     }
     if (io == Io::kTimeout) {
-      return fail(call, Status(Code::kTimeout,
-                               log::format("timed out after %s sending the result to PE %d",
-                                           format_seconds(timeout_).c_str(), r)));
+      return fail(
+          call, Status(Code::kTimeout, log::format("timed out after %s sending the result to PE %d",
+                                                   format_seconds(timeout_).c_str(), r)));
     }
     if (io == Io::kError) {
-      return fail(call, Status(Code::kSystem, log::format("sending to PE %d: %s", r,
-                                                          strerror(err))));
+      return fail(call,
+                  Status(Code::kSystem, log::format("sending to PE %d: %s", r, strerror(err))));
     }
   }
   if (op == Op::kAllgather && bytes > 0) std::memcpy(out, scratch.data(), scratch.size());
@@ -748,8 +742,8 @@ Status SocketBootstrap::client_collective(Op op, const void* in, void* out, size
                     ? static_cast<Code>(rep.status)
                     : Code::kPeerFailure;
     // The text already names the failed call (it may be an earlier one, e.g. init).
-    return broken(error(code, log::format("vshmem bootstrap(socket): PE %d: %s", config_.rank,
-                                          text.c_str())));
+    return broken(error(
+        code, log::format("vshmem bootstrap(socket): PE %d: %s", config_.rank, text.c_str())));
   }
   size_t expect = op == Op::kAllgather ? bytes * config_.npes : op == Op::kBroadcast ? bytes : 0;
   if (rep.seq != seq_ || rep.length != expect) {

@@ -19,8 +19,7 @@ namespace {
 int g_rank = -1;
 
 [[noreturn]] void die(const std::string& what) {
-  std::fprintf(stderr, "launcher_bootstrap_collectives: PE %d: FAILED: %s\n", g_rank,
-               what.c_str());
+  std::fprintf(stderr, "launcher_bootstrap_collectives: PE %d: FAILED: %s\n", g_rank, what.c_str());
   std::exit(1);
 }
 
@@ -31,7 +30,8 @@ void check(const vshmem::Status& st, const char* what) {
 // The bytes PE `pe` contributes to step `step`: a function of a job-wide seed that PE 0 draws
 // fresh every run, so every PE can verify every other PE's data.
 std::vector<unsigned char> pattern(uint64_t seed, int pe, int step, size_t bytes) {
-  std::mt19937_64 gen(seed ^ (static_cast<uint64_t>(pe) << 32) ^ (static_cast<uint64_t>(step) * 0x9e3779b97f4a7c15ULL));
+  std::mt19937_64 gen(seed ^ (static_cast<uint64_t>(pe) << 32) ^
+                      (static_cast<uint64_t>(step) * 0x9e3779b97f4a7c15ULL));
   std::vector<unsigned char> v(bytes);
   for (auto& b : v) b = static_cast<unsigned char>(gen());
   return v;
@@ -55,7 +55,8 @@ int main() {
 
   // PE 0 draws the seed; the broadcast itself is the first thing checked.
   uint64_t seed = 0;
-  if (me == 0) seed = std::random_device{}() | (static_cast<uint64_t>(std::random_device{}()) << 32);
+  if (me == 0)
+    seed = std::random_device{}() | (static_cast<uint64_t>(std::random_device{}()) << 32);
   uint64_t seed_poisoned = me == 0 ? seed : 0xdeadbeefdeadbeefULL;
   check(boot.broadcast(&seed_poisoned, sizeof(seed_poisoned), 0), "broadcast(seed)");
   seed = seed_poisoned;
@@ -84,7 +85,8 @@ int main() {
     std::vector<unsigned char> buf = me == root ? expect : std::vector<unsigned char>(bytes, 0x3C);
     check(boot.broadcast(buf.data(), bytes, root), "broadcast");
     if (buf != expect) {
-      die("broadcast(" + std::to_string(bytes) + ", root " + std::to_string(root) + "): wrong data");
+      die("broadcast(" + std::to_string(bytes) + ", root " + std::to_string(root) +
+          "): wrong data");
     }
   }
 

@@ -19,7 +19,8 @@ int main() {
   const auto t0 = std::chrono::steady_clock::now();
   if (me == n - 1) std::this_thread::sleep_for(std::chrono::milliseconds(3500));
   vshmem::Status st = boot.barrier();
-  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (st.is_ok()) {
     std::fprintf(stderr, "PE %d: barrier succeeded although PE %d never arrived in time\n", me,
                  n - 1);

@@ -52,7 +52,7 @@ struct Job {
 };
 
 struct Outcome {
-  std::string text;  // what the process reported
+  std::string text;    // what the process reported
   double seconds = 0;  // from the start of the job until the process finished
   int status = -1;
 };
@@ -172,8 +172,8 @@ TEST(CreateBootstrap, NoLauncherGivesASingleton) {
       unsetenv(v);
     }
     return connect_and([](Bootstrap& b) -> std::string {
-      std::string r = std::string(b.name()) + " " + std::to_string(b.rank()) + "/" +
-                      std::to_string(b.size());
+      std::string r =
+          std::string(b.name()) + " " + std::to_string(b.rank()) + "/" + std::to_string(b.size());
       std::string in = random_hex(40), out(40, '#');
       r += " " + text_of(b.allgather(in.data(), out.data(), in.size()));
       r += out == in ? " copied" : " NOT-COPIED";
@@ -205,8 +205,8 @@ TEST(SocketBootstrap, CollectivesWithFreshDataAcrossProcessCounts) {
           std::string mine = data(rank), all(bytes * n, '\x5a');
           if (!b.allgather(mine.data(), all.data(), bytes)) return "allgather failed";
           for (int pe = 0; pe < n; ++pe) {
-            if (all.compare(pe * bytes, bytes, data(pe)) != 0) return "wrong data from PE " +
-                                                                      std::to_string(pe);
+            if (all.compare(pe * bytes, bytes, data(pe)) != 0)
+              return "wrong data from PE " + std::to_string(pe);
           }
           std::string buf = rank == n - 1 ? data(100) : std::string(bytes, '\x11');
           if (!b.broadcast(buf.data(), bytes, n - 1) || buf != data(100)) return "bad broadcast";
@@ -366,7 +366,8 @@ TEST(Topology, NodeIdSimulatesTwoNodes) {
       for (int pe : t->local_pes) s += " " + std::to_string(pe);
       s += " |";
       for (int pe = 0; pe < 5; ++pe) {
-        s += " " + std::to_string(t->node_of_pe[pe]) + ":" + std::to_string(t->local_rank_of_pe[pe]);
+        s +=
+            " " + std::to_string(t->node_of_pe[pe]) + ":" + std::to_string(t->local_rank_of_pe[pe]);
       }
       return s;
     });

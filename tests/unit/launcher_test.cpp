@@ -132,8 +132,8 @@ TEST(Vshmemrun, EveryPeGetsItsEnvironment) {
   std::set<std::string> jobs;
   for (int pe = 0; pe < 3; ++pe) {
     std::string p = std::to_string(pe);
-    EXPECT_TRUE(has(r.out, "[PE " + p + "] rank=" + p + " npes=3 local_rank=" + p +
-                               " local_size=3 "))
+    EXPECT_TRUE(
+        has(r.out, "[PE " + p + "] rank=" + p + " npes=3 local_rank=" + p + " local_size=3 "))
         << r.out;
   }
   EXPECT_TRUE(has(r.out, "bootstrap=socket")) << r.out;
@@ -152,8 +152,7 @@ TEST(Vshmemrun, ExitStatusOfTheFailingPeAndTheOthersAreStopped) {
   auto r = vshmemrun({"-n", "4", kHelper, "exit", "2", std::to_string(code)});
   EXPECT_EQ(r.status, code) << r.err;
   EXPECT_TRUE(has(r.err, "PE 2 (pid ")) << r.err;
-  EXPECT_TRUE(has(r.err, "exited with status " + std::to_string(code) +
-                             "; stopping the other PEs"))
+  EXPECT_TRUE(has(r.err, "exited with status " + std::to_string(code) + "; stopping the other PEs"))
       << r.err;
   EXPECT_LT(r.seconds, 5) << "the sleeping PEs were not stopped";
 }
@@ -182,8 +181,8 @@ TEST(Vshmemrun, StdinGoesToPeZeroOnly) {
   const std::string line = "hello " + std::to_string(std::random_device{}());
   auto r = vshmemrun({"-n", "3", "--tag-output", kHelper, "stdin"}, line + "\nmore\n");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(has(r.out, "[PE 0] read " + std::to_string(line.size() + 6) + " bytes: '" + line +
-                             "'"))
+  EXPECT_TRUE(
+      has(r.out, "[PE 0] read " + std::to_string(line.size() + 6) + " bytes: '" + line + "'"))
       << r.out;
   EXPECT_TRUE(has(r.out, "[PE 1] read 0 bytes: ''")) << r.out;
   EXPECT_TRUE(has(r.out, "[PE 2] read 0 bytes: ''")) << r.out;
@@ -271,9 +270,10 @@ TEST(Vshmemrun, UsageErrorsExitTwo) {
 }
 
 TEST(Vshmemrun, DryRunHandsSeveralNodesToMpirunWithThePmixBootstrap) {
-  auto r = vshmemrun({"-n", "4", "--hosts", "nodea,nodeb", "-ppn", "2", "--dry-run", "./app", "x y"},
-                     "", {"SLURM_JOB_ID", "VSHMEM_TEST_MARK=1", "SHMEM_SYMMETRIC_SIZE=1G",
-                          "VSHMEM_SOCKET_ADDR=@leak"});
+  auto r =
+      vshmemrun({"-n", "4", "--hosts", "nodea,nodeb", "-ppn", "2", "--dry-run", "./app", "x y"}, "",
+                {"SLURM_JOB_ID", "VSHMEM_TEST_MARK=1", "SHMEM_SYMMETRIC_SIZE=1G",
+                 "VSHMEM_SOCKET_ADDR=@leak"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(r.out.rfind("mpirun -np 4 ", 0) == 0 || r.out.rfind("prterun -np 4 ", 0) == 0)
       << r.out;
