@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Runs the vshmem benchmark suite and prints its table (issue #6).
+#
+#   bench/run.sh [--quick] [--out FILE] [--build-dir DIR] [--host-only] [--no-nvshmem]
+#                [--npes "2 4 8"] [--gpu-npes "1 2 4 8"]
+#
+# Always: the host-API suite on the host backend (memfd heap), 2 to 8 PEs.
+# Where a GPU is usable: the device-API suite (vshmem_bench_gpu) on the cuda backend, 1 to 8 PEs
+#   (PE k gets GPU k mod #GPUs; PEs sharing a GPU run under MPS, started here when it is not
+#   running), and the host-API suite on the cuda backend.
+# Where the NVSHMEM package is found (Python package nvidia-nvshmem, or NVSHMEM_HOME) together
+#   with nvcc and Open MPI: the same device workloads compiled against NVSHMEM from
+#   bench/gpu_bench.cu, at run time, never as a build dependency, started with mpirun.
+#
+# Every figure is appended as a JSON line to --out (default bench-results.jsonl, truncated
+# first); bench/report.py prints the table from it. --quick is the CI smoke run: fewer sizes and
+# repetitions, 2 PEs, no figure asserted.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${VSHMEM_BUILD_DIR:-$repo/build}
+out=bench-results.jsonl
+quick=0
+host_only=0
+with_nvshmem=1
+npes=""
+gpu_npes=""
+
+usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+while (($#)); do
+  case $1 in
+    --quick) quick=1 ;;
+    --out) out=$2; shift ;;
+    --build-dir) build=$2; shift ;;
+    --host-only) host_only=1 ;;
+    --no-nvshmem) with_nvshmem=0 ;;
+    --npes) npes=$2; shift ;;
+    --gpu-npes) gpu_npes=$2; shift ;;
+    -h|--help) usage ;;
+    *) echo "run.sh: unknown argument $1" >&2; usage ;;
+  esac
+  shift
+done
+if ((quick)); then
+  npes=${npes:-2}
+  gpu_npes=${gpu_npes:-2}
+  qflag=--quick
+  per_run_timeout=120
+else
+  npes=${npes:-"2 4 8"}
+  gpu_npes=${gpu_npes:-"1 2 4 8"}
+  qflag=
+  per_run_timeout=540
+fi
+out=$(realpath -m "$out")
+: >"$out"
+log() { printf '\n== %s\n' "$*" >&2; }
+
+# NVLink multicast is never used: on shared hosts a faulty multicast setup can take GPUs out of
+# service (DESIGN.md); NVSHMEM is told the same.
+unset VSHMEM_ENABLE_MULTICAST
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
+
+# ---- which parts can run here -------------------------------------------------------------
+ngpus=0
+if ((!host_only)) && command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  ngpus=$(nvidia-smi -L | grep -c '^GPU' || true)
+fi
+
+nvcc=${CUDACXX:-}
+[[ -z $nvcc && -x /usr/local/cuda/bin/nvcc ]] && nvcc=/usr/local/cuda/bin/nvcc
+[[ -z $nvcc ]] && nvcc=$(command -v nvcc || true)
+
+# ---- build (only what is missing) ---------------------------------------------------------
+targets="vshmem vshmemrun vshmem_bench_host"
+need_build=0
+[[ -x $build/bench/vshmem_bench_host && -x $build/bin/vshmemrun ]] || need_build=1
+if ((ngpus > 0)) && [[ ! -x $build/bench/vshmem_bench_gpu ]]; then need_build=1; fi
+if ((need_build)); then
+  log "building in $build"
+  cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2
+  if ((ngpus > 0)) && cmake --build "$build" --target help | grep -q vshmem_bench_gpu; then
+    targets+=" vshmem_bench_gpu vshmem_bench_ceiling"
+  fi
+  cmake --build "$build" -j"$(nproc)" --target $targets >&2
+fi
+vshmemrun=$build/bin/vshmemrun
+
+run_pes() {  # run_pes LAUNCH_DESCRIPTION command...: one benchmark run, bounded in time
+  local what=$1; shift
+  log "$what"
+  if ! timeout --kill-after=10 "$per_run_timeout" "$@"; then
+    echo "run.sh: FAILED: $what ($*)" >&2
+    failures=$((failures + 1))
+  fi
+}
+failures=0
+
+# ---- host backend -------------------------------------------------------------------------
+for n in $npes; do
+  run_pes "host suite, host backend, $n PEs" env VSHMEM_BACKEND=host \
+    "$vshmemrun" -n "$n" -- "$build/bench/vshmem_bench_host" $qflag --out "$out"
+  if ((!quick)); then
+    # shmem_init happens once per process: more processes give its median.
+    for _ in 1 2 3 4; do
+      run_pes "host suite, shmem_init again, $n PEs" env VSHMEM_BACKEND=host \
+        "$vshmemrun" -n "$n" -- "$build/bench/vshmem_bench_host" --only init --out "$out"
+    done
+  fi
+done
+
+# ---- GPU ----------------------------------------------------------------------------------
+mps_started=0
+stop_mps() {
+  if ((mps_started)); then echo quit | "$mps_ctl" >/dev/null 2>&1 || true; fi
+}
+trap stop_mps EXIT
+
+if ((ngpus > 0)); then
+  # Several PEs per GPU need MPS to run their kernels at the same time (a ping-pong between two
+  # PEs of one GPU would otherwise time-slice). Start it unless one is already serving.
+  mps_ctl=$(command -v nvidia-cuda-mps-control || true)
+  [[ -z $mps_ctl && -x /usr/local/nvidia/bin/nvidia-cuda-mps-control ]] &&
+    mps_ctl=/usr/local/nvidia/bin/nvidia-cuda-mps-control
+  if [[ -n $mps_ctl ]] && ! pgrep -x nvidia-cuda-mps >/dev/null 2>&1; then
+    export CUDA_MPS_PIPE_DIRECTORY=${CUDA_MPS_PIPE_DIRECTORY:-/tmp/mps}
+    export CUDA_MPS_LOG_DIRECTORY=${CUDA_MPS_LOG_DIRECTORY:-/tmp/mps-log}
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    if "$mps_ctl" -d; then mps_started=1; log "MPS started"; fi
+  fi
+  gpu_tag="gpus=$ngpus"
+  # Two buffers of the largest size per PE, plus room for the rest.
+  if ((quick)); then heap=1G; gpu_max=64M; else heap=3G; gpu_max=1G; fi
+  if [[ -x $build/bench/vshmem_bench_ceiling ]]; then
+    run_pes "ceilings (cudaMemcpy D2D, copy kernel)" "$build/bench/vshmem_bench_ceiling" \
+      $qflag --max-bytes "$gpu_max" --out "$out" --tag "$gpu_tag"
+  fi
+  for n in $gpu_npes; do
+    if [[ -x $build/bench/vshmem_bench_gpu ]]; then
+      run_pes "gpu suite, cuda backend, $n PEs" env VSHMEM_BACKEND=cuda SHMEM_SYMMETRIC_SIZE=$heap \
+        "$vshmemrun" -n "$n" -- "$build/bench/vshmem_bench_gpu" $qflag --max-bytes "$gpu_max" \
+        --out "$out" --tag "$gpu_tag"
+    else
+      echo "run.sh: no vshmem_bench_gpu in $build (built without CUDA or without the device" \
+           "library): device-API benchmarks left out" >&2
+    fi
+    ((n >= 2)) || continue
+    run_pes "host suite, cuda backend, $n PEs" env VSHMEM_BACKEND=cuda SHMEM_SYMMETRIC_SIZE=$heap \
+      "$vshmemrun" -n "$n" -- "$build/bench/vshmem_bench_host" $qflag --out "$out" \
+      --tag "$gpu_tag" --only init,malloc,rma_lat,rma_bw,amo,barrier
+  done
+
+  # ---- NVSHMEM, the same workloads ----------------------------------------------------------
+  nvhome=${NVSHMEM_HOME:-}
+  if [[ -z $nvhome ]]; then
+    nvhome=$(python3 -c 'import nvidia.nvshmem, os; print(os.path.dirname(nvidia.nvshmem.__file__))' \
+               2>/dev/null || true)
+  fi
+  if ((!with_nvshmem)); then
+    log "NVSHMEM comparison turned off (--no-nvshmem)"
+  elif [[ -z $nvhome || ! -d $nvhome/include ]]; then
+    log "NVSHMEM not found (no nvidia-nvshmem Python package, NVSHMEM_HOME unset): no comparison"
+  elif [[ -z $nvcc ]] || ! command -v mpirun >/dev/null || ! command -v mpicxx >/dev/null; then
+    log "NVSHMEM found at $nvhome, but nvcc or Open MPI (mpirun, mpicxx) is missing: no comparison"
+  else
+    nvbin=$build/bench/nvshmem_bench_gpu
+    nvlib=$build/bench/nvshmem-lib
+    if [[ ! -x $nvbin || $repo/bench/gpu_bench.cu -nt $nvbin ]]; then
+      log "building the NVSHMEM variant from bench/gpu_bench.cu"
+      mkdir -p "$nvlib"
+      # The wheel ships libnvshmem_host.so.3 only; the linker wants the unversioned name.
+      host_so=$(ls "$nvhome"/lib/libnvshmem_host.so* | head -1)
+      ln -sf "$host_so" "$nvlib/libnvshmem_host.so"
+      cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+      "$nvcc" -O3 -std=c++17 -rdc=true -arch=sm_"${cc:-90}" -DVSHMEM_BENCH_NVSHMEM \
+        -I"$repo" -I"$nvhome/include" $(mpicxx --showme:compile) \
+        "$repo/bench/gpu_bench.cu" -o "$nvbin" \
+        -L"$nvhome/lib" -L"$nvlib" -lnvshmem_device -lnvshmem_host \
+        $(mpicxx --showme:link | sed 's/-pthread/-Xcompiler -pthread/g') -lcuda \
+        -Xlinker -rpath="$nvhome/lib"
+    fi
+    for n in $gpu_npes; do
+      run_pes "NVSHMEM gpu suite, $n PEs" mpirun --allow-run-as-root --oversubscribe \
+        --bind-to none -np "$n" -x NVSHMEM_SYMMETRIC_SIZE=$heap -x NVSHMEM_DISABLE_NVLS \
+        -x NCCL_NVLS_ENABLE -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY \
+        "$nvbin" $qflag --max-bytes "$gpu_max" --out "$out" --tag "$gpu_tag"
+    done
+  fi
+elif ((!host_only)); then
+  log "no usable GPU: host backend only"
+fi
+
+log "results: $out"
+python3 "$repo/bench/report.py" "$out"
+if ((failures)); then
+  echo "run.sh: $failures benchmark run(s) failed (see above)" >&2
+  exit 1
+fi
