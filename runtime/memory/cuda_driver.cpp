@@ -4,11 +4,20 @@
 
 #include <algorithm>
 #include <memory>
+#include <type_traits>
 
 #include "runtime/common/log.hpp"
 
 namespace vshmem::detail {
 namespace {
+
+// The pinned signatures are the ones cuda.h declares under the plain names: code written against
+// the header calls what the loader resolved.
+#define VSHMEM_CUDA_DRIVER_SAME_AS_HEADER(name, version)                    \
+  static_assert(std::is_same_v<PFN_##name##_v##version, decltype(&::name)>, \
+                #name " is pinned to a version whose signature differs from cuda.h's");
+VSHMEM_CUDA_DRIVER_FUNCTIONS(VSHMEM_CUDA_DRIVER_SAME_AS_HEADER)
+#undef VSHMEM_CUDA_DRIVER_SAME_AS_HEADER
 
 using DriverGetVersionFn = CUresult (*)(int*);
 using GetProcAddressFn = CUresult (*)(const char*, void**, int, cuuint64_t,
@@ -38,26 +47,24 @@ Result<const CudaDriver*> load() {
                                 driver_version_string(driver->version).c_str(),
                                 driver_version_string(kMinDriverVersion).c_str()));
   }
-  // cuGetProcAddress_v2 is exported by every 12.x driver; it returns the variant of each entry
-  // point that matches the ABI of the version we ask for, so ask for the older of the headers we
-  // were compiled against and the driver we run on.
+  // cuGetProcAddress_v2 is exported by every 12.x driver; each symbol is asked for at its pinned
+  // version (see VSHMEM_CUDA_DRIVER_FUNCTIONS).
   auto get_proc = reinterpret_cast<GetProcAddressFn>(::dlsym(lib, "cuGetProcAddress_v2"));
   if (get_proc == nullptr) {
     return unusable("dlsym(libcuda.so.1, cuGetProcAddress_v2): symbol missing");
   }
-  const int abi_version = std::min(CUDA_VERSION, driver->version);
-#define VSHMEM_CUDA_DRIVER_RESOLVE(name)                                                  \
-  {                                                                                       \
-    void* fn = nullptr;                                                                   \
-    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;          \
-    CUresult r = get_proc(#name, &fn, abi_version, CU_GET_PROC_ADDRESS_DEFAULT, &found);  \
-    if (r != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS || fn == nullptr) {     \
-      return unusable(                                                                    \
-          log::format("cuGetProcAddress(%s, version %d): not found (CUresult %d, "        \
-                      "query result %d)",                                                 \
-                      #name, abi_version, static_cast<int>(r), static_cast<int>(found))); \
-    }                                                                                     \
-    driver->name = reinterpret_cast<decltype(driver->name)>(fn);                          \
+#define VSHMEM_CUDA_DRIVER_RESOLVE(name, version)                                     \
+  {                                                                                   \
+    void* fn = nullptr;                                                               \
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;      \
+    CUresult r = get_proc(#name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &found);  \
+    if (r != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS || fn == nullptr) { \
+      return unusable(                                                                \
+          log::format("cuGetProcAddress(%s, version %d): not found (CUresult %d, "    \
+                      "query result %d)",                                             \
+                      #name, version, static_cast<int>(r), static_cast<int>(found))); \
+    }                                                                                 \
+    driver->name = reinterpret_cast<decltype(driver->name)>(fn);                      \
   }
   VSHMEM_CUDA_DRIVER_FUNCTIONS(VSHMEM_CUDA_DRIVER_RESOLVE)
 #undef VSHMEM_CUDA_DRIVER_RESOLVE

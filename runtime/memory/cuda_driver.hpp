@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include <string>
 
@@ -11,56 +12,58 @@
 
 namespace vshmem::detail {
 
-// Every entry point the runtime uses. Names are the base names given to cuGetProcAddress; where
-// cuda.h maps a name to a versioned symbol (cuMemGetInfo -> cuMemGetInfo_v2), the member's type
-// follows that mapping, which is the variant cuGetProcAddress returns for the version we ask.
-#define VSHMEM_CUDA_DRIVER_FUNCTIONS(X)     \
-  X(cuGetErrorName)                         \
-  X(cuGetErrorString)                       \
-  X(cuInit)                                 \
-  X(cuDeviceGet)                            \
-  X(cuDeviceGetCount)                       \
-  X(cuDeviceGetName)                        \
-  X(cuDeviceGetAttribute)                   \
-  X(cuDeviceCanAccessPeer)                  \
-  X(cuDevicePrimaryCtxRetain)               \
-  X(cuDevicePrimaryCtxRelease)              \
-  X(cuCtxGetCurrent)                        \
-  X(cuCtxSetCurrent)                        \
-  X(cuCtxGetDevice)                         \
-  X(cuCtxPushCurrent)                       \
-  X(cuCtxPopCurrent)                        \
-  X(cuCtxEnablePeerAccess)                  \
-  X(cuCtxDisablePeerAccess)                 \
-  X(cuMemGetInfo)                           \
-  X(cuMemGetAllocationGranularity)          \
-  X(cuMemAddressReserve)                    \
-  X(cuMemAddressFree)                       \
-  X(cuMemCreate)                            \
-  X(cuMemRelease)                           \
-  X(cuMemMap)                               \
-  X(cuMemUnmap)                             \
-  X(cuMemSetAccess)                         \
-  X(cuMemExportToShareableHandle)           \
-  X(cuMemImportFromShareableHandle)         \
-  X(cuMemGetAllocationPropertiesFromHandle) \
-  X(cuMemAlloc)                             \
-  X(cuMemFree)                              \
-  X(cuMemcpyAsync)                          \
-  X(cuMemsetD8Async)                        \
-  X(cuStreamCreate)                         \
-  X(cuStreamDestroy)                        \
-  X(cuStreamSynchronize)                    \
-  X(cuModuleLoadData)                       \
-  X(cuModuleUnload)                         \
-  X(cuModuleGetFunction)                    \
-  X(cuLaunchKernel)
+// Every entry point the runtime uses, each pinned to the ABI version whose signature we call it
+// with: cuGetProcAddress returns the variant of a symbol that belongs to the version asked for,
+// and asking for "the newest" silently changes signatures (cuCtxGetDevice grew a context
+// parameter in 13.0, and calling that variant with one argument crashed the driver). The
+// PFN_<name>_v<version> types come from cudaTypedefs.h.
+#define VSHMEM_CUDA_DRIVER_FUNCTIONS(X)            \
+  X(cuGetErrorName, 6000)                          \
+  X(cuGetErrorString, 6000)                        \
+  X(cuInit, 2000)                                  \
+  X(cuDeviceGet, 2000)                             \
+  X(cuDeviceGetCount, 2000)                        \
+  X(cuDeviceGetName, 2000)                         \
+  X(cuDeviceGetAttribute, 2000)                    \
+  X(cuDeviceCanAccessPeer, 4000)                   \
+  X(cuDevicePrimaryCtxRetain, 7000)                \
+  X(cuDevicePrimaryCtxRelease, 11000)              \
+  X(cuCtxGetCurrent, 4000)                         \
+  X(cuCtxSetCurrent, 4000)                         \
+  X(cuCtxGetDevice, 2000)                          \
+  X(cuCtxPushCurrent, 4000)                        \
+  X(cuCtxPopCurrent, 4000)                         \
+  X(cuCtxEnablePeerAccess, 4000)                   \
+  X(cuCtxDisablePeerAccess, 4000)                  \
+  X(cuMemGetInfo, 3020)                            \
+  X(cuMemGetAllocationGranularity, 10020)          \
+  X(cuMemAddressReserve, 10020)                    \
+  X(cuMemAddressFree, 10020)                       \
+  X(cuMemCreate, 10020)                            \
+  X(cuMemRelease, 10020)                           \
+  X(cuMemMap, 10020)                               \
+  X(cuMemUnmap, 10020)                             \
+  X(cuMemSetAccess, 10020)                         \
+  X(cuMemExportToShareableHandle, 10020)           \
+  X(cuMemImportFromShareableHandle, 10020)         \
+  X(cuMemGetAllocationPropertiesFromHandle, 10020) \
+  X(cuMemAlloc, 3020)                              \
+  X(cuMemFree, 3020)                               \
+  X(cuMemcpyAsync, 4000)                           \
+  X(cuMemsetD8Async, 3020)                         \
+  X(cuStreamCreate, 2000)                          \
+  X(cuStreamDestroy, 4000)                         \
+  X(cuStreamSynchronize, 2000)                     \
+  X(cuModuleLoadData, 2000)                        \
+  X(cuModuleUnload, 2000)                          \
+  X(cuModuleGetFunction, 2000)                     \
+  X(cuLaunchKernel, 4000)
 
 constexpr int kMinDriverVersion = 12000;        // VMM with the entry points above
 constexpr int kMinFabricDriverVersion = 12040;  // CU_MEM_HANDLE_TYPE_FABRIC
 
 struct CudaDriver {
-#define VSHMEM_CUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
+#define VSHMEM_CUDA_DRIVER_MEMBER(name, version) PFN_##name##_v##version name = nullptr;
   VSHMEM_CUDA_DRIVER_FUNCTIONS(VSHMEM_CUDA_DRIVER_MEMBER)
 #undef VSHMEM_CUDA_DRIVER_MEMBER
 

@@ -559,6 +559,29 @@ TEST(CudaProviderOptions, DeviceAndCompressionVariables) {
   }
 }
 
+TEST(CudaProviderOptions, SecondProviderFollowsTheCurrentContext) {
+  // The first provider leaves its primary context current; the second finds it through
+  // cuCtxGetDevice (the path that once called a 13.0 variant with the wrong signature).
+  std::string why;
+  auto first = open_provider(&why);
+  if (first == nullptr && !why.empty()) GTEST_SKIP() << "no usable CUDA device: " << why;
+  ASSERT_NE(first, nullptr);
+  for (int round = 0; round < 2; ++round) {
+    auto second = detail::make_cuda_provider(ProviderOptions{});
+    ASSERT_TRUE(second.is_ok()) << second.status().message();
+    for (MemoryProvider* p : {first.get(), second.value().get()}) {
+      Mapped m = map_new(*p, p->granularity());
+      ASSERT_TRUE(m.mapping);
+      const std::vector<uint8_t> data = random_bytes(4096);
+      ASSERT_TRUE(p->copy(m.ptr(), data.data(), data.size()).is_ok());
+      EXPECT_EQ(read_back(*p, m.ptr(), data.size()), data);
+    }
+  }
+  first.reset();
+  auto again = detail::make_cuda_provider(ProviderOptions{});
+  ASSERT_TRUE(again.is_ok()) << again.status().message();
+}
+
 TEST(CudaPeerAccess, QueryEnableDisable) {
   std::string why;
   auto probe = open_provider(&why);
