@@ -16,10 +16,10 @@ extern "C" {
 
 enum {
   SHMEMX_PEER_ACCESS_SUCCESS = 0,
-  SHMEMX_PEER_ACCESS_ERR_NO_DEVICE = 1,      /* no driver, or no usable device */
-  SHMEMX_PEER_ACCESS_ERR_INVALID_ARG = 2,    /* bad ordinal, null pointer, from_dev == to_dev */
-  SHMEMX_PEER_ACCESS_ERR_NOT_SUPPORTED = 3,  /* the topology does not allow this direction */
-  SHMEMX_PEER_ACCESS_ERR_DRIVER = 4          /* a driver call failed */
+  SHMEMX_PEER_ACCESS_ERR_NO_DEVICE = 1,     /* no driver, or no usable device */
+  SHMEMX_PEER_ACCESS_ERR_INVALID_ARG = 2,   /* bad ordinal, null pointer, from_dev == to_dev */
+  SHMEMX_PEER_ACCESS_ERR_NOT_SUPPORTED = 3, /* the topology does not allow this direction */
+  SHMEMX_PEER_ACCESS_ERR_DRIVER = 4         /* a driver call failed */
 };
 
 /* *can_access = 1 when from_dev can access to_dev's memory directly (cuDeviceCanAccessPeer),
