@@ -13,4 +13,9 @@
 #include "vshmem/shmem_api_more.h"
 #endif
 
+/* Under nvcc the same calls are also device functions (vshmem::device). */
+#if defined(__CUDACC__) && defined(__cplusplus) && __has_include("vshmem/device/shmem_device.h")
+#include "vshmem/device/shmem_device.h"
+#endif
+
 #endif

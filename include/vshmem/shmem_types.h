@@ -94,7 +94,11 @@ typedef struct {
 /* Declaration prefix of calls that also exist in device code (set by the device headers under
  * nvcc; empty for host compilers). */
 #ifndef VSHMEM_HOSTDEV
+#if defined(__CUDACC__) && defined(__cplusplus)
+#define VSHMEM_HOSTDEV __host__ __device__
+#else
 #define VSHMEM_HOSTDEV
+#endif
 #endif
 
 /* The standard RMA type table: X(TYPENAME, TYPE). */

@@ -1,0 +1,34 @@
+// Host side of libvshmem_device: the mirror of the device state that host code of this library
+// (on-stream calls, collective launch) translates and validates with.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "vshmem/device/impl/state.cuh"
+
+namespace vshmem::device {
+
+struct HostMirror {
+  GpuState state{};                // what the __constant__ state holds
+  std::vector<int32_t> peer_slot;  // host copy of the slot table
+  int device = -1;                 // CUDA ordinal of this PE's heap
+  int pes_sharing_gpu = 0;         // PEs (this one included) whose heap is on `device`
+  bool mps = false;                // an MPS server serves `device`
+};
+
+// The current mirror; state.initialized == 0 outside shmem_init .. shmem_finalize.
+const HostMirror& host_mirror();
+
+// Fails (returns false after printing "vshmem: PE n: <call>: <cause>") when the device library
+// holds no usable state.
+bool require_state(const char* call);
+
+// Host-side translation for on-stream calls: pe's copy of the symmetric range, or nullptr after
+// a message naming the call when pe, the range or the peer's mapping is unusable.
+void* host_peer_ptr(const char* call, const void* addr, size_t bytes, int pe);
+
+// Prints "vshmem: PE n: <call>: <cause>" on stderr.
+void report(const char* call, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+}  // namespace vshmem::device

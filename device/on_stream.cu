@@ -1,0 +1,261 @@
+// On-stream host calls: each enqueues a small kernel on the application's stream, so the
+// operation is ordered with the stream's other work and can be captured into a CUDA graph. The
+// kernels use the same device functions as application kernels (barriers share their counter
+// sequence with in-kernel barriers).
+#include <cuda_runtime.h>
+
+#include "device/device_runtime.hpp"
+#include "shmem.h"
+#include "shmemx.h"
+
+namespace vshmem::device {
+namespace {
+
+constexpr int kCopyThreads = 512;
+constexpr int kMaxCopyBlocks = 32;
+constexpr int kCollThreads = 1024;
+
+__global__ void copy_kernel(void* dest, const void* source, size_t bytes) {
+  copy_bytes(dest, source, bytes, blockIdx.x * blockDim.x + threadIdx.x,
+             gridDim.x * blockDim.x);
+}
+
+__global__ void signal_kernel(uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
+  // Stream order puts the preceding copy kernel's stores before this kernel; the fence in
+  // signal_op orders them before the signal at system scope.
+  signal_op("shmemx_putmem_signal_on_stream", sig_addr, signal, sig_op, pe);
+}
+
+__global__ void wait_kernel(uint64_t* sig_addr, int cmp, uint64_t cmp_value) {
+  wait_value("shmemx_signal_wait_until_on_stream", sig_addr, cmp, cmp_value);
+}
+
+__global__ void quiet_kernel() { fence_sys(); }
+
+__global__ void sync_kernel(bool quiet) {
+  sync_group<ThreadGroup>(quiet ? "shmemx_barrier_all_on_stream" : "shmemx_sync_all_on_stream",
+                          quiet);
+}
+
+__global__ void broadcast_kernel(shmem_team_t team, void* dest, const void* source, size_t bytes,
+                                 int root) {
+  broadcast_group<BlockGroup>("shmemx_broadcastmem_on_stream", team, dest, source, bytes, root);
+}
+
+__global__ void exchange_kernel(shmem_team_t team, void* dest, const void* source, size_t bytes,
+                                bool all_same) {
+  exchange_group<BlockGroup>(all_same ? "shmemx_fcollectmem_on_stream"
+                                      : "shmemx_alltoallmem_on_stream",
+                             team, dest, source, bytes, all_same);
+}
+
+template <class Op, class T>
+__global__ void reduce_kernel(shmem_team_t team, T* dest, const T* source, size_t nreduce) {
+  reduce_group<BlockGroup, Op>("shmemx_reduce_on_stream", team, dest, source, nreduce);
+}
+
+int launched(const char* call) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) {
+    report(call, "kernel launch failed: %s", cudaGetErrorString(e));
+    return 1;
+  }
+  return 0;
+}
+
+int enqueue_copy(const char* call, void* to, const void* from, size_t bytes,
+                 cudaStream_t stream) {
+  if (bytes == 0) return 0;
+  size_t blocks = (bytes / 16 + kCopyThreads - 1) / kCopyThreads;
+  if (blocks < 1) blocks = 1;
+  if (blocks > kMaxCopyBlocks) blocks = kMaxCopyBlocks;
+  copy_kernel<<<static_cast<unsigned>(blocks), kCopyThreads, 0, stream>>>(to, from, bytes);
+  return launched(call);
+}
+
+bool valid_team(const char* call, shmem_team_t team) {
+  uintptr_t t = reinterpret_cast<uintptr_t>(team);
+  uintptr_t world = host_mirror().state.world_team;
+  if (t == 0 || (world != 0 && t != world)) {
+    report(call, "only SHMEM_TEAM_WORLD is supported (got %p)", static_cast<void*>(team));
+    return false;
+  }
+  return true;
+}
+
+bool valid_cmp(const char* call, int cmp) {
+  if (cmp < SHMEM_CMP_EQ || cmp > SHMEM_CMP_LE) {
+    report(call, "invalid comparison operator %d", cmp);
+    return false;
+  }
+  return true;
+}
+
+bool valid_sig_op(const char* call, int sig_op) {
+  if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD) {
+    report(call, "sig_op %d is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD", sig_op);
+    return false;
+  }
+  return true;
+}
+
+template <class Op, class T>
+int reduce_on_stream(const char* call, shmem_team_t team, T* dest, const T* source,
+                     size_t nreduce, cudaStream_t stream) {
+  if (!require_state(call) || !valid_team(call, team)) return 1;
+  if (nreduce > 0 && (host_peer_ptr(call, dest, nreduce * sizeof(T), host_mirror().state.my_pe) ==
+                          nullptr ||
+                      host_peer_ptr(call, source, nreduce * sizeof(T),
+                                    host_mirror().state.my_pe) == nullptr)) {
+    return 1;
+  }
+  reduce_kernel<Op, T><<<1, kCollThreads, 0, stream>>>(team, dest, source, nreduce);
+  return launched(call);
+}
+
+}  // namespace
+}  // namespace vshmem::device
+
+using namespace vshmem::device;
+
+extern "C" {
+
+int shmemx_putmem_on_stream(void* dest, const void* source, size_t nelems, int pe,
+                            cudaStream_t stream) {
+  const char* call = "shmemx_putmem_on_stream";
+  void* to = host_peer_ptr(call, dest, nelems, pe);
+  if (to == nullptr) return 1;
+  return enqueue_copy(call, to, source, nelems, stream);
+}
+
+int shmemx_getmem_on_stream(void* dest, const void* source, size_t nelems, int pe,
+                            cudaStream_t stream) {
+  const char* call = "shmemx_getmem_on_stream";
+  void* from = host_peer_ptr(call, source, nelems, pe);
+  if (from == nullptr) return 1;
+  return enqueue_copy(call, dest, from, nelems, stream);
+}
+
+int shmemx_putmem_signal_on_stream(void* dest, const void* source, size_t nelems,
+                                   uint64_t* sig_addr, uint64_t signal, int sig_op, int pe,
+                                   cudaStream_t stream) {
+  const char* call = "shmemx_putmem_signal_on_stream";
+  void* to = host_peer_ptr(call, dest, nelems, pe);
+  if (to == nullptr || host_peer_ptr(call, sig_addr, sizeof(uint64_t), pe) == nullptr ||
+      !valid_sig_op(call, sig_op)) {
+    return 1;
+  }
+  if (enqueue_copy(call, to, source, nelems, stream) != 0) return 1;
+  signal_kernel<<<1, 1, 0, stream>>>(sig_addr, signal, sig_op, pe);
+  return launched(call);
+}
+
+int shmemx_signal_op_on_stream(uint64_t* sig_addr, uint64_t signal, int sig_op, int pe,
+                               cudaStream_t stream) {
+  const char* call = "shmemx_signal_op_on_stream";
+  if (host_peer_ptr(call, sig_addr, sizeof(uint64_t), pe) == nullptr ||
+      !valid_sig_op(call, sig_op)) {
+    return 1;
+  }
+  signal_kernel<<<1, 1, 0, stream>>>(sig_addr, signal, sig_op, pe);
+  return launched(call);
+}
+
+int shmemx_signal_wait_until_on_stream(uint64_t* sig_addr, int cmp, uint64_t cmp_value,
+                                       cudaStream_t stream) {
+  const char* call = "shmemx_signal_wait_until_on_stream";
+  if (!require_state(call) ||
+      host_peer_ptr(call, sig_addr, sizeof(uint64_t), host_mirror().state.my_pe) == nullptr ||
+      !valid_cmp(call, cmp)) {
+    return 1;
+  }
+  wait_kernel<<<1, 1, 0, stream>>>(sig_addr, cmp, cmp_value);
+  return launched(call);
+}
+
+int shmemx_quiet_on_stream(cudaStream_t stream) {
+  const char* call = "shmemx_quiet_on_stream";
+  if (!require_state(call)) return 1;
+  quiet_kernel<<<1, 1, 0, stream>>>();
+  return launched(call);
+}
+
+int shmemx_barrier_all_on_stream(cudaStream_t stream) {
+  const char* call = "shmemx_barrier_all_on_stream";
+  if (!require_state(call)) return 1;
+  sync_kernel<<<1, 1, 0, stream>>>(true);
+  return launched(call);
+}
+
+int shmemx_sync_all_on_stream(cudaStream_t stream) {
+  const char* call = "shmemx_sync_all_on_stream";
+  if (!require_state(call)) return 1;
+  sync_kernel<<<1, 1, 0, stream>>>(false);
+  return launched(call);
+}
+
+int shmemx_team_sync_on_stream(shmem_team_t team, cudaStream_t stream) {
+  const char* call = "shmemx_team_sync_on_stream";
+  if (!require_state(call) || !valid_team(call, team)) return 1;
+  sync_kernel<<<1, 1, 0, stream>>>(false);
+  return launched(call);
+}
+
+int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* source,
+                                  size_t nelems, int PE_root, cudaStream_t stream) {
+  const char* call = "shmemx_broadcastmem_on_stream";
+  if (!require_state(call) || !valid_team(call, team)) return 1;
+  if (nelems > 0 && (host_peer_ptr(call, dest, nelems, PE_root) == nullptr ||
+                     host_peer_ptr(call, source, nelems, PE_root) == nullptr)) {
+    return 1;
+  }
+  broadcast_kernel<<<1, kCollThreads, 0, stream>>>(team, dest, source, nelems, PE_root);
+  return launched(call);
+}
+
+int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* source,
+                                 size_t nelems, cudaStream_t stream) {
+  const char* call = "shmemx_fcollectmem_on_stream";
+  if (!require_state(call) || !valid_team(call, team)) return 1;
+  const auto& s = host_mirror().state;
+  if (nelems > 0 &&
+      host_peer_ptr(call, dest, nelems * static_cast<size_t>(s.n_pes), s.my_pe) == nullptr) {
+    return 1;
+  }
+  exchange_kernel<<<1, kCollThreads, 0, stream>>>(team, dest, source, nelems, true);
+  return launched(call);
+}
+
+int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* source,
+                                 size_t nelems, cudaStream_t stream) {
+  const char* call = "shmemx_alltoallmem_on_stream";
+  if (!require_state(call) || !valid_team(call, team)) return 1;
+  const auto& s = host_mirror().state;
+  if (nelems > 0 &&
+      host_peer_ptr(call, dest, nelems * static_cast<size_t>(s.n_pes), s.my_pe) == nullptr) {
+    return 1;
+  }
+  exchange_kernel<<<1, kCollThreads, 0, stream>>>(team, dest, source, nelems, false);
+  return launched(call);
+}
+
+#define VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP, OPTYPE)                                      \
+  int shmemx_##NAME##_##OP##_reduce_on_stream(shmem_team_t team, TYPE* dest,                  \
+                                              const TYPE* source, size_t nreduce,             \
+                                              cudaStream_t stream) {                          \
+    return reduce_on_stream<OPTYPE>("shmemx_" #NAME "_" #OP "_reduce_on_stream", team, dest,  \
+                                    source, nreduce, stream);                                 \
+  }
+#define VSHMEMI_REDUCE_ON_STREAM_ALL(NAME, TYPE)        \
+  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, sum, OpSum)      \
+  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, prod, OpProd)    \
+  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, min, OpMin)      \
+  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, max, OpMax)
+#define VSHMEMI_REDUCE_ON_STREAM_BITWISE(NAME, TYPE)    \
+  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, and, OpAnd)      \
+  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, or, OpOr)        \
+  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, xor, OpXor)
+VSHMEMX_REDUCE_ON_STREAM_TYPES(VSHMEMI_REDUCE_ON_STREAM_ALL)
+VSHMEMX_REDUCE_ON_STREAM_BITWISE_TYPES(VSHMEMI_REDUCE_ON_STREAM_BITWISE)
+
+}  // extern "C"

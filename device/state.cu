@@ -1,0 +1,330 @@
+// The __constant__ device state and the listener that keeps it in step with the host runtime.
+//
+// Registration: this object defines vshmemi_device_state, which every device call references,
+// so the device link of any program that calls the device API pulls this object in, and with it
+// its host side, whose static constructor registers the listener with libvshmem (the device
+// link stub references this object's fatbinary registration). The library's host entry points
+// (on-stream calls, collective launch) reference host_mirror() here, which pulls it in for
+// programs that only use those. tests/unit/device_registration_test.cu checks the first path.
+#include <cuda.h>  // driver types only: driver calls go through cudaGetDriverEntryPointByVersion
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "device/device_runtime.hpp"
+#include "device/state.h"
+#include "shmem.h"
+#include "vshmem/device_hooks.h"
+
+__constant__ vshmem::device::GpuState vshmemi_device_state;
+
+// Calls of the listener so far; read by the registration test through dlsym.
+extern "C" {
+__attribute__((visibility("default"))) int vshmemi_device_listener_calls = 0;
+}
+
+extern "C" {
+
+__device__ void vshmemi_device_fail(const char* call, const char* cause) {
+  printf("vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): %s\n", vshmemi_device_state.my_pe,
+         call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z, cause);
+  __trap();
+}
+
+__device__ void vshmemi_device_fail_pe(const char* call, int pe) {
+  printf("vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): PE %d is not a valid PE (the job "
+         "has PEs 0..%d%s)\n",
+         vshmemi_device_state.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
+         threadIdx.y, threadIdx.z, pe, vshmemi_device_state.n_pes - 1,
+         vshmemi_device_state.initialized ? "" : "; shmem_init has not been called");
+  __trap();
+}
+
+__device__ void vshmemi_device_fail_unmapped(const char* call, int pe) {
+  printf("vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): PE %d's memory is not mapped here "
+         "(another node or no peer path): device code reaches mapped peers only\n",
+         vshmemi_device_state.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
+         threadIdx.y, threadIdx.z, pe);
+  __trap();
+}
+
+__device__ void vshmemi_device_fail_address(const char* call, const void* addr, size_t bytes) {
+  const vshmem::device::GpuState& s = vshmemi_device_state;
+  printf("vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): address %p (+%llu bytes) is not "
+         "inside the symmetric heap [%p, %p)\n",
+         s.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y,
+         threadIdx.z, addr, static_cast<unsigned long long>(bytes),
+         reinterpret_cast<void*>(s.heap_base),
+         reinterpret_cast<void*>(s.heap_base + s.heap_committed));
+  __trap();
+}
+
+}  // extern "C"
+
+namespace vshmem::device {
+namespace {
+
+std::mutex g_mutex;
+HostMirror g_mirror;
+int32_t* g_device_slots = nullptr;  // cudaMalloc'ed peer slot table
+size_t g_device_slots_n = 0;
+bool g_warned_host_heap = false;
+bool g_warned_sharing = false;
+
+template <class Fn>
+Fn driver_fn(const char* name) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return reinterpret_cast<Fn>(fn);
+}
+
+// The CUDA ordinal whose memory backs `addr`, or -1 (not VMM device memory). Asks the
+// allocation itself (cuMemRetainAllocationHandle): unlike pointer attributes, this is defined
+// for imported VMM allocations mapped at any address.
+int device_of(const void* addr) {
+  using Retain = CUresult (*)(CUmemGenericAllocationHandle*, void*);
+  using Props = CUresult (*)(CUmemAllocationProp*, CUmemGenericAllocationHandle);
+  using Release = CUresult (*)(CUmemGenericAllocationHandle);
+  static Retain retain = driver_fn<Retain>("cuMemRetainAllocationHandle");
+  static Props props = driver_fn<Props>("cuMemGetAllocationPropertiesFromHandle");
+  static Release release = driver_fn<Release>("cuMemRelease");
+  if (!retain || !props || !release) return -1;
+  CUmemGenericAllocationHandle h{};
+  if (retain(&h, const_cast<void*>(addr)) != CUDA_SUCCESS) return -1;
+  CUmemAllocationProp prop{};
+  int dev = -1;
+  if (props(&prop, h) == CUDA_SUCCESS && prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+    dev = prop.location.id;
+  }
+  release(h);
+  return dev;
+}
+
+// Whether contexts on `device` are served by an MPS server (CU_DEVICE_ATTRIBUTE_MPS_ENABLED:
+// the driver's own answer, so neither a pipe directory guess nor an environment variable).
+bool mps_enabled(int device) {
+  using GetAttr = CUresult (*)(int*, CUdevice_attribute, CUdevice);
+  static GetAttr get = driver_fn<GetAttr>("cuDeviceGetAttribute");
+  int v = 0;
+  if (get == nullptr || get(&v, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, device) != CUDA_SUCCESS) {
+    return false;
+  }
+  return v != 0;
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && (std::strcmp(v, "1") == 0 || std::strcmp(v, "yes") == 0 ||
+                          std::strcmp(v, "true") == 0 || std::strcmp(v, "on") == 0);
+}
+
+// Copies go through a non-blocking stream of our own: the legacy default stream would wait for
+// the application's kernels, which may be waiting on a PE that is inside shmem_malloc with us.
+cudaStream_t copy_stream() {
+  static cudaStream_t stream = [] {
+    cudaStream_t s = nullptr;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) s = nullptr;
+    return s;
+  }();
+  return stream;
+}
+
+void publish(const GpuState& st) {
+  cudaError_t e = cudaMemcpyToSymbolAsync(vshmemi_device_state, &st, sizeof(st), 0,
+                                          cudaMemcpyHostToDevice, copy_stream());
+  if (e == cudaSuccess) e = cudaStreamSynchronize(copy_stream());
+  if (e != cudaSuccess) {
+    report("shmem_init", "cannot set the device state (cudaMemcpyToSymbol): %s",
+           cudaGetErrorString(e));
+  }
+}
+
+void clear_state() {
+  GpuState empty{};
+  empty.my_pe = g_mirror.state.my_pe;
+  if (g_mirror.state.initialized) publish(empty);
+  g_mirror.state = empty;
+  g_mirror.peer_slot.clear();
+  if (g_device_slots != nullptr) {
+    cudaFree(g_device_slots);
+    g_device_slots = nullptr;
+    g_device_slots_n = 0;
+  }
+}
+
+void on_state(const DeviceState* s) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  ++vshmemi_device_listener_calls;
+  if (s == nullptr || !s->initialized) {
+    clear_state();
+    return;
+  }
+  g_mirror.state.my_pe = s->my_pe;
+  int device = -1;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 ||
+      cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return;  // no GPU here: the device API is not usable, nothing to keep in step
+  }
+  const uint64_t sync_base = s->heap_base + s->sync_offset;
+  const int heap_device = device_of(reinterpret_cast<void*>(sync_base));
+  if (heap_device < 0) {
+    if (!g_warned_host_heap) {
+      g_warned_host_heap = true;
+      report("shmem_init",
+             "the symmetric heap is not GPU memory (host backend): device calls in kernels will "
+             "trap; set VSHMEM_BACKEND=cuda to use the device API");
+    }
+    clear_state();
+    return;
+  }
+  if (s->sync_bytes < SyncLayout::kBytesNeeded) {
+    report("shmem_init", "the device synchronization area has %llu bytes, %llu needed",
+           static_cast<unsigned long long>(s->sync_bytes),
+           static_cast<unsigned long long>(SyncLayout::kBytesNeeded));
+    clear_state();
+    return;
+  }
+  const bool first = !g_mirror.state.initialized;
+  const size_t n = static_cast<size_t>(s->n_pes);
+  g_mirror.peer_slot.assign(s->peer_slot, s->peer_slot + n);
+  if (g_device_slots_n < n) {
+    if (g_device_slots != nullptr) cudaFree(g_device_slots);
+    g_device_slots = nullptr;
+    g_device_slots_n = 0;
+    if (cudaMalloc(&g_device_slots, n * sizeof(int32_t)) != cudaSuccess) {
+      report("shmem_init", "cannot allocate the device peer table (%zu PEs)", n);
+      clear_state();
+      return;
+    }
+    g_device_slots_n = n;
+  }
+  cudaError_t e = cudaMemcpyAsync(g_device_slots, g_mirror.peer_slot.data(),
+                                  n * sizeof(int32_t), cudaMemcpyHostToDevice, copy_stream());
+  if (e == cudaSuccess) e = cudaStreamSynchronize(copy_stream());
+  if (e != cudaSuccess) {
+    report("shmem_init", "cannot copy the device peer table: %s", cudaGetErrorString(e));
+    clear_state();
+    return;
+  }
+
+  GpuState st{};
+  st.heap_base = s->heap_base;
+  st.heap_size = s->heap_size;
+  st.heap_committed = s->heap_committed;
+  st.window_base = s->window_base;
+  st.sync_base = sync_base;
+  st.sync_bytes = s->sync_bytes;
+  st.peer_slot = g_device_slots;
+  // The host's SHMEM_TEAM_WORLD object, when the runtime exports one (looked up rather than
+  // linked, so this library does not depend on the teams module's presence).
+  if (void* sym = dlsym(RTLD_DEFAULT, "SHMEM_TEAM_WORLD")) {
+    st.world_team = *static_cast<uintptr_t*>(sym);
+  }
+  st.my_pe = s->my_pe;
+  st.n_pes = s->n_pes;
+  st.initialized = 1;
+  st.debug_checks = s->debug_checks || env_flag("VSHMEM_DEBUG_DEVICE");
+  for (int p = 0; p < kInlinePeerSlots; ++p) {
+    st.inline_slot[p] = p < s->n_pes ? s->peer_slot[p] : -1;
+  }
+  publish(st);
+  g_mirror.state = st;
+  g_mirror.device = heap_device;
+
+  if (first) {
+    // PEs sharing our GPU: mapped peers whose memory is on our device.
+    int sharing = 1;
+    for (int p = 0; p < s->n_pes; ++p) {
+      if (p == s->my_pe || s->peer_slot[p] < 0) continue;
+      uint64_t peer_sync = s->window_base + static_cast<uint64_t>(s->peer_slot[p]) * s->heap_size +
+                           s->sync_offset;
+      if (device_of(reinterpret_cast<void*>(peer_sync)) == heap_device) ++sharing;
+    }
+    g_mirror.pes_sharing_gpu = sharing;
+    g_mirror.mps = mps_enabled(heap_device);
+    if (sharing > 1 && !g_mirror.mps && !g_warned_sharing && s->my_pe == 0) {
+      g_warned_sharing = true;
+      report("shmem_init",
+             "%d PEs share GPU %d without MPS: their kernels are time-sliced, and every wait on "
+             "another PE inside a kernel (barriers, signals, collectives) costs a time slice "
+             "(~2 ms). Start MPS (nvidia-cuda-mps-control -d) for concurrent kernels",
+             sharing, heap_device);
+    }
+  }
+}
+
+struct Registration {
+  Registration() { vshmemi_set_device_state_listener(&on_state); }
+};
+Registration g_registration;
+
+}  // namespace
+
+const HostMirror& host_mirror() { return g_mirror; }
+
+void report(const char* call, const char* fmt, ...) {
+  char cause[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(cause, sizeof(cause), fmt, ap);
+  va_end(ap);
+  std::fprintf(stderr, "vshmem: PE %d: %s: %s\n", g_mirror.state.my_pe, call, cause);
+  std::fflush(stderr);
+}
+
+bool require_state(const char* call) {
+  if (g_mirror.state.initialized) return true;
+  report(call,
+         "the device library holds no state: shmem_init has not been called, shmem_finalize "
+         "was, or the heap is not GPU memory (VSHMEM_BACKEND=cuda)");
+  return false;
+}
+
+void* host_peer_ptr(const char* call, const void* addr, size_t bytes, int pe) {
+  if (!require_state(call)) return nullptr;
+  const GpuState& s = g_mirror.state;
+  if (pe < 0 || pe >= s.n_pes) {
+    report(call, "PE %d is not a valid PE (the job has PEs 0..%d)", pe, s.n_pes - 1);
+    return nullptr;
+  }
+  uint64_t a = reinterpret_cast<uint64_t>(addr);
+  if (a < s.heap_base || a - s.heap_base > s.heap_committed ||
+      bytes > s.heap_committed - (a - s.heap_base)) {
+    report(call, "address %p (+%zu bytes) is not inside the symmetric heap [%p, %p)", addr, bytes,
+           reinterpret_cast<void*>(s.heap_base),
+           reinterpret_cast<void*>(s.heap_base + s.heap_committed));
+    return nullptr;
+  }
+  if (pe == s.my_pe) return const_cast<void*>(addr);
+  int32_t slot = g_mirror.peer_slot[pe];
+  if (slot < 0) {
+    report(call, "PE %d's memory is not mapped here: on-stream calls reach mapped peers only", pe);
+    return nullptr;
+  }
+  return reinterpret_cast<void*>(s.window_base + static_cast<uint64_t>(slot) * s.heap_size +
+                                 (a - s.heap_base));
+}
+
+}  // namespace vshmem::device
+
+extern "C" int shmemx_gpu_shared_without_mps(void) {
+  const vshmem::device::HostMirror& m = vshmem::device::host_mirror();
+  return m.state.initialized && m.pes_sharing_gpu > 1 && !m.mps;
+}
+
+extern "C" int shmemx_pes_sharing_gpu(void) {
+  const vshmem::device::HostMirror& m = vshmem::device::host_mirror();
+  return m.state.initialized ? m.pes_sharing_gpu : 0;
+}

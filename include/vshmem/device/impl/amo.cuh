@@ -1,0 +1,208 @@
+// Device atomics: every OpenSHMEM 1.5 AMO on every type, at system scope, so that they are
+// atomic with respect to the host's atomics and to kernels of other PEs on this or another GPU.
+// They are relaxed (unordered) like the specification's AMOs; shmem_fence / shmem_quiet order
+// and complete them.
+#pragma once
+
+#include "vshmem/device/impl/memory.cuh"
+
+#ifdef __CUDACC__
+
+namespace vshmem::device {
+
+template <class T>
+__device__ __forceinline__ Bits<T>* amo_target(const char* call, const T* dest, int pe) {
+  T* target = peer_ptr(call, const_cast<T*>(dest), sizeof(T), pe);
+  if (debug_on() && reinterpret_cast<uintptr_t>(dest) % sizeof(T) != 0) {
+    vshmemi_device_fail(call, "the address is not aligned to its type");
+  }
+  return bits_ptr(target);
+}
+
+template <class T>
+__device__ __forceinline__ T amo_fetch(const char* call, const T* source, int pe) {
+  return bit_cast<T>(ld_relaxed(amo_target(call, source, pe)));
+}
+template <class T>
+__device__ __forceinline__ void amo_set(const char* call, T* dest, T value, int pe) {
+  st_relaxed(amo_target(call, dest, pe), bit_cast<Bits<T>>(value));
+}
+template <class T>
+__device__ __forceinline__ T amo_swap(const char* call, T* dest, T value, int pe) {
+  return bit_cast<T>(atom_exch(amo_target(call, dest, pe), bit_cast<Bits<T>>(value)));
+}
+template <class T>
+__device__ __forceinline__ T amo_compare_swap(const char* call, T* dest, T cond, T value,
+                                              int pe) {
+  return bit_cast<T>(atom_cas(amo_target(call, dest, pe), bit_cast<Bits<T>>(cond),
+                              bit_cast<Bits<T>>(value)));
+}
+// Integer addition is the same on the two's-complement bits for signed and unsigned types.
+template <class T>
+__device__ __forceinline__ T amo_fetch_add(const char* call, T* dest, T value, int pe) {
+  return bit_cast<T>(atom_add(amo_target(call, dest, pe), bit_cast<Bits<T>>(value)));
+}
+template <class T>
+__device__ __forceinline__ void amo_add(const char* call, T* dest, T value, int pe) {
+  red_add(amo_target(call, dest, pe), bit_cast<Bits<T>>(value));
+}
+
+}  // namespace vshmem::device
+
+// The AMO type tables of OpenSHMEM 1.5 (Tables 10-12).
+#define VSHMEMI_DEV_AMO_STANDARD_TYPES(X) \
+  X(int, int)                             \
+  X(long, long)                           \
+  X(longlong, long long)                  \
+  X(uint, unsigned int)                   \
+  X(ulong, unsigned long)                 \
+  X(ulonglong, unsigned long long)        \
+  X(int32, int32_t)                       \
+  X(int64, int64_t)                       \
+  X(uint32, uint32_t)                     \
+  X(uint64, uint64_t)                     \
+  X(size, size_t)                         \
+  X(ptrdiff, ptrdiff_t)
+#define VSHMEMI_DEV_AMO_EXTENDED_TYPES(X) \
+  VSHMEMI_DEV_AMO_STANDARD_TYPES(X)       \
+  X(float, float)                         \
+  X(double, double)
+#define VSHMEMI_DEV_AMO_BITWISE_TYPES(X) \
+  X(uint, unsigned int)                  \
+  X(ulong, unsigned long)                \
+  X(ulonglong, unsigned long long)       \
+  X(int32, int32_t)                      \
+  X(int64, int64_t)                      \
+  X(uint32, uint32_t)                    \
+  X(uint64, uint64_t)
+
+// Declarations for both compilation passes (the host definitions are in libvshmem).
+#define VSHMEMI_DEV_DECL_AMO_EXTENDED(NAME, TYPE)                                            \
+  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch(const TYPE* source, int pe);               \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_set(TYPE* dest, TYPE value, int pe);             \
+  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_swap(TYPE* dest, TYPE value, int pe);            \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_nbi(TYPE* fetch, const TYPE* source,       \
+                                                      int pe);                               \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_swap_nbi(TYPE* fetch, TYPE* dest, TYPE value,    \
+                                                     int pe);
+#define VSHMEMI_DEV_DECL_AMO_STANDARD(NAME, TYPE)                                               \
+  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_compare_swap(TYPE* dest, TYPE cond, TYPE value,     \
+                                                         int pe);                               \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_compare_swap_nbi(TYPE* fetch, TYPE* dest, TYPE cond, \
+                                                             TYPE value, int pe);               \
+  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch_inc(TYPE* dest, int pe);                      \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_inc(TYPE* dest, int pe);                            \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_inc_nbi(TYPE* fetch, TYPE* dest, int pe);     \
+  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch_add(TYPE* dest, TYPE value, int pe);          \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_add(TYPE* dest, TYPE value, int pe);                \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_add_nbi(TYPE* fetch, TYPE* dest, TYPE value,  \
+                                                          int pe);
+#define VSHMEMI_DEV_DECL_AMO_BITWISE_OP(NAME, TYPE, OP)                                        \
+  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch_##OP(TYPE* dest, TYPE value, int pe);        \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_##OP(TYPE* dest, TYPE value, int pe);              \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_##OP##_nbi(TYPE* fetch, TYPE* dest,          \
+                                                             TYPE value, int pe);
+#define VSHMEMI_DEV_DECL_AMO_BITWISE(NAME, TYPE)   \
+  VSHMEMI_DEV_DECL_AMO_BITWISE_OP(NAME, TYPE, and) \
+  VSHMEMI_DEV_DECL_AMO_BITWISE_OP(NAME, TYPE, or)  \
+  VSHMEMI_DEV_DECL_AMO_BITWISE_OP(NAME, TYPE, xor)
+
+extern "C" {
+VSHMEMI_DEV_AMO_EXTENDED_TYPES(VSHMEMI_DEV_DECL_AMO_EXTENDED)
+VSHMEMI_DEV_AMO_STANDARD_TYPES(VSHMEMI_DEV_DECL_AMO_STANDARD)
+VSHMEMI_DEV_AMO_BITWISE_TYPES(VSHMEMI_DEV_DECL_AMO_BITWISE)
+}
+
+#ifdef __CUDA_ARCH__
+extern "C" {
+
+#define VSHMEMI_DEV_AMO_EXTENDED(NAME, TYPE)                                                    \
+  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_fetch(const TYPE* source, int pe) {     \
+    return vshmem::device::amo_fetch("shmem_" #NAME "_atomic_fetch", source, pe);               \
+  }                                                                                             \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_set(TYPE* dest, TYPE value, int pe) {   \
+    vshmem::device::amo_set("shmem_" #NAME "_atomic_set", dest, value, pe);                     \
+  }                                                                                             \
+  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_swap(TYPE* dest, TYPE value, int pe) {  \
+    return vshmem::device::amo_swap("shmem_" #NAME "_atomic_swap", dest, value, pe);            \
+  }                                                                                             \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_fetch_nbi(TYPE* fetch,                  \
+                                                                  const TYPE* source, int pe) { \
+    *fetch = vshmem::device::amo_fetch("shmem_" #NAME "_atomic_fetch_nbi", source, pe);         \
+  }                                                                                             \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_swap_nbi(TYPE* fetch, TYPE* dest,       \
+                                                                 TYPE value, int pe) {          \
+    *fetch = vshmem::device::amo_swap("shmem_" #NAME "_atomic_swap_nbi", dest, value, pe);      \
+  }
+VSHMEMI_DEV_AMO_EXTENDED_TYPES(VSHMEMI_DEV_AMO_EXTENDED)
+#undef VSHMEMI_DEV_AMO_EXTENDED
+
+#define VSHMEMI_DEV_AMO_STANDARD(NAME, TYPE)                                                    \
+  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_compare_swap(TYPE* dest, TYPE cond,     \
+                                                                     TYPE value, int pe) {      \
+    return vshmem::device::amo_compare_swap("shmem_" #NAME "_atomic_compare_swap", dest, cond,  \
+                                            value, pe);                                         \
+  }                                                                                             \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_compare_swap_nbi(                       \
+      TYPE* fetch, TYPE* dest, TYPE cond, TYPE value, int pe) {                                 \
+    *fetch = vshmem::device::amo_compare_swap("shmem_" #NAME "_atomic_compare_swap_nbi", dest,  \
+                                              cond, value, pe);                                 \
+  }                                                                                             \
+  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_fetch_inc(TYPE* dest, int pe) {         \
+    return vshmem::device::amo_fetch_add("shmem_" #NAME "_atomic_fetch_inc", dest, static_cast<TYPE>(1),     \
+                                         pe);                                                   \
+  }                                                                                             \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_inc(TYPE* dest, int pe) {               \
+    vshmem::device::amo_add("shmem_" #NAME "_atomic_inc", dest, static_cast<TYPE>(1), pe);                   \
+  }                                                                                             \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_fetch_inc_nbi(TYPE* fetch, TYPE* dest,  \
+                                                                      int pe) {                 \
+    *fetch = vshmem::device::amo_fetch_add("shmem_" #NAME "_atomic_fetch_inc_nbi", dest,        \
+                                           static_cast<TYPE>(1), pe);                                        \
+  }                                                                                             \
+  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_fetch_add(TYPE* dest, TYPE value,       \
+                                                                  int pe) {                     \
+    return vshmem::device::amo_fetch_add("shmem_" #NAME "_atomic_fetch_add", dest, value, pe);  \
+  }                                                                                             \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_add(TYPE* dest, TYPE value, int pe) {   \
+    vshmem::device::amo_add("shmem_" #NAME "_atomic_add", dest, value, pe);                     \
+  }                                                                                             \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_fetch_add_nbi(TYPE* fetch, TYPE* dest,  \
+                                                                      TYPE value, int pe) {     \
+    *fetch = vshmem::device::amo_fetch_add("shmem_" #NAME "_atomic_fetch_add_nbi", dest, value, \
+                                           pe);                                                 \
+  }
+VSHMEMI_DEV_AMO_STANDARD_TYPES(VSHMEMI_DEV_AMO_STANDARD)
+#undef VSHMEMI_DEV_AMO_STANDARD
+
+#define VSHMEMI_DEV_AMO_BITWISE_OP(NAME, TYPE, OP)                                              \
+  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_fetch_##OP(TYPE* dest, TYPE value,      \
+                                                                   int pe) {                    \
+    using B = vshmem::device::Bits<TYPE>;                                                       \
+    return static_cast<TYPE>(vshmem::device::atom_##OP(                                         \
+        vshmem::device::amo_target("shmem_" #NAME "_atomic_fetch_" #OP, dest, pe),              \
+        static_cast<B>(value)));                                                                \
+  }                                                                                             \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_##OP(TYPE* dest, TYPE value, int pe) {  \
+    using B = vshmem::device::Bits<TYPE>;                                                       \
+    vshmem::device::red_##OP(vshmem::device::amo_target("shmem_" #NAME "_atomic_" #OP, dest,    \
+                                                        pe),                                    \
+                             static_cast<B>(value));                                            \
+  }                                                                                             \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_fetch_##OP##_nbi(TYPE* fetch,           \
+                                                                         TYPE* dest,            \
+                                                                         TYPE value, int pe) {  \
+    *fetch = shmem_##NAME##_atomic_fetch_##OP(dest, value, pe);                                 \
+  }
+#define VSHMEMI_DEV_AMO_BITWISE(NAME, TYPE)   \
+  VSHMEMI_DEV_AMO_BITWISE_OP(NAME, TYPE, and) \
+  VSHMEMI_DEV_AMO_BITWISE_OP(NAME, TYPE, or)  \
+  VSHMEMI_DEV_AMO_BITWISE_OP(NAME, TYPE, xor)
+VSHMEMI_DEV_AMO_BITWISE_TYPES(VSHMEMI_DEV_AMO_BITWISE)
+#undef VSHMEMI_DEV_AMO_BITWISE
+#undef VSHMEMI_DEV_AMO_BITWISE_OP
+
+}  // extern "C"
+#endif  // __CUDA_ARCH__
+
+#endif  // __CUDACC__

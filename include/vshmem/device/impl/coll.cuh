@@ -1,0 +1,266 @@
+// Device collectives on SHMEM_TEAM_WORLD: broadcast, fcollect, alltoall and reductions, with
+// thread, _warp and _block forms. Every PE calls the same collective with the same arguments
+// (from one thread, warp or block per PE, as for barriers).
+//
+// Algorithms (peers are reached by loads/stores through the window, so the simple direct ones
+// are also the fast ones on one node): a sync makes every PE's source ready; then
+//   broadcast: every PE copies root's source into its dest (a get);
+//   fcollect:  every PE stores its block into every PE's dest (pushes, starting at me + 1 so that
+//              PEs do not all hit PE 0 first);
+//   alltoall:  as fcollect, block j of source to PE j;
+//   reduce:    every PE reads all PEs' sources and combines them in PE order 0..n-1, so that every
+//              PE computes the same bits (also for floating point);
+// and a final barrier completes the stores and keeps sources alive until every PE has read them.
+// In-place reductions (dest == source) stage results in the synchronization area, 512 KiB at a
+// time, with one more sync per chunk. The _block forms spread the element loop over the block.
+// Long double and complex reductions are not provided in device code.
+#pragma once
+
+#include "vshmem/device/impl/sync.cuh"
+
+#ifdef __CUDACC__
+
+namespace vshmem::device {
+
+__device__ __forceinline__ void check_root(const char* call, int root) {
+  if (static_cast<unsigned>(root) >= static_cast<unsigned>(vshmemi_device_state.n_pes)) {
+    vshmemi_device_fail_pe(call, root);
+  }
+}
+
+template <class G>
+__device__ __forceinline__ int broadcast_group(const char* call, shmem_team_t team, void* dest,
+                                               const void* source, size_t bytes, int root) {
+  check_world_team(call, team);
+  check_root(call, root);
+  sync_group<G>(call, true);
+  const char* from = peer_ptr(call, static_cast<const char*>(source), bytes, root);
+  if (from != dest) copy_bytes(dest, from, bytes, G::rank(), G::size());
+  sync_group<G>(call, true);
+  return 0;
+}
+
+// Block j of `source` (block_bytes each; all blocks equal when `all_same`) goes to PE j's dest at
+// offset me * block_bytes.
+template <class G>
+__device__ __forceinline__ int exchange_group(const char* call, shmem_team_t team, void* dest,
+                                              const void* source, size_t block_bytes,
+                                              bool all_same) {
+  check_world_team(call, team);
+  const GpuState& s = vshmemi_device_state;
+  const int n = s.n_pes, me = s.my_pe;
+  sync_group<G>(call, true);
+  for (int q = 1; q <= n; ++q) {
+    int pe = (me + q) % n;
+    char* to = peer_ptr(call, static_cast<char*>(dest) + static_cast<size_t>(me) * block_bytes,
+                        block_bytes, pe);
+    const char* from =
+        static_cast<const char*>(source) + (all_same ? 0 : static_cast<size_t>(pe) * block_bytes);
+    copy_bytes(to, from, block_bytes, G::rank(), G::size());
+  }
+  sync_group<G>(call, true);
+  return 0;
+}
+
+struct OpSum {
+  template <class T> __device__ __forceinline__ static T apply(T a, T b) { return a + b; }
+};
+struct OpProd {
+  template <class T> __device__ __forceinline__ static T apply(T a, T b) { return a * b; }
+};
+struct OpMin {
+  template <class T> __device__ __forceinline__ static T apply(T a, T b) { return b < a ? b : a; }
+};
+struct OpMax {
+  template <class T> __device__ __forceinline__ static T apply(T a, T b) { return a < b ? b : a; }
+};
+struct OpAnd {
+  template <class T> __device__ __forceinline__ static T apply(T a, T b) { return a & b; }
+};
+struct OpOr {
+  template <class T> __device__ __forceinline__ static T apply(T a, T b) { return a | b; }
+};
+struct OpXor {
+  template <class T> __device__ __forceinline__ static T apply(T a, T b) { return a ^ b; }
+};
+
+template <class G, class Op, class T>
+__device__ __forceinline__ int reduce_group(const char* call, shmem_team_t team, T* dest,
+                                            const T* source, size_t nreduce) {
+  check_world_team(call, team);
+  const GpuState& s = vshmemi_device_state;
+  const int n = s.n_pes;
+  const size_t bytes = nreduce * sizeof(T);
+  check_symmetric(call, dest, bytes);
+  check_symmetric(call, source, bytes);
+  const uintptr_t d = reinterpret_cast<uintptr_t>(dest), src = reinterpret_cast<uintptr_t>(source);
+  const bool overlap = d < src + bytes && src < d + bytes;
+  T* scratch = reinterpret_cast<T*>(s.sync_base + SyncLayout::kScratch);
+  const size_t chunk = overlap ? SyncLayout::kScratchBytes / sizeof(T) : nreduce;
+  sync_group<G>(call, true);
+  for (size_t base = 0; base < nreduce; base += chunk) {
+    const size_t m = nreduce - base < chunk ? nreduce - base : chunk;
+    T* out = overlap ? scratch : dest + base;
+    for (size_t i = G::rank(); i < m; i += G::size()) {
+      T acc = *peer_ptr(call, source + base + i, sizeof(T), 0);
+      for (int pe = 1; pe < n; ++pe) {
+        acc = static_cast<T>(Op::apply(acc, *peer_ptr(call, source + base + i, sizeof(T), pe)));
+      }
+      out[i] = acc;
+    }
+    if (overlap) {
+      sync_group<G>(call, false);  // every PE has read this chunk of every source
+      for (size_t i = G::rank(); i < m; i += G::size()) dest[base + i] = scratch[i];
+      G::sync();  // the scratch is free again
+    }
+  }
+  sync_group<G>(call, true);
+  return 0;
+}
+
+}  // namespace vshmem::device
+
+// Reduction type tables of OpenSHMEM 1.5 (Table 14) without long double and complex types.
+#define VSHMEMI_DEV_REDUCE_BITWISE_TYPES(X) \
+  X(uchar, unsigned char)                   \
+  X(ushort, unsigned short)                 \
+  X(uint, unsigned int)                     \
+  X(ulong, unsigned long)                   \
+  X(ulonglong, unsigned long long)          \
+  X(int8, int8_t)                           \
+  X(int16, int16_t)                         \
+  X(int32, int32_t)                         \
+  X(int64, int64_t)                         \
+  X(uint8, uint8_t)                         \
+  X(uint16, uint16_t)                       \
+  X(uint32, uint32_t)                       \
+  X(uint64, uint64_t)                       \
+  X(size, size_t)
+#define VSHMEMI_DEV_REDUCE_ARITH_TYPES(X) \
+  X(char, char)                           \
+  X(schar, signed char)                   \
+  X(short, short)                         \
+  X(int, int)                             \
+  X(long, long)                           \
+  X(longlong, long long)                  \
+  X(ptrdiff, ptrdiff_t)                   \
+  X(float, float)                         \
+  X(double, double)                       \
+  VSHMEMI_DEV_REDUCE_BITWISE_TYPES(X)
+
+#define VSHMEMI_DEV_DECL_COLL_TYPED(NAME, TYPE)                                                 \
+  VSHMEM_HOSTDEV int shmem_##NAME##_broadcast(shmem_team_t team, TYPE* dest, const TYPE* source, \
+                                              size_t nelems, int PE_root);                      \
+  VSHMEM_HOSTDEV int shmem_##NAME##_fcollect(shmem_team_t team, TYPE* dest, const TYPE* source, \
+                                             size_t nelems);                                    \
+  VSHMEM_HOSTDEV int shmem_##NAME##_alltoall(shmem_team_t team, TYPE* dest, const TYPE* source, \
+                                             size_t nelems);
+#define VSHMEMI_DEV_DECL_REDUCE(NAME, TYPE, OP)                                                 \
+  VSHMEM_HOSTDEV int shmem_##NAME##_##OP##_reduce(shmem_team_t team, TYPE* dest,                \
+                                                  const TYPE* source, size_t nreduce);
+#define VSHMEMI_DEV_DECL_REDUCE_BITWISE(NAME, TYPE) \
+  VSHMEMI_DEV_DECL_REDUCE(NAME, TYPE, and)          \
+  VSHMEMI_DEV_DECL_REDUCE(NAME, TYPE, or)           \
+  VSHMEMI_DEV_DECL_REDUCE(NAME, TYPE, xor)
+#define VSHMEMI_DEV_DECL_REDUCE_ARITH(NAME, TYPE) \
+  VSHMEMI_DEV_DECL_REDUCE(NAME, TYPE, min)        \
+  VSHMEMI_DEV_DECL_REDUCE(NAME, TYPE, max)        \
+  VSHMEMI_DEV_DECL_REDUCE(NAME, TYPE, sum)        \
+  VSHMEMI_DEV_DECL_REDUCE(NAME, TYPE, prod)
+
+extern "C" {
+VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_DECL_COLL_TYPED)
+VSHMEM_HOSTDEV int shmem_broadcastmem(shmem_team_t team, void* dest, const void* source,
+                                      size_t nelems, int PE_root);
+VSHMEM_HOSTDEV int shmem_fcollectmem(shmem_team_t team, void* dest, const void* source,
+                                     size_t nelems);
+VSHMEM_HOSTDEV int shmem_alltoallmem(shmem_team_t team, void* dest, const void* source,
+                                     size_t nelems);
+VSHMEMI_DEV_REDUCE_BITWISE_TYPES(VSHMEMI_DEV_DECL_REDUCE_BITWISE)
+VSHMEMI_DEV_REDUCE_ARITH_TYPES(VSHMEMI_DEV_DECL_REDUCE_ARITH)
+}
+
+// The definitions, for a name prefix (shmem_ / shmemx_), suffix ("" / _warp / _block) and group.
+#define VSHMEMI_DEV_COLL_TYPED(NAME, TYPE, PRE, SUF, G)                                           \
+  __device__ __forceinline__ int PRE##NAME##_broadcast##SUF(                                      \
+      shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems, int PE_root) {            \
+    return vshmem::device::broadcast_group<VSHMEMI_DEV_G(G)>(                                     \
+        #PRE #NAME "_broadcast" #SUF, team, dest, source, nelems * sizeof(TYPE), PE_root);        \
+  }                                                                                               \
+  __device__ __forceinline__ int PRE##NAME##_fcollect##SUF(shmem_team_t team, TYPE* dest,         \
+                                                           const TYPE* source, size_t nelems) {   \
+    return vshmem::device::exchange_group<VSHMEMI_DEV_G(G)>(                                      \
+        #PRE #NAME "_fcollect" #SUF, team, dest, source, nelems * sizeof(TYPE), true);            \
+  }                                                                                               \
+  __device__ __forceinline__ int PRE##NAME##_alltoall##SUF(shmem_team_t team, TYPE* dest,         \
+                                                           const TYPE* source, size_t nelems) {   \
+    return vshmem::device::exchange_group<VSHMEMI_DEV_G(G)>(                                      \
+        #PRE #NAME "_alltoall" #SUF, team, dest, source, nelems * sizeof(TYPE), false);           \
+  }
+#define VSHMEMI_DEV_COLL_MEM(PRE, SUF, G)                                                         \
+  __device__ __forceinline__ int PRE##broadcastmem##SUF(shmem_team_t team, void* dest,            \
+                                                        const void* source, size_t nelems,        \
+                                                        int PE_root) {                            \
+    return vshmem::device::broadcast_group<VSHMEMI_DEV_G(G)>(#PRE "broadcastmem" #SUF, team,      \
+                                                             dest, source, nelems, PE_root);      \
+  }                                                                                               \
+  __device__ __forceinline__ int PRE##fcollectmem##SUF(shmem_team_t team, void* dest,             \
+                                                       const void* source, size_t nelems) {       \
+    return vshmem::device::exchange_group<VSHMEMI_DEV_G(G)>(#PRE "fcollectmem" #SUF, team, dest,  \
+                                                            source, nelems, true);                \
+  }                                                                                               \
+  __device__ __forceinline__ int PRE##alltoallmem##SUF(shmem_team_t team, void* dest,             \
+                                                       const void* source, size_t nelems) {       \
+    return vshmem::device::exchange_group<VSHMEMI_DEV_G(G)>(#PRE "alltoallmem" #SUF, team, dest,  \
+                                                            source, nelems, false);               \
+  }
+#define VSHMEMI_DEV_REDUCE(NAME, TYPE, OP, OPTYPE, PRE, SUF, G)                                   \
+  __device__ __forceinline__ int PRE##NAME##_##OP##_reduce##SUF(                                  \
+      shmem_team_t team, TYPE* dest, const TYPE* source, size_t nreduce) {                        \
+    return vshmem::device::reduce_group<VSHMEMI_DEV_G(G), vshmem::device::OPTYPE>(                \
+        #PRE #NAME "_" #OP "_reduce" #SUF, team, dest, source, nreduce);                          \
+  }
+#define VSHMEMI_DEV_REDUCE_BITWISE(NAME, TYPE, PRE, SUF, G)    \
+  VSHMEMI_DEV_REDUCE(NAME, TYPE, and, OpAnd, PRE, SUF, G)      \
+  VSHMEMI_DEV_REDUCE(NAME, TYPE, or, OpOr, PRE, SUF, G)        \
+  VSHMEMI_DEV_REDUCE(NAME, TYPE, xor, OpXor, PRE, SUF, G)
+#define VSHMEMI_DEV_REDUCE_ARITH(NAME, TYPE, PRE, SUF, G)      \
+  VSHMEMI_DEV_REDUCE(NAME, TYPE, min, OpMin, PRE, SUF, G)      \
+  VSHMEMI_DEV_REDUCE(NAME, TYPE, max, OpMax, PRE, SUF, G)      \
+  VSHMEMI_DEV_REDUCE(NAME, TYPE, sum, OpSum, PRE, SUF, G)      \
+  VSHMEMI_DEV_REDUCE(NAME, TYPE, prod, OpProd, PRE, SUF, G)
+
+#define VSHMEMI_DEV_COLL_THREAD(NAME, TYPE) VSHMEMI_DEV_COLL_TYPED(NAME, TYPE, shmem_, , ThreadGroup)
+#define VSHMEMI_DEV_COLL_WARP(NAME, TYPE) VSHMEMI_DEV_COLL_TYPED(NAME, TYPE, shmemx_, _warp, WarpGroup)
+#define VSHMEMI_DEV_COLL_BLOCK(NAME, TYPE) \
+  VSHMEMI_DEV_COLL_TYPED(NAME, TYPE, shmemx_, _block, BlockGroup)
+#define VSHMEMI_DEV_RB_THREAD(NAME, TYPE) VSHMEMI_DEV_REDUCE_BITWISE(NAME, TYPE, shmem_, , ThreadGroup)
+#define VSHMEMI_DEV_RB_WARP(NAME, TYPE) VSHMEMI_DEV_REDUCE_BITWISE(NAME, TYPE, shmemx_, _warp, WarpGroup)
+#define VSHMEMI_DEV_RB_BLOCK(NAME, TYPE) \
+  VSHMEMI_DEV_REDUCE_BITWISE(NAME, TYPE, shmemx_, _block, BlockGroup)
+#define VSHMEMI_DEV_RA_THREAD(NAME, TYPE) VSHMEMI_DEV_REDUCE_ARITH(NAME, TYPE, shmem_, , ThreadGroup)
+#define VSHMEMI_DEV_RA_WARP(NAME, TYPE) VSHMEMI_DEV_REDUCE_ARITH(NAME, TYPE, shmemx_, _warp, WarpGroup)
+#define VSHMEMI_DEV_RA_BLOCK(NAME, TYPE) \
+  VSHMEMI_DEV_REDUCE_ARITH(NAME, TYPE, shmemx_, _block, BlockGroup)
+
+#ifdef __CUDA_ARCH__
+extern "C" {
+VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_COLL_THREAD)
+VSHMEMI_DEV_COLL_MEM(shmem_, , ThreadGroup)
+VSHMEMI_DEV_REDUCE_BITWISE_TYPES(VSHMEMI_DEV_RB_THREAD)
+VSHMEMI_DEV_REDUCE_ARITH_TYPES(VSHMEMI_DEV_RA_THREAD)
+}
+#endif  // __CUDA_ARCH__
+
+extern "C" {
+VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_COLL_WARP)
+VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_COLL_BLOCK)
+VSHMEMI_DEV_COLL_MEM(shmemx_, _warp, WarpGroup)
+VSHMEMI_DEV_COLL_MEM(shmemx_, _block, BlockGroup)
+VSHMEMI_DEV_REDUCE_BITWISE_TYPES(VSHMEMI_DEV_RB_WARP)
+VSHMEMI_DEV_REDUCE_BITWISE_TYPES(VSHMEMI_DEV_RB_BLOCK)
+VSHMEMI_DEV_REDUCE_ARITH_TYPES(VSHMEMI_DEV_RA_WARP)
+VSHMEMI_DEV_REDUCE_ARITH_TYPES(VSHMEMI_DEV_RA_BLOCK)
+}
+
+#endif  // __CUDACC__

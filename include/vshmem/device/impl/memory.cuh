@@ -1,0 +1,216 @@
+// Memory operations at system scope (PTX memory model, sm_70+): the building blocks of RMA,
+// atomics, signals and waits. System scope is what makes them correct against the host's
+// atomics and against other processes' kernels on the same or another GPU.
+#pragma once
+
+#include "vshmem/device/impl/state.cuh"
+
+#ifdef __CUDACC__
+
+namespace vshmem::device {
+
+// ---- Raw-bit atomics. Addresses are generic: heap and window are ordinary global memory. ----
+
+__device__ __forceinline__ uint32_t atom_add(uint32_t* p, uint32_t v) {
+  uint32_t r;
+  asm volatile("atom.relaxed.sys.add.u32 %0, [%1], %2;" : "=r"(r) : "l"(p), "r"(v) : "memory");
+  return r;
+}
+__device__ __forceinline__ uint64_t atom_add(uint64_t* p, uint64_t v) {
+  uint64_t r;
+  asm volatile("atom.relaxed.sys.add.u64 %0, [%1], %2;" : "=l"(r) : "l"(p), "l"(v) : "memory");
+  return r;
+}
+__device__ __forceinline__ void red_add(uint32_t* p, uint32_t v) {
+  asm volatile("red.relaxed.sys.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void red_add(uint64_t* p, uint64_t v) {
+  asm volatile("red.relaxed.sys.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+// Release: everything this thread (and, cumulatively, what it has observed) wrote before is
+// visible to whoever observes the addition.
+__device__ __forceinline__ void red_add_release(uint64_t* p, uint64_t v) {
+  asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ uint32_t atom_cas(uint32_t* p, uint32_t cmp, uint32_t v) {
+  uint32_t r;
+  asm volatile("atom.relaxed.sys.cas.b32 %0, [%1], %2, %3;"
+               : "=r"(r) : "l"(p), "r"(cmp), "r"(v) : "memory");
+  return r;
+}
+__device__ __forceinline__ uint64_t atom_cas(uint64_t* p, uint64_t cmp, uint64_t v) {
+  uint64_t r;
+  asm volatile("atom.relaxed.sys.cas.b64 %0, [%1], %2, %3;"
+               : "=l"(r) : "l"(p), "l"(cmp), "l"(v) : "memory");
+  return r;
+}
+__device__ __forceinline__ uint32_t atom_exch(uint32_t* p, uint32_t v) {
+  uint32_t r;
+  asm volatile("atom.relaxed.sys.exch.b32 %0, [%1], %2;" : "=r"(r) : "l"(p), "r"(v) : "memory");
+  return r;
+}
+__device__ __forceinline__ uint64_t atom_exch(uint64_t* p, uint64_t v) {
+  uint64_t r;
+  asm volatile("atom.relaxed.sys.exch.b64 %0, [%1], %2;" : "=l"(r) : "l"(p), "l"(v) : "memory");
+  return r;
+}
+
+#define VSHMEMI_DEV_BITOP(OP)                                                                 \
+  __device__ __forceinline__ uint32_t atom_##OP(uint32_t* p, uint32_t v) {                    \
+    uint32_t r;                                                                               \
+    asm volatile("atom.relaxed.sys." #OP ".b32 %0, [%1], %2;"                                 \
+                 : "=r"(r) : "l"(p), "r"(v) : "memory");                                      \
+    return r;                                                                                 \
+  }                                                                                           \
+  __device__ __forceinline__ uint64_t atom_##OP(uint64_t* p, uint64_t v) {                    \
+    uint64_t r;                                                                               \
+    asm volatile("atom.relaxed.sys." #OP ".b64 %0, [%1], %2;"                                 \
+                 : "=l"(r) : "l"(p), "l"(v) : "memory");                                      \
+    return r;                                                                                 \
+  }                                                                                           \
+  __device__ __forceinline__ void red_##OP(uint32_t* p, uint32_t v) {                         \
+    asm volatile("red.relaxed.sys." #OP ".b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");        \
+  }                                                                                           \
+  __device__ __forceinline__ void red_##OP(uint64_t* p, uint64_t v) {                         \
+    asm volatile("red.relaxed.sys." #OP ".b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");        \
+  }
+VSHMEMI_DEV_BITOP(and)
+VSHMEMI_DEV_BITOP(or)
+VSHMEMI_DEV_BITOP(xor)
+#undef VSHMEMI_DEV_BITOP
+
+// ---- Single-copy-atomic loads and stores. ----
+
+__device__ __forceinline__ uint16_t ld_relaxed(const uint16_t* p) {
+  uint16_t r;
+  asm volatile("ld.relaxed.sys.b16 %0, [%1];" : "=h"(r) : "l"(p) : "memory");
+  return r;
+}
+__device__ __forceinline__ uint32_t ld_relaxed(const uint32_t* p) {
+  uint32_t r;
+  asm volatile("ld.relaxed.sys.b32 %0, [%1];" : "=r"(r) : "l"(p) : "memory");
+  return r;
+}
+__device__ __forceinline__ uint64_t ld_relaxed(const uint64_t* p) {
+  uint64_t r;
+  asm volatile("ld.relaxed.sys.b64 %0, [%1];" : "=l"(r) : "l"(p) : "memory");
+  return r;
+}
+__device__ __forceinline__ uint64_t ld_acquire(const uint64_t* p) {
+  uint64_t r;
+  asm volatile("ld.acquire.sys.b64 %0, [%1];" : "=l"(r) : "l"(p) : "memory");
+  return r;
+}
+__device__ __forceinline__ void st_relaxed(uint32_t* p, uint32_t v) {
+  asm volatile("st.relaxed.sys.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void st_relaxed(uint64_t* p, uint64_t v) {
+  asm volatile("st.relaxed.sys.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void st_release(uint64_t* p, uint64_t v) {
+  asm volatile("st.release.sys.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+// shmem_fence / shmem_quiet. Device stores and atomics are issued synchronously by the thread,
+// so one sequentially consistent system-scope fence both orders them (fence) and, since it
+// waits for the thread's outstanding stores to be performed at system scope, completes them
+// (quiet).
+__device__ __forceinline__ void fence_sys() { asm volatile("fence.sc.sys;" ::: "memory"); }
+// Turns earlier relaxed loads into acquires (after a wait has seen its value).
+__device__ __forceinline__ void fence_acquire() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+
+// ---- Values <-> raw bits. ----
+
+template <size_t N> struct BitsOf;
+template <> struct BitsOf<2> { using type = uint16_t; };
+template <> struct BitsOf<4> { using type = uint32_t; };
+template <> struct BitsOf<8> { using type = uint64_t; };
+template <class T> using Bits = typename BitsOf<sizeof(T)>::type;
+
+template <class To, class From>
+__device__ __forceinline__ To bit_cast(const From& v) {
+  static_assert(sizeof(To) == sizeof(From));
+  To r;
+  memcpy(&r, &v, sizeof(To));
+  return r;
+}
+
+template <class T>
+__device__ __forceinline__ Bits<T>* bits_ptr(T* p) {
+  return reinterpret_cast<Bits<T>*>(p);
+}
+
+// A load that observes other PEs' and the host's latest stores (waits and tests).
+template <class T>
+__device__ __forceinline__ T load_sys(const T* p) {
+  return bit_cast<T>(ld_relaxed(reinterpret_cast<const Bits<T>*>(p)));
+}
+
+template <class T>
+__device__ __forceinline__ bool compare(T value, int cmp, T ref) {
+  switch (cmp) {
+    case 0: return value == ref;  // SHMEM_CMP_EQ
+    case 1: return value != ref;  // SHMEM_CMP_NE
+    case 2: return value > ref;   // SHMEM_CMP_GT
+    case 3: return value >= ref;  // SHMEM_CMP_GE
+    case 4: return value < ref;   // SHMEM_CMP_LT
+    case 5: return value <= ref;  // SHMEM_CMP_LE
+    default: return false;
+  }
+}
+
+__device__ __forceinline__ void check_cmp(const char* call, int cmp) {
+  if (static_cast<unsigned>(cmp) > 5u) vshmemi_device_fail(call, "invalid comparison operator");
+}
+
+// ---- Bulk copies, cooperatively by a group, in the widest word both addresses allow. ----
+
+struct alignas(8) Bits128 {
+  uint64_t lo, hi;
+};
+
+template <class W>
+__device__ __forceinline__ void copy_words(char* d, const char* s, size_t n, unsigned rank,
+                                           unsigned size) {
+  size_t head = (sizeof(W) - reinterpret_cast<uintptr_t>(d) % sizeof(W)) % sizeof(W);
+  if (head > n) head = n;
+  for (size_t i = rank; i < head; i += size) d[i] = s[i];
+  size_t words = (n - head) / sizeof(W);
+  W* dw = reinterpret_cast<W*>(d + head);
+  const W* sw = reinterpret_cast<const W*>(s + head);
+  for (size_t i = rank; i < words; i += size) dw[i] = sw[i];
+  for (size_t i = head + words * sizeof(W) + rank; i < n; i += size) d[i] = s[i];
+}
+
+// 16-byte accesses when source and destination agree modulo 16, else the widest that agrees.
+__device__ __forceinline__ void copy_bytes(void* dest, const void* source, size_t n,
+                                           unsigned rank, unsigned size) {
+  char* d = static_cast<char*>(dest);
+  const char* s = static_cast<const char*>(source);
+  uintptr_t skew = reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s);
+  if (n >= 16 && (skew & 15) == 0) {
+    copy_words<uint4>(d, s, n, rank, size);
+  } else if (n >= 8 && (skew & 7) == 0) {
+    copy_words<uint64_t>(d, s, n, rank, size);
+  } else if (n >= 4 && (skew & 3) == 0) {
+    copy_words<uint32_t>(d, s, n, rank, size);
+  } else if ((skew & 1) == 0) {
+    copy_words<uint16_t>(d, s, n, rank, size);
+  } else {
+    for (size_t i = rank; i < n; i += size) d[i] = s[i];
+  }
+}
+
+// Strided element copy: dest[i * dst] = source[i * sst], with E the element's storage type.
+template <class E>
+__device__ __forceinline__ void copy_strided(E* dest, const E* source, ptrdiff_t dst,
+                                             ptrdiff_t sst, size_t nelems, unsigned rank,
+                                             unsigned size) {
+  for (size_t i = rank; i < nelems; i += size) {
+    dest[static_cast<ptrdiff_t>(i) * dst] = source[static_cast<ptrdiff_t>(i) * sst];
+  }
+}
+
+}  // namespace vshmem::device
+
+#endif  // __CUDACC__

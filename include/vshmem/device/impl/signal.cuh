@@ -1,0 +1,434 @@
+// Device signals (put-with-signal, signal fetch/wait/op) and point-to-point synchronization
+// (wait_until*, test*).
+//
+// A signal never overtakes the data it follows: the group's stores are ordered before the
+// signal by a group synchronization and a system-scope fence in the signalling thread (fence
+// cumulativity carries the other members' stores along). Waits poll with system-scope relaxed
+// loads and turn the satisfying load into an acquire, so the data a signal covers is visible to
+// the waiting thread when the wait returns.
+#pragma once
+
+#include "vshmem/device/impl/rma.cuh"
+
+#ifdef __CUDACC__
+
+namespace vshmem::device {
+
+__device__ __forceinline__ void signal_op(const char* call, uint64_t* sig_addr, uint64_t signal,
+                                          int sig_op, int pe) {
+  uint64_t* target = peer_ptr(call, sig_addr, sizeof(uint64_t), pe);
+  fence_sys();
+  if (sig_op == 0) {  // SHMEM_SIGNAL_SET
+    st_relaxed(target, signal);
+  } else if (sig_op == 1) {  // SHMEM_SIGNAL_ADD
+    red_add(target, signal);
+  } else {
+    vshmemi_device_fail(call, "sig_op is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD");
+  }
+}
+
+template <class G>
+__device__ __forceinline__ void put_signal_group(const char* call, void* dest, const void* source,
+                                                 size_t bytes, uint64_t* sig_addr,
+                                                 uint64_t signal, int sig_op, int pe) {
+  G::sync();
+  char* target = peer_ptr(call, static_cast<char*>(dest), bytes, pe);
+  copy_bytes(target, source, bytes, G::rank(), G::size());
+  G::sync();
+  if (G::rank() == 0) signal_op(call, sig_addr, signal, sig_op, pe);
+  G::sync();
+}
+
+template <class T>
+__device__ __forceinline__ T wait_value(const char* call, T* ivar, int cmp, T cmp_value) {
+  check_cmp(call, cmp);
+  check_symmetric(call, ivar, sizeof(T));
+  T v;
+  while (!compare(v = load_sys(ivar), cmp, cmp_value)) {
+  }
+  fence_acquire();
+  return v;
+}
+
+__device__ __forceinline__ bool included(const int* status, size_t i) {
+  return status == nullptr || status[i] == 0;
+}
+
+// Vector or scalar comparison values.
+template <class T>
+struct CmpValues {
+  const T* values;
+  T value;
+  __device__ __forceinline__ T operator[](size_t i) const {
+    return values != nullptr ? values[i] : value;
+  }
+};
+
+template <class T>
+__device__ __forceinline__ bool test_one(T* ivar, int cmp, T value) {
+  return compare(load_sys(ivar), cmp, value);
+}
+
+template <class T>
+__device__ __forceinline__ void wait_all(const char* call, T* ivars, size_t n, const int* status,
+                                         int cmp, CmpValues<T> values) {
+  for (size_t i = 0; i < n; ++i) {
+    if (included(status, i)) wait_value(call, ivars + i, cmp, values[i]);
+  }
+}
+
+template <class T>
+__device__ __forceinline__ size_t test_any(const char* call, T* ivars, size_t n,
+                                           const int* status, int cmp, CmpValues<T> values) {
+  check_cmp(call, cmp);
+  for (size_t i = 0; i < n; ++i) {
+    if (included(status, i) && test_one(ivars + i, cmp, values[i])) {
+      fence_acquire();
+      return i;
+    }
+  }
+  return SIZE_MAX;
+}
+
+__device__ __forceinline__ bool any_included(const int* status, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (included(status, i)) return true;
+  }
+  return false;
+}
+
+template <class T>
+__device__ __forceinline__ size_t wait_any(const char* call, T* ivars, size_t n,
+                                           const int* status, int cmp, CmpValues<T> values) {
+  if (!any_included(status, n)) return SIZE_MAX;
+  for (;;) {
+    size_t i = test_any(call, ivars, n, status, cmp, values);
+    if (i != SIZE_MAX) return i;
+  }
+}
+
+template <class T>
+__device__ __forceinline__ size_t test_some(const char* call, T* ivars, size_t n,
+                                            size_t* indices, const int* status, int cmp,
+                                            CmpValues<T> values) {
+  check_cmp(call, cmp);
+  size_t found = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (included(status, i) && test_one(ivars + i, cmp, values[i])) indices[found++] = i;
+  }
+  if (found > 0) fence_acquire();
+  return found;
+}
+
+template <class T>
+__device__ __forceinline__ size_t wait_some(const char* call, T* ivars, size_t n,
+                                            size_t* indices, const int* status, int cmp,
+                                            CmpValues<T> values) {
+  if (!any_included(status, n)) return 0;
+  for (;;) {
+    size_t found = test_some(call, ivars, n, indices, status, cmp, values);
+    if (found > 0) return found;
+  }
+}
+
+template <class T>
+__device__ __forceinline__ int test_all(const char* call, T* ivars, size_t n, const int* status,
+                                        int cmp, CmpValues<T> values) {
+  check_cmp(call, cmp);
+  for (size_t i = 0; i < n; ++i) {
+    if (included(status, i) && !test_one(ivars + i, cmp, values[i])) return 0;
+  }
+  fence_acquire();
+  return 1;
+}
+
+}  // namespace vshmem::device
+
+// Point-to-point synchronization types (OpenSHMEM 1.5 Table 13).
+#define VSHMEMI_DEV_P2P_TYPES(X)   \
+  X(short, short)                  \
+  X(int, int)                      \
+  X(long, long)                    \
+  X(longlong, long long)           \
+  X(ushort, unsigned short)        \
+  X(uint, unsigned int)            \
+  X(ulong, unsigned long)          \
+  X(ulonglong, unsigned long long) \
+  X(int32, int32_t)                \
+  X(int64, int64_t)                \
+  X(uint32, uint32_t)              \
+  X(uint64, uint64_t)              \
+  X(size, size_t)                  \
+  X(ptrdiff, ptrdiff_t)
+
+#define VSHMEMI_DEV_DECL_SIGNAL_TYPED(NAME, TYPE)                                              \
+  VSHMEM_HOSTDEV void shmem_##NAME##_put_signal(TYPE* dest, const TYPE* source, size_t nelems, \
+                                                uint64_t* sig_addr, uint64_t signal,           \
+                                                int sig_op, int pe);                           \
+  VSHMEM_HOSTDEV void shmem_##NAME##_put_signal_nbi(TYPE* dest, const TYPE* source,            \
+                                                    size_t nelems, uint64_t* sig_addr,         \
+                                                    uint64_t signal, int sig_op, int pe);
+#define VSHMEMI_DEV_DECL_SIGNAL_SIZED(BITS, BYTES)                                             \
+  VSHMEM_HOSTDEV void shmem_put##BITS##_signal(void* dest, const void* source, size_t nelems,  \
+                                               uint64_t* sig_addr, uint64_t signal,            \
+                                               int sig_op, int pe);                            \
+  VSHMEM_HOSTDEV void shmem_put##BITS##_signal_nbi(void* dest, const void* source,             \
+                                                   size_t nelems, uint64_t* sig_addr,          \
+                                                   uint64_t signal, int sig_op, int pe);
+#define VSHMEMI_DEV_DECL_P2P(NAME, TYPE)                                                        \
+  VSHMEM_HOSTDEV void shmem_##NAME##_wait_until(TYPE* ivar, int cmp, TYPE cmp_value);          \
+  VSHMEM_HOSTDEV void shmem_##NAME##_wait_until_all(TYPE* ivars, size_t nelems,                 \
+                                                    const int* status, int cmp,                 \
+                                                    TYPE cmp_value);                            \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_any(TYPE* ivars, size_t nelems,               \
+                                                      const int* status, int cmp,               \
+                                                      TYPE cmp_value);                          \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_some(TYPE* ivars, size_t nelems,              \
+                                                       size_t* indices, const int* status,      \
+                                                       int cmp, TYPE cmp_value);                \
+  VSHMEM_HOSTDEV void shmem_##NAME##_wait_until_all_vector(TYPE* ivars, size_t nelems,          \
+                                                           const int* status, int cmp,          \
+                                                           TYPE* cmp_values);             \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_any_vector(TYPE* ivars, size_t nelems,        \
+                                                             const int* status, int cmp,        \
+                                                             TYPE* cmp_values);           \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_some_vector(                                  \
+      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp,                  \
+      TYPE* cmp_values);                                                                  \
+  VSHMEM_HOSTDEV int shmem_##NAME##_test(TYPE* ivar, int cmp, TYPE cmp_value);                  \
+  VSHMEM_HOSTDEV int shmem_##NAME##_test_all(TYPE* ivars, size_t nelems, const int* status,     \
+                                             int cmp, TYPE cmp_value);                          \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_any(TYPE* ivars, size_t nelems, const int* status,  \
+                                                int cmp, TYPE cmp_value);                       \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_some(TYPE* ivars, size_t nelems, size_t* indices,   \
+                                                 const int* status, int cmp, TYPE cmp_value);   \
+  VSHMEM_HOSTDEV int shmem_##NAME##_test_all_vector(TYPE* ivars, size_t nelems,                 \
+                                                    const int* status, int cmp,                 \
+                                                    TYPE* cmp_values);                    \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_any_vector(TYPE* ivars, size_t nelems,              \
+                                                       const int* status, int cmp,              \
+                                                       TYPE* cmp_values);                 \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_some_vector(TYPE* ivars, size_t nelems,             \
+                                                        size_t* indices, const int* status,     \
+                                                        int cmp, TYPE* cmp_values);
+
+extern "C" {
+VSHMEM_RMA_TYPES(VSHMEMI_DEV_DECL_SIGNAL_TYPED)
+VSHMEM_RMA_SIZES(VSHMEMI_DEV_DECL_SIGNAL_SIZED)
+VSHMEM_HOSTDEV void shmem_putmem_signal(void* dest, const void* source, size_t nelems,
+                                        uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
+VSHMEM_HOSTDEV void shmem_putmem_signal_nbi(void* dest, const void* source, size_t nelems,
+                                            uint64_t* sig_addr, uint64_t signal, int sig_op,
+                                            int pe);
+VSHMEM_HOSTDEV uint64_t shmem_signal_fetch(const uint64_t* sig_addr);
+VSHMEM_HOSTDEV uint64_t shmem_signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t cmp_value);
+VSHMEMI_DEV_P2P_TYPES(VSHMEMI_DEV_DECL_P2P)
+}
+
+#ifdef __CUDA_ARCH__
+extern "C" {
+
+#define VSHMEMI_DEV_SIGNAL_TYPED(NAME, TYPE)                                                    \
+  __device__ __forceinline__ void shmem_##NAME##_put_signal(TYPE* dest, const TYPE* source,     \
+                                                            size_t nelems, uint64_t* sig_addr,  \
+                                                            uint64_t signal, int sig_op,        \
+                                                            int pe) {                           \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>(                               \
+        "shmem_" #NAME "_put_signal", dest, source, nelems * sizeof(TYPE), sig_addr, signal,    \
+        sig_op, pe);                                                                            \
+  }                                                                                             \
+  __device__ __forceinline__ void shmem_##NAME##_put_signal_nbi(                                \
+      TYPE* dest, const TYPE* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,       \
+      int sig_op, int pe) {                                                                     \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>(                               \
+        "shmem_" #NAME "_put_signal_nbi", dest, source, nelems * sizeof(TYPE), sig_addr,        \
+        signal, sig_op, pe);                                                                    \
+  }
+VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_SIGNAL_TYPED)
+#undef VSHMEMI_DEV_SIGNAL_TYPED
+
+#define VSHMEMI_DEV_SIGNAL_SIZED(BITS, BYTES)                                                   \
+  __device__ __forceinline__ void shmem_put##BITS##_signal(void* dest, const void* source,      \
+                                                           size_t nelems, uint64_t* sig_addr,   \
+                                                           uint64_t signal, int sig_op,         \
+                                                           int pe) {                            \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>(                               \
+        "shmem_put" #BITS "_signal", dest, source, nelems * BYTES, sig_addr, signal, sig_op,    \
+        pe);                                                                                    \
+  }                                                                                             \
+  __device__ __forceinline__ void shmem_put##BITS##_signal_nbi(                                 \
+      void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,       \
+      int sig_op, int pe) {                                                                     \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>(                               \
+        "shmem_put" #BITS "_signal_nbi", dest, source, nelems * BYTES, sig_addr, signal,        \
+        sig_op, pe);                                                                            \
+  }
+VSHMEM_RMA_SIZES(VSHMEMI_DEV_SIGNAL_SIZED)
+#undef VSHMEMI_DEV_SIGNAL_SIZED
+
+__device__ __forceinline__ void shmem_putmem_signal(void* dest, const void* source, size_t nelems,
+                                                    uint64_t* sig_addr, uint64_t signal,
+                                                    int sig_op, int pe) {
+  vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>(
+      "shmem_putmem_signal", dest, source, nelems, sig_addr, signal, sig_op, pe);
+}
+__device__ __forceinline__ void shmem_putmem_signal_nbi(void* dest, const void* source,
+                                                        size_t nelems, uint64_t* sig_addr,
+                                                        uint64_t signal, int sig_op, int pe) {
+  vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>(
+      "shmem_putmem_signal_nbi", dest, source, nelems, sig_addr, signal, sig_op, pe);
+}
+
+__device__ __forceinline__ uint64_t shmem_signal_fetch(const uint64_t* sig_addr) {
+  vshmem::device::check_symmetric("shmem_signal_fetch", sig_addr, sizeof(uint64_t));
+  return vshmem::device::ld_acquire(sig_addr);
+}
+
+__device__ __forceinline__ uint64_t shmem_signal_wait_until(uint64_t* sig_addr, int cmp,
+                                                            uint64_t cmp_value) {
+  return vshmem::device::wait_value("shmem_signal_wait_until", sig_addr, cmp, cmp_value);
+}
+
+#define VSHMEMI_DEV_P2P(NAME, TYPE)                                                              \
+  __device__ __forceinline__ void shmem_##NAME##_wait_until(TYPE* ivar, int cmp,                \
+                                                            TYPE cmp_value) {                    \
+    vshmem::device::wait_value("shmem_" #NAME "_wait_until", ivar, cmp, cmp_value);              \
+  }                                                                                              \
+  __device__ __forceinline__ void shmem_##NAME##_wait_until_all(                                 \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE cmp_value) {                  \
+    vshmem::device::wait_all("shmem_" #NAME "_wait_until_all", ivars, nelems, status, cmp,      \
+                             vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});               \
+  }                                                                                              \
+  __device__ __forceinline__ size_t shmem_##NAME##_wait_until_any(                               \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE cmp_value) {                  \
+    return vshmem::device::wait_any("shmem_" #NAME "_wait_until_any", ivars, nelems, status,    \
+                                    cmp, vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});   \
+  }                                                                                              \
+  __device__ __forceinline__ size_t shmem_##NAME##_wait_until_some(                              \
+      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp,                   \
+      TYPE cmp_value) {                                                                          \
+    return vshmem::device::wait_some("shmem_" #NAME "_wait_until_some", ivars, nelems, indices, \
+                                     status, cmp,                                                \
+                                     vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});       \
+  }                                                                                              \
+  __device__ __forceinline__ void shmem_##NAME##_wait_until_all_vector(                          \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values) {          \
+    vshmem::device::wait_all("shmem_" #NAME "_wait_until_all_vector", ivars, nelems, status,    \
+                             cmp, vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});          \
+  }                                                                                              \
+  __device__ __forceinline__ size_t shmem_##NAME##_wait_until_any_vector(                        \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values) {          \
+    return vshmem::device::wait_any("shmem_" #NAME "_wait_until_any_vector", ivars, nelems,     \
+                                    status, cmp,                                                 \
+                                    vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});        \
+  }                                                                                              \
+  __device__ __forceinline__ size_t shmem_##NAME##_wait_until_some_vector(                       \
+      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp,                   \
+      TYPE* cmp_values) {                                                                  \
+    return vshmem::device::wait_some("shmem_" #NAME "_wait_until_some_vector", ivars, nelems,   \
+                                     indices, status, cmp,                                       \
+                                     vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});       \
+  }                                                                                              \
+  __device__ __forceinline__ int shmem_##NAME##_test(TYPE* ivar, int cmp, TYPE cmp_value) {     \
+    return vshmem::device::test_all("shmem_" #NAME "_test", ivar, 1, nullptr, cmp,              \
+                                    vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});        \
+  }                                                                                              \
+  __device__ __forceinline__ int shmem_##NAME##_test_all(TYPE* ivars, size_t nelems,            \
+                                                         const int* status, int cmp,            \
+                                                         TYPE cmp_value) {                       \
+    return vshmem::device::test_all("shmem_" #NAME "_test_all", ivars, nelems, status, cmp,     \
+                                    vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});        \
+  }                                                                                              \
+  __device__ __forceinline__ size_t shmem_##NAME##_test_any(TYPE* ivars, size_t nelems,         \
+                                                            const int* status, int cmp,         \
+                                                            TYPE cmp_value) {                    \
+    return vshmem::device::test_any("shmem_" #NAME "_test_any", ivars, nelems, status, cmp,     \
+                                    vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});        \
+  }                                                                                              \
+  __device__ __forceinline__ size_t shmem_##NAME##_test_some(                                    \
+      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp,                   \
+      TYPE cmp_value) {                                                                          \
+    return vshmem::device::test_some("shmem_" #NAME "_test_some", ivars, nelems, indices,       \
+                                     status, cmp,                                                \
+                                     vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});       \
+  }                                                                                              \
+  __device__ __forceinline__ int shmem_##NAME##_test_all_vector(                                 \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values) {          \
+    return vshmem::device::test_all("shmem_" #NAME "_test_all_vector", ivars, nelems, status,   \
+                                    cmp, vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});   \
+  }                                                                                              \
+  __device__ __forceinline__ size_t shmem_##NAME##_test_any_vector(                              \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values) {          \
+    return vshmem::device::test_any("shmem_" #NAME "_test_any_vector", ivars, nelems, status,   \
+                                    cmp, vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});   \
+  }                                                                                              \
+  __device__ __forceinline__ size_t shmem_##NAME##_test_some_vector(                             \
+      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp,                   \
+      TYPE* cmp_values) {                                                                  \
+    return vshmem::device::test_some("shmem_" #NAME "_test_some_vector", ivars, nelems,         \
+                                     indices, status, cmp,                                       \
+                                     vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});       \
+  }
+VSHMEMI_DEV_P2P_TYPES(VSHMEMI_DEV_P2P)
+#undef VSHMEMI_DEV_P2P
+
+}  // extern "C"
+#endif  // __CUDA_ARCH__
+
+// ---- shmemx: signal op, and the _warp / _block forms of put-with-signal (device only). ----
+extern "C" {
+
+// Atomically updates pe's signal at sig_addr (SHMEM_SIGNAL_SET / SHMEM_SIGNAL_ADD), after
+// every store this thread issued before (as the signal of shmem_put_signal).
+__device__ __forceinline__ void shmemx_signal_op(uint64_t* sig_addr, uint64_t signal, int sig_op,
+                                                 int pe) {
+  vshmem::device::signal_op("shmemx_signal_op", sig_addr, signal, sig_op, pe);
+}
+
+#define VSHMEMI_DEV_SIGNAL_TYPED_GROUP(NAME, TYPE, SUFFIX, G)                                  \
+  __device__ __forceinline__ void shmemx_##NAME##_put_signal_##SUFFIX(                         \
+      TYPE* dest, const TYPE* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
+      int sig_op, int pe) {                                                                    \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(G)>(                                        \
+        "shmemx_" #NAME "_put_signal_" #SUFFIX, dest, source, nelems * sizeof(TYPE), sig_addr, \
+        signal, sig_op, pe);                                                                   \
+  }                                                                                            \
+  __device__ __forceinline__ void shmemx_##NAME##_put_signal_nbi_##SUFFIX(                     \
+      TYPE* dest, const TYPE* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
+      int sig_op, int pe) {                                                                    \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(G)>(                                        \
+        "shmemx_" #NAME "_put_signal_nbi_" #SUFFIX, dest, source, nelems * sizeof(TYPE),       \
+        sig_addr, signal, sig_op, pe);                                                         \
+  }
+#define VSHMEMI_DEV_SIGNAL_TYPED_WARP(NAME, TYPE) \
+  VSHMEMI_DEV_SIGNAL_TYPED_GROUP(NAME, TYPE, warp, WarpGroup)
+#define VSHMEMI_DEV_SIGNAL_TYPED_BLOCK(NAME, TYPE) \
+  VSHMEMI_DEV_SIGNAL_TYPED_GROUP(NAME, TYPE, block, BlockGroup)
+VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_SIGNAL_TYPED_WARP)
+VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_SIGNAL_TYPED_BLOCK)
+#undef VSHMEMI_DEV_SIGNAL_TYPED_WARP
+#undef VSHMEMI_DEV_SIGNAL_TYPED_BLOCK
+#undef VSHMEMI_DEV_SIGNAL_TYPED_GROUP
+
+#define VSHMEMI_DEV_SIGNAL_MEM_GROUP(SUFFIX, G)                                                \
+  __device__ __forceinline__ void shmemx_putmem_signal_##SUFFIX(                               \
+      void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
+      int sig_op, int pe) {                                                                    \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(G)>("shmemx_putmem_signal_" #SUFFIX, dest,  \
+                                                       source, nelems, sig_addr, signal,       \
+                                                       sig_op, pe);                            \
+  }                                                                                            \
+  __device__ __forceinline__ void shmemx_putmem_signal_nbi_##SUFFIX(                           \
+      void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
+      int sig_op, int pe) {                                                                    \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(G)>("shmemx_putmem_signal_nbi_" #SUFFIX,    \
+                                                       dest, source, nelems, sig_addr, signal, \
+                                                       sig_op, pe);                            \
+  }
+VSHMEMI_DEV_SIGNAL_MEM_GROUP(warp, WarpGroup)
+VSHMEMI_DEV_SIGNAL_MEM_GROUP(block, BlockGroup)
+#undef VSHMEMI_DEV_SIGNAL_MEM_GROUP
+
+}  // extern "C"
+
+#endif  // __CUDACC__

@@ -1,0 +1,158 @@
+// Device setup queries, ordering (fence, quiet) and whole-team synchronization (barrier, sync).
+//
+// Barriers are dissemination barriers over the runtime's synchronization area: ceil(log2 n)
+// rounds; in round r a PE adds 1 (with release) to counter r of PE me + 2^r and waits (with
+// acquire) until its own counter r has reached the number of barriers it has entered. The
+// counters only grow, so there is no reset race and in-kernel, on-stream and graph-replayed
+// barriers share one sequence. A barrier is entered by ONE thread per PE at a time (the thread
+// form), one warp (_warp) or one block (_block); every PE must make the same sequence of
+// barrier/sync calls, in kernels or on streams. The waits spin without timeouts: with PEs sharing
+// a GPU they need MPS to be fast (without MPS the GPU time-slices between processes, ~2 ms per
+// switch, but stays correct); the grids of all PEs that wait on each other must be resident at
+// once (see shmemx_collective_launch).
+#pragma once
+
+#include "vshmem/device/impl/memory.cuh"
+
+#ifdef __CUDACC__
+
+namespace vshmem::device {
+
+__device__ __forceinline__ void check_initialized(const char* call) {
+  if (!vshmemi_device_state.initialized) {
+    vshmemi_device_fail(call,
+                        "the device library holds no state: shmem_init has not been called, "
+                        "shmem_finalize was, or the heap is not GPU memory (VSHMEM_BACKEND=cuda)");
+  }
+}
+
+__device__ __forceinline__ void check_world_team(const char* call, shmem_team_t team) {
+  uintptr_t t = reinterpret_cast<uintptr_t>(team);
+  if (t == 0) vshmemi_device_fail(call, "the team is SHMEM_TEAM_INVALID");
+  // world_team is 0 while the host runtime exports no SHMEM_TEAM_WORLD object (no teams yet):
+  // then the world is the only team there can be.
+  uintptr_t world = vshmemi_device_state.world_team;
+  if (world != 0 && t != world) {
+    vshmemi_device_fail(call, "device code supports SHMEM_TEAM_WORLD only");
+  }
+}
+
+// One thread: the dissemination barrier itself.
+__device__ __forceinline__ void sync_thread(const char* call) {
+  const GpuState& s = vshmemi_device_state;
+  check_initialized(call);
+  uint64_t* counters = reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kBarrierCounters);
+  volatile uint64_t* epoch_p =
+      reinterpret_cast<volatile uint64_t*>(s.sync_base + SyncLayout::kBarrierEpoch);
+  const uint64_t epoch = *epoch_p + 1;
+  *epoch_p = epoch;
+  const int n = s.n_pes, me = s.my_pe;
+  for (int r = 0, d = 1; d < n; ++r, d <<= 1) {
+    int to = me + d;
+    if (to >= n) to -= n;
+    red_add_release(peer_ptr(call, counters + r, sizeof(uint64_t), to), 1);
+    while (ld_acquire(counters + r) < epoch) {
+    }
+  }
+}
+
+template <class G>
+__device__ __forceinline__ void sync_group(const char* call, bool quiet) {
+  G::sync();  // every member's stores precede the leader's release (fence cumulativity)
+  if (G::rank() == 0) {
+    if (quiet) fence_sys();
+    sync_thread(call);
+  }
+  G::sync();
+}
+
+}  // namespace vshmem::device
+
+extern "C" {
+VSHMEM_HOSTDEV int shmem_team_my_pe(shmem_team_t team);
+VSHMEM_HOSTDEV int shmem_team_n_pes(shmem_team_t team);
+VSHMEM_HOSTDEV int shmem_team_sync(shmem_team_t team);
+}
+
+#ifdef __CUDA_ARCH__
+extern "C" {
+
+__device__ __forceinline__ int shmem_my_pe(void) { return vshmemi_device_state.my_pe; }
+__device__ __forceinline__ int shmem_n_pes(void) { return vshmemi_device_state.n_pes; }
+
+__device__ __forceinline__ int shmem_team_my_pe(shmem_team_t team) {
+  vshmem::device::check_world_team("shmem_team_my_pe", team);
+  return vshmemi_device_state.my_pe;
+}
+__device__ __forceinline__ int shmem_team_n_pes(shmem_team_t team) {
+  vshmem::device::check_world_team("shmem_team_n_pes", team);
+  return vshmemi_device_state.n_pes;
+}
+
+// NULL when pe's memory is not mapped here (or pe / dest is invalid); dest itself for our PE.
+__device__ __forceinline__ void* shmem_ptr(const void* dest, int pe) {
+  const vshmem::device::GpuState& s = vshmemi_device_state;
+  uint64_t a = reinterpret_cast<uint64_t>(dest);
+  if (static_cast<unsigned>(pe) >= static_cast<unsigned>(s.n_pes) || a < s.heap_base ||
+      a - s.heap_base >= s.heap_size) {
+    return nullptr;
+  }
+  if (pe == s.my_pe) return const_cast<void*>(dest);
+  int slot = vshmem::device::peer_slot(pe);
+  if (slot < 0) return nullptr;
+  return reinterpret_cast<void*>(s.window_base + static_cast<uint64_t>(slot) * s.heap_size +
+                                 (a - s.heap_base));
+}
+
+__device__ __forceinline__ void shmem_fence(void) { vshmem::device::fence_sys(); }
+__device__ __forceinline__ void shmem_quiet(void) { vshmem::device::fence_sys(); }
+
+__device__ __forceinline__ void shmem_barrier_all(void) {
+  vshmem::device::sync_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_barrier_all", true);
+}
+__device__ __forceinline__ void shmem_sync_all(void) {
+  vshmem::device::sync_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_sync_all", false);
+}
+__device__ __forceinline__ int shmem_team_sync(shmem_team_t team) {
+  vshmem::device::check_world_team("shmem_team_sync", team);
+  vshmem::device::sync_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_team_sync", false);
+  return 0;
+}
+
+}  // extern "C"
+#endif  // __CUDA_ARCH__
+
+// ---- shmemx forms (device only). ----
+extern "C" {
+
+#define VSHMEMI_DEV_SYNC_GROUP(SUFFIX, G)                                                     \
+  __device__ __forceinline__ void shmemx_barrier_all_##SUFFIX(void) {                         \
+    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_barrier_all_" #SUFFIX, true);        \
+  }                                                                                           \
+  __device__ __forceinline__ void shmemx_sync_all_##SUFFIX(void) {                            \
+    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_sync_all_" #SUFFIX, false);          \
+  }                                                                                           \
+  __device__ __forceinline__ int shmemx_team_sync_##SUFFIX(shmem_team_t team) {               \
+    vshmem::device::check_world_team("shmemx_team_sync_" #SUFFIX, team);                      \
+    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_team_sync_" #SUFFIX, false);         \
+    return 0;                                                                                 \
+  }                                                                                           \
+  __device__ __forceinline__ int shmemx_barrier_##SUFFIX(shmem_team_t team) {                 \
+    vshmem::device::check_world_team("shmemx_barrier_" #SUFFIX, team);                        \
+    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_barrier_" #SUFFIX, true);            \
+    return 0;                                                                                 \
+  }
+VSHMEMI_DEV_SYNC_GROUP(warp, WarpGroup)
+VSHMEMI_DEV_SYNC_GROUP(block, BlockGroup)
+#undef VSHMEMI_DEV_SYNC_GROUP
+
+// Team barrier (quiet, then sync) from one thread.
+__device__ __forceinline__ int shmemx_barrier(shmem_team_t team) {
+  vshmem::device::check_world_team("shmemx_barrier", team);
+  vshmem::device::sync_group<VSHMEMI_DEV_G(ThreadGroup)>("shmemx_barrier", true);
+  return 0;
+}
+
+}  // extern "C"
+
+#endif  // __CUDACC__

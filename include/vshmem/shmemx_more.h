@@ -1,0 +1,103 @@
+/* vshmem GPU extensions implemented by libvshmem_device (link vshmem::device): collective
+ * launch and on-stream host calls. The device-side shmemx calls (_warp/_block forms,
+ * shmemx_signal_op, team barriers) come with shmem.h under nvcc (vshmem/device/shmem_device.h).
+ *
+ * On-stream calls enqueue their work on `stream` and return at once; they are ordered with the
+ * stream's other work and may be captured into CUDA graphs (each replay performs the operation
+ * again, barriers included). Every PE must enqueue the same sequence of collective on-stream
+ * calls (barriers, syncs, collectives), in the same order as its in-kernel ones. Each returns 0,
+ * or non-zero with a message naming the PE, the call and the cause. */
+#ifndef VSHMEM_SHMEMX_MORE_H
+#define VSHMEM_SHMEMX_MORE_H
+
+#include "vshmem/shmem_types.h"
+
+#if defined(__CUDACC__) || __has_include(<cuda_runtime_api.h>)
+#include <cuda_runtime_api.h>
+
+VSHMEM_BEGIN_C
+
+/* Launches `func` with every block resident at once (cudaLaunchCooperativeKernel), which kernels
+ * that wait on each other across blocks or PEs need. With k PEs sharing the GPU the grid may use
+ * at most 1/k of what the GPU can hold, so that all PEs' grids fit together; a larger grid is
+ * refused (non-zero return) rather than risking a deadlock. A zero grid (gridDims.x == 0) asks
+ * for the largest grid allowed. */
+int shmemx_collective_launch(const void* func, dim3 gridDims, dim3 blockDims, void** args,
+                             size_t sharedMem, cudaStream_t stream);
+/* *gridsize = the largest number of blocks of `func` shmemx_collective_launch accepts. */
+int shmemx_collective_launch_query_gridsize(const void* func, dim3 blockDims, void** args,
+                                            size_t sharedMem, int* gridsize);
+
+/* RMA and signals on a stream. source is any memory the device can read. */
+int shmemx_putmem_on_stream(void* dest, const void* source, size_t nelems, int pe,
+                            cudaStream_t stream);
+int shmemx_getmem_on_stream(void* dest, const void* source, size_t nelems, int pe,
+                            cudaStream_t stream);
+/* The signal is updated after the data has arrived, never before. */
+int shmemx_putmem_signal_on_stream(void* dest, const void* source, size_t nelems,
+                                   uint64_t* sig_addr, uint64_t signal, int sig_op, int pe,
+                                   cudaStream_t stream);
+int shmemx_signal_op_on_stream(uint64_t* sig_addr, uint64_t signal, int sig_op, int pe,
+                               cudaStream_t stream);
+/* Later work on the stream waits until the local signal satisfies the comparison. */
+int shmemx_signal_wait_until_on_stream(uint64_t* sig_addr, int cmp, uint64_t cmp_value,
+                                       cudaStream_t stream);
+int shmemx_quiet_on_stream(cudaStream_t stream);
+int shmemx_barrier_all_on_stream(cudaStream_t stream);
+int shmemx_sync_all_on_stream(cudaStream_t stream);
+int shmemx_team_sync_on_stream(shmem_team_t team, cudaStream_t stream);
+
+/* Collectives on a stream (SHMEM_TEAM_WORLD), as their device forms. */
+int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* source,
+                                  size_t nelems, int PE_root, cudaStream_t stream);
+int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* source,
+                                 size_t nelems, cudaStream_t stream);
+int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* source,
+                                 size_t nelems, cudaStream_t stream);
+
+#define VSHMEMX_DECLARE_REDUCE_ON_STREAM(NAME, TYPE, OP)                                    \
+  int shmemx_##NAME##_##OP##_reduce_on_stream(shmem_team_t team, TYPE* dest,                \
+                                              const TYPE* source, size_t nreduce,           \
+                                              cudaStream_t stream);
+#define VSHMEMX_DECLARE_REDUCE_ON_STREAM_ALL(NAME, TYPE) \
+  VSHMEMX_DECLARE_REDUCE_ON_STREAM(NAME, TYPE, sum)      \
+  VSHMEMX_DECLARE_REDUCE_ON_STREAM(NAME, TYPE, prod)     \
+  VSHMEMX_DECLARE_REDUCE_ON_STREAM(NAME, TYPE, min)      \
+  VSHMEMX_DECLARE_REDUCE_ON_STREAM(NAME, TYPE, max)
+#define VSHMEMX_DECLARE_REDUCE_ON_STREAM_BITWISE(NAME, TYPE) \
+  VSHMEMX_DECLARE_REDUCE_ON_STREAM(NAME, TYPE, and)          \
+  VSHMEMX_DECLARE_REDUCE_ON_STREAM(NAME, TYPE, or)           \
+  VSHMEMX_DECLARE_REDUCE_ON_STREAM(NAME, TYPE, xor)
+/* On-stream reductions for the common types. */
+#define VSHMEMX_REDUCE_ON_STREAM_TYPES(X) \
+  X(int, int)                             \
+  X(long, long)                           \
+  X(longlong, long long)                  \
+  X(float, float)                         \
+  X(double, double)                       \
+  X(int32, int32_t)                       \
+  X(int64, int64_t)                       \
+  X(uint32, uint32_t)                     \
+  X(uint64, uint64_t)                     \
+  X(size, size_t)
+#define VSHMEMX_REDUCE_ON_STREAM_BITWISE_TYPES(X) \
+  X(int32, int32_t)                               \
+  X(int64, int64_t)                               \
+  X(uint32, uint32_t)                             \
+  X(uint64, uint64_t)                             \
+  X(size, size_t)
+VSHMEMX_REDUCE_ON_STREAM_TYPES(VSHMEMX_DECLARE_REDUCE_ON_STREAM_ALL)
+VSHMEMX_REDUCE_ON_STREAM_BITWISE_TYPES(VSHMEMX_DECLARE_REDUCE_ON_STREAM_BITWISE)
+
+/* 1 when this PE shares its GPU with another PE of the job and no MPS server serves the GPU
+ * (cross-PE waits in kernels then cost a time slice, ~2 ms, each); 0 otherwise. Valid after
+ * shmem_init. */
+int shmemx_gpu_shared_without_mps(void);
+/* How many PEs of the job (this one included) have their heap on this PE's GPU; 0 before
+ * shmem_init. */
+int shmemx_pes_sharing_gpu(void);
+
+VSHMEM_END_C
+
+#endif /* CUDA headers */
+#endif
