@@ -9,6 +9,9 @@
 #   vshmemrun (socket bootstrap), mpirun with the mpi bootstrap, mpirun with the pmix bootstrap.
 #   Tests are named mpe.<n>.<launcher>.<npes>. WILL_FAIL_REGEX: the run must fail AND print a
 #   line matching the regex (for bad-input tests).
+#   Unless NO_GPU_RERUN is given, the vshmemrun runs with 2, 4 or 8 PEs are registered a second
+#   time as gpu.<n>.<npes> with VSHMEM_BACKEND=cuda and the label "gpu": the host-API suite on
+#   the GPU heap (skipped where no GPU is usable).
 #
 # Tests that need a GPU carry the label "gpu" and exit with 77 (reported as skipped) when no
 # usable GPU is present.
@@ -22,6 +25,8 @@ if(TARGET vshmem_bootstrap_pmix)
   list(APPEND VSHMEM_TEST_LAUNCHERS pmix)
 endif()
 find_program(VSHMEM_MPIRUN NAMES mpirun)
+set(VSHMEM_GPU_RERUN_NPES 2 4 8)
+set(VSHMEM_GPU_OR_SKIP ${PROJECT_SOURCE_DIR}/tests/tools/gpu_or_skip.sh)
 
 add_library(vshmem_internal_for_tests INTERFACE)
 target_include_directories(vshmem_internal_for_tests INTERFACE ${PROJECT_SOURCE_DIR})
@@ -49,7 +54,7 @@ function(vshmem_launch_command out launcher npes)
 endfunction()
 
 function(vshmem_add_mpe_test)
-  cmake_parse_arguments(A "" "NAME;TIMEOUT;WILL_FAIL_REGEX;TARGET"
+  cmake_parse_arguments(A "NO_GPU_RERUN" "NAME;TIMEOUT;WILL_FAIL_REGEX;TARGET"
                         "SOURCES;NPES;LAUNCHERS;ENV;ARGS;LABELS;LIBS" ${ARGN})
   if(NOT A_NPES)
     set(A_NPES ${VSHMEM_DEFAULT_NPES})
@@ -88,6 +93,21 @@ function(vshmem_add_mpe_test)
                            ENVIRONMENT "VSHMEM_BOOTSTRAP_TIMEOUT=60;${A_ENV}")
       if("gpu" IN_LIST A_LABELS)
         set_tests_properties(${tname} PROPERTIES RESOURCE_LOCK gpu)
+      endif()
+      if(NOT A_NO_GPU_RERUN AND NOT "gpu" IN_LIST A_LABELS AND launcher STREQUAL "vshmemrun"
+         AND n IN_LIST VSHMEM_GPU_RERUN_NPES)
+        set(gname gpu.${A_NAME}.${n})
+        if(A_WILL_FAIL_REGEX)
+          add_test(NAME ${gname} COMMAND ${VSHMEM_GPU_OR_SKIP} ${CMAKE_COMMAND}
+                   -DREGEX=${A_WILL_FAIL_REGEX} -P ${PROJECT_SOURCE_DIR}/cmake/expect_failure.cmake
+                   -- ${cmd} $<TARGET_FILE:${exe}> ${A_ARGS})
+        else()
+          add_test(NAME ${gname} COMMAND ${VSHMEM_GPU_OR_SKIP} ${cmd} $<TARGET_FILE:${exe}>
+                   ${A_ARGS})
+        endif()
+        set_tests_properties(${gname} PROPERTIES LABELS "gpu;mpe" TIMEOUT ${A_TIMEOUT}
+                             SKIP_RETURN_CODE 77 RESOURCE_LOCK gpu
+                             ENVIRONMENT "VSHMEM_BOOTSTRAP_TIMEOUT=60;VSHMEM_BACKEND=cuda;${A_ENV}")
       endif()
     endforeach()
   endforeach()

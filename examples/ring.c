@@ -22,7 +22,9 @@ int main(void) {
   for (int step = 1; step < n; ++step) {
     shmem_long_put(inbox, &carried, 1, right); /* hand what I carry to the right */
     shmem_barrier_all();                       /* complete and visible everywhere */
-    carried = *inbox;                          /* what the left neighbour handed me */
+    /* What the left neighbour handed me. A get from myself rather than *inbox: on the GPU
+     * backend the heap is device memory, which host code cannot load directly. */
+    carried = shmem_long_g(inbox, me);
     sum += carried;
     shmem_barrier_all(); /* inbox may be overwritten again */
   }

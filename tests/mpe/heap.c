@@ -18,7 +18,10 @@ int main(void) {
     blocks[i] = (char*)shmem_malloc(sizes[i]);
     CHECK(blocks[i] != NULL, "block %d", i);
     CHECK(((uintptr_t)blocks[i] & 63) == 0, "alignment");
-    for (size_t k = 0; k < sizes[i]; k += 4096) blocks[i][k] = (char)(me + i + k / 4096);
+    for (size_t k = 0; k < sizes[i]; k += 4096) {
+      char c = (char)(me + i + k / 4096);
+      sym_write(&blocks[i][k], &c, 1);
+    }
   }
   shmem_barrier_all();
   int right = (me + 1) % n;
@@ -37,23 +40,30 @@ int main(void) {
 
   /* realloc keeps the contents and the symmetry. */
   long* r = (long*)shmem_malloc(100 * sizeof(long));
-  for (int i = 0; i < 100; ++i) r[i] = (long)mpe_rand(&s);
-  long keep[100];
-  memcpy(keep, r, sizeof(keep));
+  long keep[100], now[100];
+  for (int i = 0; i < 100; ++i) keep[i] = (long)mpe_rand(&s);
+  sym_write(r, keep, sizeof(keep));
   r = (long*)shmem_realloc(r, 5000 * sizeof(long));
-  CHECK(r != NULL && memcmp(r, keep, sizeof(keep)) == 0, "realloc lost data");
+  CHECK(r != NULL, "realloc");
+  sym_read(now, r, sizeof(now));
+  CHECK(memcmp(now, keep, sizeof(keep)) == 0, "realloc lost data");
   long v = (long)mpe_rand(&s);
   shmem_long_p(&r[4999], v, right);
   shmem_barrier_all();
   CHECK(shmem_long_g(&r[4999], right) == v, "realloc'ed object not symmetric");
   r = (long*)shmem_realloc(r, 10 * sizeof(long));
-  CHECK(r != NULL && memcmp(r, keep, 10 * sizeof(long)) == 0, "shrinking realloc lost data");
+  CHECK(r != NULL, "realloc");
+  sym_read(now, r, 10 * sizeof(long));
+  CHECK(memcmp(now, keep, 10 * sizeof(long)) == 0, "shrinking realloc lost data");
   shmem_free(r);
 
   /* calloc zeroes (after the memory was dirtied by earlier objects). */
   int* z = (int*)shmem_calloc(50000, sizeof(int));
   CHECK(z != NULL, "calloc");
-  for (int i = 0; i < 50000; ++i) CHECK(z[i] == 0, "calloc not zero at %d", i);
+  int* zl = (int*)malloc(50000 * sizeof(int));
+  sym_read(zl, z, 50000 * sizeof(int));
+  for (int i = 0; i < 50000; ++i) CHECK(zl[i] == 0, "calloc not zero at %d", i);
+  free(zl);
   CHECK(shmem_calloc((size_t)1 << 62, 16) == NULL, "overflowing calloc must fail");
 
   void* a = shmem_align(1 << 16, 100);

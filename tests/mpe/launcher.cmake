@@ -1,6 +1,6 @@
 # Multi-process tests of the bootstrap layer and the launcher, run under vshmemrun (socket
 # bootstrap) and mpirun (mpi and pmix plugins).
-vshmem_add_mpe_test(NAME bootstrap_collectives SOURCES launcher_bootstrap_collectives.cpp
+vshmem_add_mpe_test(NAME bootstrap_collectives NO_GPU_RERUN SOURCES launcher_bootstrap_collectives.cpp
                     NPES 1 2 3 4 8 TIMEOUT 60 LIBS vshmem_internal_for_tests)
 
 # A PE that does not arrive: the others fail within VSHMEM_BOOTSTRAP_TIMEOUT, naming it where the

@@ -36,4 +36,15 @@ static inline unsigned long long mpe_seed(void) {
          0x9e3779b97f4a7c15ull;
 }
 
+/* Local access to symmetric memory that works on every backend: on the GPU heap the host cannot
+ * load or store symmetric memory directly, so tests go through the API (a get or put to
+ * themselves), as OpenSHMEM programs for GPU heaps must. */
+static inline void sym_read(void* dst, const void* sym, size_t bytes) {
+  shmem_getmem(dst, sym, bytes, shmem_my_pe());
+}
+static inline void sym_write(void* sym, const void* src, size_t bytes) {
+  shmem_putmem(sym, src, bytes, shmem_my_pe());
+}
+static inline long sym_long(const long* sym) { return shmem_long_g(sym, shmem_my_pe()); }
+
 #endif

@@ -17,7 +17,8 @@ static unsigned long long seed;
       unsigned long long r = mpe_rand(&s);                                                        \
       memcpy(&src[i], &r, sizeof(TYPE) < sizeof(r) ? sizeof(TYPE) : sizeof(r));                   \
     }                                                                                             \
-    memset(sym, 0xa5, count * sizeof(TYPE));                                                      \
+    memset(back, 0xa5, sizeof(back));                                                             \
+    sym_write(sym, back, count * sizeof(TYPE));                                                   \
     memset(back, 0x5a, sizeof(back));                                                             \
     shmem_barrier_all();                                                                          \
     int right = (me + 1) % n, left = (me + n - 1) % n;                                            \
@@ -92,7 +93,8 @@ static void test_identical_addresses(int me, int n) {
   for (int p = 0; p < n; ++p) shmem_long_put(&seen[me], &mine, 1, p);
   shmem_barrier_all();
   for (int p = 0; p < n; ++p) {
-    CHECK(seen[p] == mine, "PE %d got address %lx, I got %lx", p, seen[p], mine);
+    long got = sym_long(&seen[p]);
+    CHECK(got == mine, "PE %d got address %lx, I got %lx", p, got, mine);
     CHECK(shmem_ptr(a, p) != NULL, "shmem_ptr to node-local PE %d is NULL", p);
     CHECK(shmem_pe_accessible(p) && shmem_addr_accessible(a, p), "PE %d accessible", p);
   }

@@ -16,8 +16,8 @@ static int rank_from_launcher(void) {
 
 int main(int argc, char** argv) {
   /* PEs 0..n/2-1 on node "a", the rest on node "b". */
-  const char* npes_env = getenv("VSHMEM_NPES") ? getenv("VSHMEM_NPES")
-                                               : getenv("OMPI_COMM_WORLD_SIZE");
+  const char* npes_env =
+      getenv("VSHMEM_NPES") ? getenv("VSHMEM_NPES") : getenv("OMPI_COMM_WORLD_SIZE");
   int n_expected = npes_env ? atoi(npes_env) : 1;
   int r = rank_from_launcher();
   setenv("VSHMEM_NODE_ID", r < n_expected / 2 ? "node-a" : "node-b", 1);
@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
   shmem_long_p(&x[me], me * 10 + 1, buddy);
   shmem_barrier_all();
   int from = me < half ? (me + half - 1) % half : half + (me - half + n - half - 1) % (n - half);
-  CHECK(x[from] == from * 10 + 1, "node-local put from PE %d: %ld", from, x[from]);
+  long got = sym_long(&x[from]);
+  CHECK(got == from * 10 + 1, "node-local put from PE %d: %ld", from, got);
   shmem_barrier_all();
   if (argc > 1 && strcmp(argv[1], "remote_put") == 0 && me == 0) {
     shmem_long_p(&x[0], 1, n - 1); /* PE n-1 is on the other node */
