@@ -80,7 +80,7 @@ if ((need_build)); then
   log "building in $build"
   cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2
   if ((ngpus > 0)) && cmake --build "$build" --target help | grep -q vshmem_bench_gpu; then
-    targets+=" vshmem_bench_gpu vshmem_bench_ceiling"
+    targets+=" vshmem_bench_gpu"
   fi
   cmake --build "$build" -j"$(nproc)" --target $targets >&2
 fi
@@ -131,10 +131,6 @@ if ((ngpus > 0)); then
   gpu_tag="gpus=$ngpus"
   # Two buffers of the largest size per PE, plus room for the rest.
   if ((quick)); then heap=1G; gpu_max=64M; else heap=3G; gpu_max=1G; fi
-  if [[ -x $build/bench/vshmem_bench_ceiling ]]; then
-    run_pes "ceilings (cudaMemcpy D2D, copy kernel)" "$build/bench/vshmem_bench_ceiling" \
-      $qflag --max-bytes "$gpu_max" --out "$out" --tag "$gpu_tag"
-  fi
   for n in $gpu_npes; do
     if [[ -x $build/bench/vshmem_bench_gpu ]]; then
       run_pes "gpu suite, cuda backend, $n PEs" env VSHMEM_BACKEND=cuda SHMEM_SYMMETRIC_SIZE=$heap \

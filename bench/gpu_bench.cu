@@ -1,0 +1,817 @@
+// Device-API benchmarks on the GPU heap, in one source for two libraries:
+//   - vshmem (built by CMake, linked with vshmem::device, started with vshmemrun);
+//   - NVSHMEM (-DVSHMEM_BENCH_NVSHMEM, built by bench/run.sh with nvcc on a machine where the
+//     NVSHMEM package is found, started with mpirun), so that both run the same kernels.
+// The two APIs differ only in their prefixes (shmem_/nvshmem_, shmemx_/nvshmemx_), a few
+// constants and the start-up, which the macros below hide.
+//
+// Figures (one JSON line each, bench_util.hpp): device put/get bandwidth (thread, warp, block;
+// blocking and nbi) as fractions of cudaMemcpy D2D and of a plain copy kernel measured in the
+// same run on the same sizes; p/g latency; p and put_signal ping-pong; atomic fetch_add latency
+// and throughput under contention; device barrier_all (thread, warp, block); alltoall and reduce
+// (block); on-stream call latency; host-API put/get bandwidth between GPU buffers; shmem_init and
+// shmem_malloc (with and without heap growth).
+//
+// Timing: CUDA events around kernels that loop many times, or %globaltimer inside a kernel after
+// a first synchronizing round where PEs must meet (so that launch skew between processes is not
+// counted); a warm-up repetition first, then the median of the repetitions.
+#include <cuda_runtime.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.hpp"
+
+#ifdef VSHMEM_BENCH_NVSHMEM
+#include <mpi.h>
+#include <nvshmem.h>
+#include <nvshmemx.h>
+#define S(name) nvshmem_##name
+#define SX(name) nvshmemx_##name
+#define B_CMP_GE NVSHMEM_CMP_GE
+#define B_SIGNAL_SET NVSHMEM_SIGNAL_SET
+using team_t = nvshmem_team_t;
+static team_t world_team() { return NVSHMEM_TEAM_WORLD; }
+static constexpr char kImpl[] = "nvshmem";
+#else
+#include <shmem.h>
+#include <shmemx.h>
+#define S(name) shmem_##name
+#define SX(name) shmemx_##name
+#define B_CMP_GE SHMEM_CMP_GE
+#define B_SIGNAL_SET SHMEM_SIGNAL_SET
+using team_t = shmem_team_t;
+static team_t world_team() { return SHMEM_TEAM_WORLD; }
+static constexpr char kImpl[] = "vshmem";
+#endif
+
+namespace vshmem::bench {
+namespace {
+
+constexpr char kGroups[] =
+    "init,malloc,rma_bw,host_bw,p_lat,pingpong,amo,barrier,coll,on_stream";
+
+#define CK(call)                                                                           \
+  do {                                                                                     \
+    cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) {                                                               \
+      fprintf(stderr, "bench(%s): PE %d: %s:%d: %s: %s\n", kImpl, S(my_pe)(), __FILE__,   \
+              __LINE__, #call, cudaGetErrorString(e_));                                    \
+      S(global_exit)(1);                                                                   \
+    }                                                                                      \
+  } while (0)
+#define CK_LAUNCH() CK(cudaGetLastError())
+
+__device__ __forceinline__ uint64_t gtimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// ---- ceilings ------------------------------------------------------------------------------
+
+// The plain copy kernel: 16-byte loads and stores, grid-stride, the tail bytewise.
+__global__ void copy_kernel(char* __restrict__ dst, const char* __restrict__ src, size_t bytes) {
+  size_t n16 = bytes / 16;
+  size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  auto* d = reinterpret_cast<int4*>(dst);
+  auto* s = reinterpret_cast<const int4*>(src);
+  for (size_t i = tid; i < n16; i += stride) d[i] = s[i];
+  for (size_t i = n16 * 16 + tid; i < bytes; i += stride) dst[i] = src[i];
+}
+
+// ---- device RMA bandwidth ------------------------------------------------------------------
+
+enum Scope { kThread = 0, kWarp = 1, kBlock = 2 };
+const char* const kScopeName[] = {"thread", "warp", "block"};
+
+// The message is cut into `chunk`-byte pieces, one per unit (thread, warp or block), each moved
+// `iters` times by its unit. remote is symmetric (on pe), local is this PE's buffer.
+template <int kScope, bool kNbi, bool kPut>
+__global__ void rma_bw_kernel(char* remote, char* local, size_t bytes, size_t chunk, int iters,
+                              int pe) {
+  size_t unit;
+  if (kScope == kBlock) {
+    unit = blockIdx.x;
+  } else if (kScope == kWarp) {
+    unit = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
+  } else {
+    unit = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  }
+  size_t off = unit * chunk;
+  if (off >= bytes) return;  // uniform across the unit
+  size_t len = bytes - off < chunk ? bytes - off : chunk;
+  char* r = remote + off;
+  char* l = local + off;
+  for (int i = 0; i < iters; ++i) {
+    if (kScope == kBlock) {
+      if (kPut) {
+        kNbi ? SX(putmem_nbi_block)(r, l, len, pe) : SX(putmem_block)(r, l, len, pe);
+      } else {
+        kNbi ? SX(getmem_nbi_block)(l, r, len, pe) : SX(getmem_block)(l, r, len, pe);
+      }
+    } else if (kScope == kWarp) {
+      if (kPut) {
+        kNbi ? SX(putmem_nbi_warp)(r, l, len, pe) : SX(putmem_warp)(r, l, len, pe);
+      } else {
+        kNbi ? SX(getmem_nbi_warp)(l, r, len, pe) : SX(getmem_warp)(l, r, len, pe);
+      }
+    } else {
+      if (kPut) {
+        kNbi ? S(putmem_nbi)(r, l, len, pe) : S(putmem)(r, l, len, pe);
+      } else {
+        kNbi ? S(getmem_nbi)(l, r, len, pe) : S(getmem)(l, r, len, pe);
+      }
+    }
+  }
+  if (kNbi) S(quiet)();
+}
+
+using RmaKernel = void (*)(char*, char*, size_t, size_t, int, int);
+
+RmaKernel rma_kernel(int scope, bool nbi, bool put) {
+#define PICK(SC)                                                                        \
+  if (scope == SC) {                                                                    \
+    if (put) return nbi ? rma_bw_kernel<SC, true, true> : rma_bw_kernel<SC, false, true>; \
+    return nbi ? rma_bw_kernel<SC, true, false> : rma_bw_kernel<SC, false, false>;        \
+  }
+  PICK(kThread)
+  PICK(kWarp)
+  PICK(kBlock)
+#undef PICK
+  return nullptr;
+}
+
+// ---- latency kernels (one thread) ------------------------------------------------------------
+
+__global__ void p_lat_kernel(long* var, int iters, int pe) {
+  for (int i = 0; i < iters; ++i) {
+    S(long_p)(var, (long)i + 1, pe);
+    S(quiet)();
+  }
+}
+
+__global__ void g_lat_kernel(long* var, int iters, int pe, long* out) {
+  long acc = 0;
+  for (int i = 0; i < iters; ++i) acc += S(long_g)(var, pe);
+  *out = acc;
+}
+
+__global__ void fetch_add_lat_kernel(uint64_t* ctr, int iters, int pe, uint64_t* out) {
+  uint64_t acc = 0;
+  for (int i = 0; i < iters; ++i) acc += S(uint64_atomic_fetch_add)(ctr, 1, pe);
+  *out = acc;
+}
+
+// Every thread of every PE adds to PE 0's counter.
+template <bool kFetch>
+__global__ void amo_contention_kernel(uint64_t* ctr, int iters, uint64_t* out) {
+  uint64_t acc = 0;
+  for (int i = 0; i < iters; ++i) {
+    if (kFetch) {
+      acc += S(uint64_atomic_fetch_add)(ctr, 1, 0);
+    } else {
+      S(uint64_atomic_add)(ctr, 1, 0);
+    }
+  }
+  if (acc == 42) *out = acc;  // keeps the fetches; practically never taken
+}
+
+// PE 0 and PE 1 bounce a sequence number; `seq0` continues the sequence across launches, so the
+// flags never need resetting. The first exchange lines the two PEs up; the rest is timed.
+__global__ void pingpong_p_kernel(long* flag, int iters, int me, long seq0, uint64_t* ns) {
+  int peer = 1 - me;
+  uint64_t t0 = 0;
+  for (int i = 0; i <= iters; ++i) {
+    if (i == 1) t0 = gtimer();
+    long v = seq0 + i + 1;
+    if (me == 0) {
+      S(long_p)(flag, v, peer);
+      S(long_wait_until)(flag, B_CMP_GE, v);
+    } else {
+      S(long_wait_until)(flag, B_CMP_GE, v);
+      S(long_p)(flag, v, peer);
+    }
+  }
+  *ns = gtimer() - t0;
+}
+
+__global__ void pingpong_signal_kernel(char* data, const char* src, size_t bytes, uint64_t* sig,
+                                       int iters, int me, uint64_t seq0, uint64_t* ns) {
+  int peer = 1 - me;
+  uint64_t t0 = 0;
+  for (int i = 0; i <= iters; ++i) {
+    if (i == 1) t0 = gtimer();
+    uint64_t v = seq0 + i + 1;
+    if (me == 0) {
+      S(putmem_signal)(data, src, bytes, sig, v, B_SIGNAL_SET, peer);
+      S(signal_wait_until)(sig, B_CMP_GE, v);
+    } else {
+      S(signal_wait_until)(sig, B_CMP_GE, v);
+      S(putmem_signal)(data, src, bytes, sig, v, B_SIGNAL_SET, peer);
+    }
+  }
+  *ns = gtimer() - t0;
+}
+
+// ---- barriers and collectives (launched collectively; the first call lines the PEs up) ------
+
+__global__ void barrier_kernel(int scope, int iters, uint64_t* ns) {
+  uint64_t t0 = 0;
+  for (int i = 0; i <= iters; ++i) {
+    if (i == 1 && threadIdx.x == 0) t0 = gtimer();
+    if (scope == kBlock) {
+      SX(barrier_all_block)();
+    } else if (scope == kWarp) {
+      if (threadIdx.x < 32) SX(barrier_all_warp)();
+    } else {
+      if (threadIdx.x == 0) S(barrier_all)();
+    }
+  }
+  if (threadIdx.x == 0) *ns = gtimer() - t0;
+}
+
+__global__ void alltoall_kernel(team_t team, char* dst, const char* src, size_t bytes, int iters,
+                                uint64_t* ns) {
+  uint64_t t0 = 0;
+  for (int i = 0; i <= iters; ++i) {
+    if (i == 1 && threadIdx.x == 0) t0 = gtimer();
+    SX(alltoallmem_block)(team, dst, src, bytes);
+  }
+  if (threadIdx.x == 0) *ns = gtimer() - t0;
+}
+
+__global__ void reduce_kernel(team_t team, long* dst, const long* src, size_t n, int iters,
+                              uint64_t* ns) {
+  uint64_t t0 = 0;
+  for (int i = 0; i <= iters; ++i) {
+    if (i == 1 && threadIdx.x == 0) t0 = gtimer();
+    SX(long_sum_reduce_block)(team, dst, src, n);
+  }
+  if (threadIdx.x == 0) *ns = gtimer() - t0;
+}
+
+// ---- the harness ---------------------------------------------------------------------------
+
+struct Gpu {
+  int sms = 0;
+  cudaStream_t st{};
+  cudaEvent_t a{}, b{};
+  uint64_t* d_out = nullptr;  // kernels' results (elapsed ns, sinks)
+};
+
+struct Ctx {
+  const Options& opt;
+  Reporter& rep;
+  Gpu& g;
+  int me, npes, reps;
+};
+
+double event_ms(Gpu& g) {
+  float ms = 0;
+  CK(cudaEventSynchronize(g.b));
+  CK(cudaEventElapsedTime(&ms, g.a, g.b));
+  return ms;
+}
+
+uint64_t read_out(Gpu& g, int idx = 0) {
+  uint64_t v = 0;
+  CK(cudaMemcpy(&v, g.d_out + idx, sizeof(v), cudaMemcpyDeviceToHost));
+  return v;
+}
+
+// Largest value of `x` over all PEs (meaningful on PE 0): through a symmetric scratch array and
+// the host API for vshmem, through MPI for NVSHMEM (whose host-side p/g we do not rely on).
+double max_over_pes(const Ctx& c, double* scratch, double x) {
+#ifdef VSHMEM_BENCH_NVSHMEM
+  (void)scratch;
+  double m = x;
+  MPI_Allreduce(&x, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return m;
+#else
+  S(double_p)(&scratch[c.me], x, 0);
+  S(barrier_all)();
+  double m = x;
+  if (c.me == 0) {
+    for (int p = 0; p < c.npes; ++p) m = std::max(m, S(double_g)(&scratch[p], 0));
+  }
+  S(barrier_all)();
+  return m;
+#endif
+}
+
+void fill_device(char* dptr, size_t bytes, uint64_t seed) {
+  // Random, never zero: times on zeros can differ and hide unwritten data (METHOD.md).
+  std::vector<uint64_t> h((bytes + 7) / 8);
+  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (auto& w : h) {
+    s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
+    w = (s * 2685821657736338717ull) | 1;
+  }
+  CK(cudaMemcpy(dptr, h.data(), bytes, cudaMemcpyHostToDevice));
+}
+
+std::vector<uint64_t> bw_sizes(uint64_t max, bool quick) {
+  std::vector<uint64_t> v;
+  for (uint64_t s = 8; s <= max; s <<= (quick ? 8 : 2)) v.push_back(s);
+  for (uint64_t extra : {uint64_t{16} << 20, uint64_t{512} << 20, max}) {
+    if (extra <= max) v.push_back(extra);
+  }
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+// How a message of `bytes` is cut into units, and the launch shape that covers them.
+struct Shape {
+  size_t chunk;
+  unsigned grid, block;
+};
+
+Shape shape_for(int scope, uint64_t bytes, int sms) {
+  uint64_t min_chunk = scope == kBlock ? (64u << 10) : scope == kWarp ? 4096 : 512;
+  uint64_t max_units = scope == kBlock ? 2ull * sms : scope == kWarp ? 16ull * sms : 256ull * sms;
+  uint64_t units = std::clamp<uint64_t>(bytes / min_chunk, 1, max_units);
+  size_t chunk = (bytes + units - 1) / units;
+  chunk = (chunk + 15) / 16 * 16;  // keep every piece 16-byte aligned
+  units = (bytes + chunk - 1) / chunk;
+  if (scope == kBlock) return {chunk, (unsigned)units, 1024};
+  uint64_t threads = scope == kWarp ? units * 32 : units;
+  unsigned block = (unsigned)std::min<uint64_t>(256, (threads + 31) / 32 * 32);
+  return {chunk, (unsigned)((threads + block - 1) / block), block};
+}
+
+// Bandwidth of one way of moving `bytes` `iters` times, timed on PE 0 only (the other PEs wait
+// in the barriers): GB/s, median over the repetitions.
+template <class F>
+double bw_on_pe0(const Ctx& c, uint64_t bytes, int iters, F&& launch) {
+  std::vector<double> gbs;
+  for (int r = -1; r < c.reps; ++r) {
+    S(barrier_all)();
+    if (c.me == 0) {
+      CK(cudaEventRecord(c.g.a, c.g.st));
+      launch();
+      CK(cudaEventRecord(c.g.b, c.g.st));
+      double ms = event_ms(c.g);
+      if (r >= 0) gbs.push_back((double)bytes * iters / (ms * 1e-3) / 1e9);
+    }
+  }
+  S(barrier_all)();
+  return median(gbs);
+}
+
+struct Ceilings {
+  double memcpy_gbs, kernel_gbs;
+};
+
+Ceilings measure_ceilings(const Ctx& c, char* a, char* b, uint64_t bytes, int iters) {
+  Ceilings k{};
+  k.memcpy_gbs = bw_on_pe0(c, bytes, iters, [&] {
+    for (int i = 0; i < iters; ++i) {
+      CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, c.g.st));
+    }
+  });
+  k.kernel_gbs = bw_on_pe0(c, bytes, iters, [&] {
+    unsigned grid = (unsigned)std::clamp<uint64_t>(bytes / (16 * 256), 1, 4ull * c.g.sms);
+    for (int i = 0; i < iters; ++i) {
+      copy_kernel<<<grid, 256, 0, c.g.st>>>(b, a, bytes);
+    }
+    CK_LAUNCH();
+  });
+  if (c.me == 0) {
+    c.rep.emit({"ceiling_bw", "cudaMemcpy_d2d", bytes, k.memcpy_gbs, "GB/s", "", NAN, iters,
+                c.reps});
+    c.rep.emit({"ceiling_bw", "copy_kernel", bytes, k.kernel_gbs, "GB/s", "", NAN, iters,
+                c.reps});
+  }
+  return k;
+}
+
+void bench_rma_bw(const Ctx& c, char* sym_a, char* sym_b, char* priv_a, char* priv_b,
+                  uint64_t max) {
+  if (c.npes < 2) return;
+  // The whole sweep once (2 PEs); with more PEs only the sizes the targets name, block scope.
+  const bool full = c.npes == 2;
+  std::vector<uint64_t> sizes = bw_sizes(max, c.opt.quick);
+  if (!full) {
+    sizes.clear();
+    for (uint64_t s : {uint64_t{16} << 20, uint64_t{512} << 20}) {
+      if (s <= max) sizes.push_back(s);
+    }
+    if (sizes.empty()) sizes.push_back(max);
+  }
+  for (uint64_t s : sizes) {
+    // About 1 GiB per timing (at least one pass): the largest sizes are limited by device time.
+    const int iters = iters_for(s, c.opt.quick ? (64u << 20) : (1u << 30), 1,
+                                c.opt.quick ? 100 : 1000);
+    c.rep.progress("device RMA bandwidth %s (%d iterations)", size_str(s).c_str(), iters);
+    Ceilings k = measure_ceilings(c, priv_a, priv_b, s, iters);
+    for (int scope : {kThread, kWarp, kBlock}) {
+      // Thread and warp forms are for small messages; past 64 MiB only the block form is run.
+      if (scope != kBlock && (!full || s > (64u << 20))) continue;
+      Shape sh = shape_for(scope, s, c.g.sms);
+      for (int put = 1; put >= 0; --put) {
+        for (int nbi = 0; nbi <= 1; ++nbi) {
+          RmaKernel kern = rma_kernel(scope, nbi, put);
+          // put: PE 0's sym_a -> PE 1's sym_b; get: PE 1's sym_b -> PE 0's sym_a.
+          double gbs = bw_on_pe0(c, s, iters, [&] {
+            kern<<<sh.grid, sh.block, 0, c.g.st>>>(sym_b, sym_a, s, sh.chunk, iters, 1);
+            CK_LAUNCH();
+          });
+          std::string variant = std::string(kScopeName[scope]) + (nbi ? ",nbi" : "");
+          const char* bench = put ? "put_bw" : "get_bw";
+          c.rep.emit({bench, variant, s, gbs, "GB/s", "cudaMemcpy_d2d", k.memcpy_gbs, iters,
+                      c.reps});
+          c.rep.emit({std::string(bench) + "_vs_kernel", variant, s, gbs, "GB/s", "copy_kernel",
+                      k.kernel_gbs, iters, c.reps});
+        }
+      }
+    }
+  }
+}
+
+// Host-initiated put/get between GPU buffers (both symmetric), against cudaMemcpy D2D.
+void bench_host_bw(const Ctx& c, char* sym_a, char* sym_b, char* priv_a, char* priv_b,
+                   uint64_t max) {
+  if (c.npes < 2) return;
+  std::vector<uint64_t> sizes;
+  for (uint64_t s = 8; s <= max; s <<= (c.opt.quick ? 10 : 4)) sizes.push_back(s);
+  for (uint64_t s : sizes) {
+    const int iters = iters_for(s, c.opt.quick ? (64u << 20) : (1u << 30), 1,
+                                c.opt.quick ? 50 : 500);
+    c.rep.progress("host-API bandwidth on GPU memory %s", size_str(s).c_str());
+    Ceilings k = measure_ceilings(c, priv_a, priv_b, s, iters);
+    for (int put = 1; put >= 0; --put) {
+      // Host calls: timed by the host clock, until the last transfer is complete.
+      std::vector<double> samples;
+      for (int r = -1; r < c.reps; ++r) {
+        S(barrier_all)();
+        if (c.me != 0) continue;
+        double t0 = now_s();
+        for (int i = 0; i < iters; ++i) {
+          put ? S(putmem)(sym_b, sym_a, s, 1) : S(getmem)(sym_a, sym_b, s, 1);
+        }
+        S(quiet)();
+        if (r >= 0) samples.push_back((double)s * iters / (now_s() - t0) / 1e9);
+      }
+      S(barrier_all)();
+      double gbs = median(samples);
+      c.rep.emit({put ? "host_put_bw" : "host_get_bw", "blocking", s, gbs, "GB/s",
+                  "cudaMemcpy_d2d", k.memcpy_gbs, iters, c.reps});
+    }
+  }
+}
+
+// Median of per-iteration times (us) of a kernel on PE 0 timed with events.
+template <class F>
+double lat_on_pe0(const Ctx& c, int iters, F&& launch) {
+  std::vector<double> us;
+  for (int r = -1; r < c.reps; ++r) {
+    S(barrier_all)();
+    if (c.me == 0) {
+      CK(cudaEventRecord(c.g.a, c.g.st));
+      launch();
+      CK_LAUNCH();
+      CK(cudaEventRecord(c.g.b, c.g.st));
+      double ms = event_ms(c.g);
+      if (r >= 0) us.push_back(ms * 1e3 / iters);
+    }
+  }
+  S(barrier_all)();
+  return median(us);
+}
+
+void bench_p_lat(const Ctx& c, long* var) {
+  if (c.npes < 2) return;
+  const int iters = c.opt.quick ? 1000 : 20000;
+  c.rep.progress("device p / g / fetch_add latency");
+  double p = lat_on_pe0(c, iters, [&] { p_lat_kernel<<<1, 1, 0, c.g.st>>>(var, iters, 1); });
+  c.rep.emit({"p_lat", "thread", 8, p, "us", "", NAN, iters, c.reps});
+  double g = lat_on_pe0(c, iters, [&] {
+    g_lat_kernel<<<1, 1, 0, c.g.st>>>(var, iters, 1, reinterpret_cast<long*>(c.g.d_out));
+  });
+  c.rep.emit({"g_lat", "thread", 8, g, "us", "", NAN, iters, c.reps});
+}
+
+void bench_amo(const Ctx& c, uint64_t* ctr, double* scratch) {
+  if (c.npes >= 2) {
+    const int iters = c.opt.quick ? 1000 : 20000;
+    double f = lat_on_pe0(c, iters, [&] {
+      fetch_add_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
+    });
+    c.rep.emit({"fetch_add_lat", "thread", 8, f, "us", "", NAN, iters, c.reps});
+  }
+  // Contention: every thread of every PE on PE 0's counter; the total is checked.
+  c.rep.progress("device atomics under contention");
+  const unsigned blocks = 4, threads = 256;
+  const int iters = c.opt.quick ? 10 : 100;
+  // Our own copy of a symmetric object is ordinary device memory at the same address.
+  CK(cudaMemset(ctr, 0, sizeof(*ctr)));
+  CK(cudaDeviceSynchronize());
+  S(barrier_all)();
+  uint64_t expected = 0;
+  for (int fetch = 1; fetch >= 0; --fetch) {
+    std::vector<double> rates;
+    for (int r = -1; r < c.reps; ++r) {
+      S(barrier_all)();
+      CK(cudaEventRecord(c.g.a, c.g.st));
+      if (fetch) {
+        amo_contention_kernel<true><<<blocks, threads, 0, c.g.st>>>(ctr, iters, c.g.d_out);
+      } else {
+        amo_contention_kernel<false><<<blocks, threads, 0, c.g.st>>>(ctr, iters, c.g.d_out);
+      }
+      CK_LAUNCH();
+      CK(cudaEventRecord(c.g.b, c.g.st));
+      double worst_ms = max_over_pes(c, scratch, event_ms(c.g));
+      expected += (uint64_t)blocks * threads * iters * c.npes;
+      if (r >= 0) rates.push_back((double)blocks * threads * iters * c.npes / (worst_ms * 1e3));
+    }
+    c.rep.emit({fetch ? "fetch_add_rate" : "add_rate", "all_pes_to_pe0", 8, median(rates),
+                "Mops/s", "", NAN, iters, c.reps});
+  }
+  S(barrier_all)();
+  if (c.me == 0) {
+    uint64_t got = 0;
+    CK(cudaMemcpy(&got, ctr, sizeof(got), cudaMemcpyDeviceToHost));
+    if (got != expected) {
+      fprintf(stderr, "bench(%s): atomic contention: counter %llu, expected %llu\n", kImpl,
+              (unsigned long long)got, (unsigned long long)expected);
+      S(global_exit)(1);
+    }
+  }
+  S(barrier_all)();
+}
+
+void bench_pingpong(const Ctx& c, long* flag, uint64_t* sig, char* data, const char* src) {
+  if (c.npes < 2) return;
+  c.rep.progress("device ping-pong (p, put_signal)");
+  const int iters = c.opt.quick ? 1000 : 10000;
+  long seq = 0;
+  uint64_t sseq = 0;
+  for (int kind = 0; kind < 2; ++kind) {
+    std::vector<double> us;
+    for (int r = -1; r < c.reps; ++r) {
+      S(barrier_all)();
+      if (c.me < 2) {
+        if (kind == 0) {
+          pingpong_p_kernel<<<1, 1, 0, c.g.st>>>(flag, iters, c.me, seq, c.g.d_out);
+        } else {
+          pingpong_signal_kernel<<<1, 1, 0, c.g.st>>>(data, src, 8, sig, iters, c.me, sseq,
+                                                      c.g.d_out);
+        }
+        CK_LAUNCH();
+        CK(cudaStreamSynchronize(c.g.st));
+        if (r >= 0) us.push_back((double)read_out(c.g) / 1e3 / iters / 2);
+      }
+      seq += iters + 1;
+      sseq += iters + 1;
+    }
+    c.rep.emit({"pingpong_lat", kind == 0 ? "p" : "put_signal", 8, median(us), "us", "", NAN,
+                iters, c.reps});
+  }
+  S(barrier_all)();
+}
+
+// Launches a kernel on every PE with SX(collective_launch): the kernels wait on each other.
+void collective(const Ctx& c, const void* fn, unsigned threads, void** args) {
+  int rc = SX(collective_launch)(fn, dim3(1), dim3(threads), args, 0, c.g.st);
+  if (rc != 0) {
+    fprintf(stderr, "bench(%s): PE %d: collective launch failed (%d)\n", kImpl, c.me, rc);
+    S(global_exit)(1);
+  }
+  CK(cudaStreamSynchronize(c.g.st));
+}
+
+void bench_barrier(const Ctx& c) {
+  c.rep.progress("device barrier_all");
+  const int iters = c.opt.quick ? 200 : 5000;
+  for (int scope : {kThread, kWarp, kBlock}) {
+    std::vector<double> us;
+    for (int r = -1; r < c.reps; ++r) {
+      S(barrier_all)();
+      int sc = scope, it = iters;
+      uint64_t* out = c.g.d_out;
+      void* args[] = {&sc, &it, &out};
+      collective(c, (const void*)barrier_kernel, 128, args);
+      if (r >= 0) us.push_back((double)read_out(c.g) / 1e3 / iters);
+    }
+    c.rep.emit({"barrier_all_lat", kScopeName[scope], 0, median(us), "us", "", NAN, iters,
+                c.reps});
+  }
+}
+
+void bench_coll(const Ctx& c, char* a, char* b, uint64_t max_per_pe) {
+  c.rep.progress("device alltoall / reduce");
+  const int iters = c.opt.quick ? 50 : 1000;
+  team_t team = world_team();
+  for (uint64_t s = 8; s <= max_per_pe; s <<= (c.opt.quick ? 7 : 3)) {
+    for (int kind = 0; kind < 2; ++kind) {
+      std::vector<double> us;
+      for (int r = -1; r < c.reps; ++r) {
+        S(barrier_all)();
+        size_t bytes = s, n = s / sizeof(long);
+        int it = iters;
+        uint64_t* out = c.g.d_out;
+        if (kind == 0) {
+          void* args[] = {&team, &b, &a, &bytes, &it, &out};
+          collective(c, (const void*)alltoall_kernel, 256, args);
+        } else {
+          void* args[] = {&team, &b, &a, &n, &it, &out};
+          collective(c, (const void*)reduce_kernel, 256, args);
+        }
+        if (r >= 0) us.push_back((double)read_out(c.g) / 1e3 / iters);
+      }
+      c.rep.emit({kind == 0 ? "alltoall_lat" : "reduce_lat", kind == 0 ? "block" : "block,long_sum",
+                  s, median(us), "us", "", NAN, iters, c.reps});
+    }
+  }
+}
+
+// Host thread enqueuing calls on a stream: the time per call until the stream has run them.
+void bench_on_stream(const Ctx& c, char* a, char* b) {
+  c.rep.progress("on-stream calls");
+  const int iters = c.opt.quick ? 100 : 2000;
+  if (c.npes >= 2) {
+    std::vector<double> us;
+    for (int r = -1; r < c.reps; ++r) {
+      S(barrier_all)();
+      if (c.me == 0) {
+        double t0 = now_s();
+        for (int i = 0; i < iters; ++i) SX(putmem_on_stream)(b, a, 8, 1, c.g.st);
+        CK(cudaStreamSynchronize(c.g.st));
+        if (r >= 0) us.push_back((now_s() - t0) * 1e6 / iters);
+      }
+    }
+    c.rep.emit({"on_stream_lat", "putmem", 8, median(us), "us", "", NAN, iters, c.reps});
+  }
+  std::vector<double> us;
+  for (int r = -1; r < c.reps; ++r) {
+    S(barrier_all)();
+    double t0 = now_s();
+    for (int i = 0; i < iters; ++i) SX(barrier_all_on_stream)(c.g.st);
+    CK(cudaStreamSynchronize(c.g.st));
+    if (r >= 0) us.push_back((now_s() - t0) * 1e6 / iters);
+  }
+  c.rep.emit({"on_stream_lat", "barrier_all", 0, median(us), "us", "", NAN, iters, c.reps});
+  S(barrier_all)();
+}
+
+void bench_malloc(const Ctx& c) {
+  c.rep.progress("shmem_malloc");
+  const int n = c.opt.quick ? 20 : 200;
+  std::vector<void*> ptrs(n);
+  std::vector<double> t(n);
+  for (int i = 0; i < n; ++i) {
+    double t0 = now_s();
+    ptrs[i] = S(malloc)(4096);
+    t[i] = now_s() - t0;
+  }
+  for (int i = n - 1; i >= 0; --i) S(free)(ptrs[i]);
+  c.rep.emit({"malloc", "no_growth", 4096, median(t) * 1e6, "us", "", NAN, n, 1});
+  // Each allocation needs memory beyond what is committed: the heap grows every time.
+  const uint64_t grow = 256ull << 20;
+  const int steps = c.opt.quick ? 1 : 3;
+  std::vector<void*> big;
+  t.clear();
+  for (int i = 0; i < steps; ++i) {
+    double t0 = now_s();
+    void* p = S(malloc)(grow);
+    t.push_back(now_s() - t0);
+    if (!p) {
+      c.rep.progress("malloc growth: allocation of %s failed", size_str(grow).c_str());
+      t.pop_back();
+      break;
+    }
+    big.push_back(p);
+  }
+  if (!t.empty()) {
+    c.rep.emit({"malloc", "with_growth", grow, median(t) * 1e3, "ms", "", NAN, (int)t.size(), 1});
+  }
+  for (auto it = big.rbegin(); it != big.rend(); ++it) S(free)(*it);
+}
+
+int pick_device() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) return -1;
+  for (const char* var : {"VSHMEM_DEVICE", "VSHMEM_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"}) {
+    const char* v = getenv(var);
+    if (v && *v) return atoi(v) % n;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace vshmem::bench
+
+int main(int argc, char** argv) {
+  using namespace vshmem::bench;
+  Options opt = parse_options(argc, argv, kGroups);
+#ifdef VSHMEM_BENCH_NVSHMEM
+  MPI_Init(&argc, &argv);
+#endif
+  // The CUDA context exists before the clock starts, for both libraries: shmem_init is timed,
+  // not the driver's start-up.
+  int dev = pick_device();
+  if (dev < 0) {
+    fprintf(stderr, "bench(%s): no usable GPU\n", kImpl);
+    return 77;
+  }
+  if (cudaSetDevice(dev) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
+    fprintf(stderr, "bench(%s): cannot start a context on GPU %d\n", kImpl, dev);
+    return 1;
+  }
+#ifdef VSHMEM_BENCH_NVSHMEM
+  int rank = 0, nranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t_in = wall_now();
+  nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
+  if (rank == 0) nvshmemx_get_uniqueid(&id);
+  MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+  nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+  nvshmemx_set_attr_uniqueid_args(rank, nranks, &id, &attr);
+  nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr);
+#else
+  double t_in = wall_now();
+  shmem_init();
+#endif
+  double t_out = wall_now();
+  const int me = S(my_pe)(), npes = S(n_pes)();
+  Reporter rep(opt, "gpu", kImpl, me, npes);
+  opt.tags.emplace_back("backend", "cuda");
+  Gpu g;
+  CK(cudaDeviceGetAttribute(&g.sms, cudaDevAttrMultiProcessorCount, dev));
+  CK(cudaStreamCreateWithFlags(&g.st, cudaStreamNonBlocking));
+  CK(cudaEventCreate(&g.a));
+  CK(cudaEventCreate(&g.b));
+  CK(cudaMalloc(&g.d_out, 64));
+  Ctx c{opt, rep, g, me, npes, opt.reps ? opt.reps : (opt.quick ? 2 : 5)};
+
+  auto* scratch = static_cast<double*>(S(malloc)(sizeof(double) * 2 * npes));
+  if (opt.wants("init")) {
+    // From the last PE entering to the last PE leaving (one clock on one node): start-up skew
+    // between the processes is not counted.
+    double last_in = max_over_pes(c, scratch, t_in);
+    double last_out = max_over_pes(c, scratch, t_out);
+    rep.emit({"init", "last_in_to_last_out", 0, (last_out - last_in) * 1e3, "ms", "", NAN, 1, 1});
+  }
+  if (opt.wants("malloc")) bench_malloc(c);
+
+  const uint64_t max = opt.max_bytes ? opt.max_bytes : (opt.quick ? (64u << 20) : (1u << 30));
+  const bool need_big = opt.wants("rma_bw") || opt.wants("host_bw");
+  const uint64_t sym_bytes = need_big ? max : (1u << 20);
+  auto* sym_a = static_cast<char*>(S(malloc)(sym_bytes));
+  auto* sym_b = static_cast<char*>(S(malloc)(sym_bytes));
+  auto* small = static_cast<char*>(S(malloc)(4096));
+  if (!sym_a || !sym_b || !small || !scratch) {
+    fprintf(stderr, "bench(%s): PE %d: symmetric allocation of 2 x %s failed\n", kImpl, me,
+            size_str(sym_bytes).c_str());
+    S(global_exit)(1);
+  }
+  fill_device(sym_a, sym_bytes, 100 + me);
+  fill_device(sym_b, sym_bytes, 200 + me);
+  CK(cudaMemset(small, 0, 4096));  // flags and counters start at zero
+  char *priv_a = nullptr, *priv_b = nullptr;
+  if (need_big && me == 0) {
+    CK(cudaMalloc(&priv_a, max));
+    CK(cudaMalloc(&priv_b, max));
+    fill_device(priv_a, max, 300);
+  }
+  CK(cudaDeviceSynchronize());
+  S(barrier_all)();
+
+  long* flag = reinterpret_cast<long*>(small);
+  uint64_t* sig = reinterpret_cast<uint64_t*>(small + 64);
+  uint64_t* ctr = reinterpret_cast<uint64_t*>(small + 128);
+  long* var = reinterpret_cast<long*>(small + 192);
+  char* data = small + 256;
+
+  if (opt.wants("rma_bw")) bench_rma_bw(c, sym_a, sym_b, priv_a, priv_b, max);
+  if (opt.wants("host_bw")) bench_host_bw(c, sym_a, sym_b, priv_a, priv_b, max);
+  if (opt.wants("p_lat")) bench_p_lat(c, var);
+  if (opt.wants("pingpong")) bench_pingpong(c, flag, sig, data, sym_a);
+  if (opt.wants("amo")) bench_amo(c, ctr, scratch);
+  if (opt.wants("barrier")) bench_barrier(c);
+  if (opt.wants("coll")) {
+    const uint64_t per_pe = std::min<uint64_t>(sym_bytes / npes, opt.quick ? 1024 : (64u << 10));
+    bench_coll(c, sym_a, sym_b, per_pe);
+  }
+  if (opt.wants("on_stream")) bench_on_stream(c, sym_a, sym_b);
+
+  S(barrier_all)();
+  if (priv_a) CK(cudaFree(priv_a));
+  if (priv_b) CK(cudaFree(priv_b));
+  S(free)(small);
+  S(free)(sym_b);
+  S(free)(sym_a);
+  S(free)(scratch);
+  S(finalize)();
+#ifdef VSHMEM_BENCH_NVSHMEM
+  MPI_Finalize();
+#endif
+  return 0;
+}
