@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "runtime/api/runtime.hpp"
+#include "runtime/api/team.hpp"
 #include "runtime/common/env.hpp"
 #include "shmem.h"
 #include "shmemx.h"
@@ -100,6 +101,8 @@ Status initialize(const BootstrapOptions& options, int requested) {
                           rt->heap->allocate(kDeviceSyncBytes, 4096, "shmem_init"));
   rt->device_sync_bytes = kDeviceSyncBytes;
   VSHMEM_RETURN_IF_ERROR(rt->provider->fill(rt->device_sync, 0, kDeviceSyncBytes));
+  // Teams' and collectives' symmetric pool (runtime/api/team.hpp).
+  VSHMEM_RETURN_IF_ERROR(api_init(*rt));
   VSHMEM_RETURN_IF_ERROR(rt->bootstrap->barrier());
 
   g_runtime = rt.release();
@@ -165,6 +168,7 @@ void shmem_finalize(void) {
   shmem_barrier_all();
   Runtime* rt = g_runtime;
   g_runtime = nullptr;
+  api_finalize(*rt);
   rt->heap.reset();
   publish_device_state(*rt);  // initialized = 0
   // A last bootstrap barrier: nobody tears down its sockets while a peer still needs them.

@@ -1,0 +1,563 @@
+// Collectives over teams and over the deprecated active sets. Every algorithm synchronizes
+// through the pairwise signal counters of the group's slot (team.hpp) and moves data with
+// rma_get/rma_put, so it runs unchanged over host memory, the GPU heap and the staged transport:
+//   barrier    dissemination, ceil(log2 n) rounds;
+//   broadcast  binomial tree, pulled: a PE gets the data from its parent once the parent
+//              signals, then releases its own children (depth ceil(log2 n));
+//   reduce     recursive doubling on a power-of-two core (the PEs beyond it fold in first and
+//              receive the result last); every PE computes the same combination order pairwise,
+//              so floating-point results agree bit for bit across PEs;
+//   collect, fcollect, alltoall(s): each PE gets its share from every source, between two
+//              barriers (sources ready / sources no longer read).
+#define VSHMEM_COMPLEX_AS_STRUCT 1  // the complex types are two-member structs here
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "runtime/api/runtime.hpp"
+#include "runtime/api/team.hpp"
+#include "shmem.h"
+
+using namespace vshmem;
+using namespace vshmem::detail;
+
+namespace vshmem::detail {
+
+void group_broadcast(Runtime& rt, const Group& g, void* dest, const void* source, size_t bytes,
+                     int root, bool root_gets_dest, const char* call) {
+  const int n = g.size();
+  const int v = (g.my_index - root + n) % n;  // rank relative to the root
+  auto world = [&](int rel) { return g.members[(rel + root) % n]; };
+  if (v == 0 && root_gets_dest) local_copy(rt, dest, source, bytes, call);
+  if (bytes == 0 || n == 1) return;
+  int high = 0;  // the highest power of two <= v (0 for the root)
+  if (v != 0) {
+    high = 1;
+    while (high * 2 <= v) high *= 2;
+    int parent = world(v - high);
+    group_wait(rt, g, parent, call);  // the parent's copy is complete
+    rma_get(rt, dest, v - high == 0 ? source : dest, bytes, parent, call);
+    group_signal(rt, g, parent, call);  // done reading it
+  }
+  std::vector<int> children;
+  for (int step = high == 0 ? 1 : high * 2; v + step < n; step *= 2)
+    children.push_back(world(v + step));
+  for (int c : children) group_signal(rt, g, c, call);
+  // Our buffer (source at the root, dest elsewhere) must stay untouched until every child has
+  // read it: the caller may reuse it as soon as we return.
+  for (int c : children) group_wait(rt, g, c, call);
+}
+
+void group_reduce(Runtime& rt, const Group& g, void* dest, const void* source, size_t count,
+                  size_t elem, CombineFn combine, const char* call) {
+  const size_t bytes = count * elem;
+  const int n = g.size(), r = g.my_index;
+  std::vector<unsigned char> acc(bytes), other(bytes);
+  local_copy(rt, acc.data(), source, bytes, call);
+  auto publish = [&] { local_copy(rt, dest, acc.data(), bytes, call); };
+  if (n == 1) {
+    publish();
+    return;
+  }
+  int pow2 = 1;
+  while (pow2 * 2 <= n) pow2 *= 2;
+  if (r >= pow2) {
+    // Beyond the power-of-two core: hand our data to PE r - pow2 and receive the result there.
+    const int partner = g.members[r - pow2];
+    publish();
+    group_signal(rt, g, partner, call);
+    group_wait(rt, g, partner, call);  // the result is in our dest
+    return;
+  }
+  const int extra = r + pow2 < n ? g.members[r + pow2] : -1;
+  if (extra >= 0) {
+    group_wait(rt, g, extra, call);
+    rma_get(rt, other.data(), dest, bytes, extra, call);
+    combine(acc.data(), other.data(), count);
+  }
+  for (int mask = 1; mask < pow2; mask <<= 1) {
+    const int partner = g.members[r ^ mask];
+    publish();
+    group_signal(rt, g, partner, call);  // our partial result is readable
+    group_wait(rt, g, partner, call);
+    rma_get(rt, other.data(), dest, bytes, partner, call);
+    group_signal(rt, g, partner, call);  // we have read theirs
+    group_wait(rt, g, partner, call);    // they have read ours: dest may change again
+    // a OP b == b OP a exactly for every reduction operator, so both partners hold the same bits.
+    combine(acc.data(), other.data(), count);
+  }
+  publish();
+  if (extra >= 0) {
+    rma_put(rt, dest, acc.data(), bytes, extra, call);
+    group_signal(rt, g, extra, call);
+  }
+}
+
+}  // namespace vshmem::detail
+
+namespace {
+
+// --- element-wise operators --------------------------------------------------------------------
+
+struct CplxD {
+  double re, im;
+};
+struct CplxF {
+  float re, im;
+};
+static_assert(sizeof(CplxD) == sizeof(vshmem_complexd_t) &&
+              sizeof(CplxF) == sizeof(vshmem_complexf_t));
+
+template <typename T>
+constexpr bool kIsComplex = std::is_same_v<T, CplxD> || std::is_same_v<T, CplxF>;
+
+// Integer sums and products wrap (two's complement), as the unsigned arithmetic they run in.
+template <typename T>
+T wrap_add(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else if constexpr (kIsComplex<T>) {
+    return T{a.re + b.re, a.im + b.im};
+  } else {
+    return a + b;
+  }
+}
+
+template <typename T>
+T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    // Promote to at least unsigned int so that unsigned short * unsigned short cannot overflow
+    // a signed int.
+    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
+    return static_cast<T>(
+        static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
+  } else if constexpr (kIsComplex<T>) {
+    return T{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+  } else {
+    return a * b;
+  }
+}
+
+struct OpAnd {
+  template <typename T>
+  static T apply(T a, T b) {
+    return static_cast<T>(a & b);
+  }
+};
+struct OpOr {
+  template <typename T>
+  static T apply(T a, T b) {
+    return static_cast<T>(a | b);
+  }
+};
+struct OpXor {
+  template <typename T>
+  static T apply(T a, T b) {
+    return static_cast<T>(a ^ b);
+  }
+};
+struct OpMax {
+  template <typename T>
+  static T apply(T a, T b) {
+    return a < b ? b : a;
+  }
+};
+struct OpMin {
+  template <typename T>
+  static T apply(T a, T b) {
+    return b < a ? b : a;
+  }
+};
+struct OpSum {
+  template <typename T>
+  static T apply(T a, T b) {
+    return wrap_add(a, b);
+  }
+};
+struct OpProd {
+  template <typename T>
+  static T apply(T a, T b) {
+    return wrap_mul(a, b);
+  }
+};
+
+template <typename T, typename Op>
+void combine(void* acc, const void* other, size_t count) {
+  T* a = static_cast<T*>(acc);
+  const T* b = static_cast<const T*>(other);
+  for (size_t i = 0; i < count; ++i) a[i] = Op::apply(a[i], b[i]);
+}
+
+// The implementation's view of each reduction element type.
+template <typename T>
+struct Elem {
+  using type = T;
+};
+template <>
+struct Elem<vshmem_complexd_t> {
+  using type = CplxD;
+};
+template <>
+struct Elem<vshmem_complexf_t> {
+  using type = CplxF;
+};
+
+// --- validation --------------------------------------------------------------------------------
+
+size_t bytes_of(size_t nelems, size_t elem, const char* call) {
+  size_t bytes;
+  if (__builtin_mul_overflow(nelems, elem, &bytes)) {
+    fail(call, "%zu elements of %zu bytes overflow size_t", nelems, elem);
+  }
+  return bytes;
+}
+
+bool overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return a_bytes > 0 && b_bytes > 0 && x < y + b_bytes && y < x + a_bytes;
+}
+
+void check_disjoint(const void* dest, size_t dest_bytes, const void* source, size_t source_bytes,
+                    const char* call) {
+  if (overlap(dest, dest_bytes, source, source_bytes)) {
+    fail(call,
+         "source %p (+%zu bytes) and dest %p (+%zu bytes) overlap, which this collective "
+         "does not allow",
+         source, source_bytes, dest, dest_bytes);
+  }
+}
+
+// Same array or disjoint (reductions and broadcast).
+void check_same_or_disjoint(const void* dest, const void* source, size_t bytes, const char* call) {
+  if (dest != source && overlap(dest, bytes, source, bytes)) {
+    fail(call, "source %p and dest %p overlap without being the same array (+%zu bytes)", source,
+         dest, bytes);
+  }
+}
+
+struct Call {
+  Runtime& rt;
+  const Group& group;
+};
+
+Call team_call(shmem_team_t team, const char* call) {
+  Runtime& rt = runtime_for(call);
+  return Call{rt, team_for(team, call).group};
+}
+
+// The deprecated active set PE_start + k * 2^logPE_stride, k < PE_size, as a group running on
+// the shared active-set slot.
+Group active_set(Runtime& rt, int PE_start, int logPE_stride, int PE_size, const long* pSync,
+                 const char* call) {
+  if (pSync == nullptr) fail(call, "pSync is NULL");
+  if (logPE_stride < 0 || logPE_stride > 30)
+    fail(call, "logPE_stride %d is out of range", logPE_stride);
+  if (PE_size < 1) fail(call, "PE_size %d must be at least 1", PE_size);
+  const long long stride = 1ll << logPE_stride;
+  const long long last = PE_start + (PE_size - 1) * stride;
+  if (PE_start < 0 || last >= rt.n_pes) {
+    fail(call,
+         "the active set (PE_start %d, logPE_stride %d, PE_size %d) reaches PE %lld, "
+         "outside the job's PEs 0..%d",
+         PE_start, logPE_stride, PE_size, PE_start < 0 ? static_cast<long long>(PE_start) : last,
+         rt.n_pes - 1);
+  }
+  Group g;
+  g.slot = kActiveSetSlot;
+  g.members.resize(PE_size);
+  for (int k = 0; k < PE_size; ++k) {
+    g.members[k] = static_cast<int>(PE_start + k * stride);
+    if (g.members[k] == rt.my_pe) g.my_index = k;
+  }
+  if (g.my_index < 0) {
+    fail(call, "this PE is not in the active set (PE_start %d, logPE_stride %d, PE_size %d)",
+         PE_start, logPE_stride, PE_size);
+  }
+  return g;
+}
+
+// --- the collectives, over a group -------------------------------------------------------------
+
+void broadcast(Runtime& rt, const Group& g, void* dest, const void* source, size_t nelems,
+               size_t elem, int root, bool root_gets_dest, const char* call) {
+  const size_t bytes = bytes_of(nelems, elem, call);
+  if (root < 0 || root >= g.size()) {
+    fail(call, "PE_root %d is not a PE of the team (its PEs are 0..%d)", root, g.size() - 1);
+  }
+  if (bytes == 0) return;
+  check_symmetric(rt, dest, bytes, call, "dest");
+  check_same_or_disjoint(dest, source, bytes, call);
+  group_broadcast(rt, g, dest, source, bytes, root, root_gets_dest, call);
+}
+
+void fcollect(Runtime& rt, const Group& g, void* dest, const void* source, size_t nelems,
+              size_t elem, const char* call) {
+  const size_t bytes = bytes_of(nelems, elem, call);
+  const size_t total = bytes_of(bytes, g.size(), call);
+  if (bytes == 0) return;
+  check_symmetric(rt, dest, total, call, "dest");
+  check_symmetric(rt, source, bytes, call, "source");
+  check_disjoint(dest, total, source, bytes, call);
+  group_barrier(rt, g, call);  // every source is ready
+  auto* d = static_cast<char*>(dest);
+  for (int k = 0; k < g.size(); ++k) {
+    int j = (g.my_index + k) % g.size();  // start at ourselves: spreads the load on the sources
+    rma_get(rt, d + j * bytes, source, bytes, g.members[j], call);
+  }
+  group_barrier(rt, g, call);  // nobody reads our source any more
+}
+
+void collect(Runtime& rt, const Group& g, void* dest, const void* source, size_t nelems,
+             size_t elem, const char* call) {
+  const size_t bytes = bytes_of(nelems, elem, call);
+  if (bytes > 0) check_symmetric(rt, source, bytes, call, "source");
+  // Everyone's contribution size goes through the slot's scratch word.
+  uint64_t mine = nelems;
+  uint64_t* word = group_words(g);
+  local_copy(rt, word, &mine, sizeof(mine), call);
+  group_barrier(rt, g, call);
+  std::vector<size_t> offset(g.size() + 1, 0);
+  for (int j = 0; j < g.size(); ++j) {
+    uint64_t theirs = mine;
+    if (j != g.my_index) rma_get(rt, &theirs, word, sizeof(theirs), g.members[j], call);
+    offset[j + 1] = offset[j] + bytes_of(theirs, elem, call);
+  }
+  const size_t total = offset[g.size()];
+  if (total > 0) {
+    check_symmetric(rt, dest, total, call, "dest");
+    check_disjoint(dest, total, source, bytes, call);
+  }
+  auto* d = static_cast<char*>(dest);
+  for (int k = 0; k < g.size(); ++k) {
+    int j = (g.my_index + k) % g.size();
+    rma_get(rt, d + offset[j], source, offset[j + 1] - offset[j], g.members[j], call);
+  }
+  group_barrier(rt, g, call);  // sources and scratch words are no longer read
+}
+
+void alltoalls(Runtime& rt, const Group& g, void* dest, const void* source, ptrdiff_t dst,
+               ptrdiff_t sst, size_t nelems, size_t elem, const char* call) {
+  if (dst < 1 || sst < 1) fail(call, "strides must be positive (dst %td, sst %td)", dst, sst);
+  const size_t n = g.size();
+  if (nelems == 0) return;
+  const size_t count = bytes_of(nelems, n, call);  // elements per side
+  const size_t dest_extent = bytes_of(bytes_of(count - 1, dst, call) + 1, elem, call);
+  const size_t source_extent = bytes_of(bytes_of(count - 1, sst, call) + 1, elem, call);
+  check_symmetric(rt, dest, dest_extent, call, "dest");
+  check_symmetric(rt, source, source_extent, call, "source");
+  check_disjoint(dest, dest_extent, source, source_extent, call);
+  group_barrier(rt, g, call);
+  auto* d = static_cast<char*>(dest);
+  auto* s = static_cast<const char*>(source);
+  const size_t me = g.my_index;
+  for (size_t k = 0; k < n; ++k) {
+    size_t j = (me + k) % n;
+    if (dst == 1 && sst == 1) {
+      rma_get(rt, d + j * nelems * elem, s + me * nelems * elem, nelems * elem, g.members[j], call);
+      continue;
+    }
+    for (size_t i = 0; i < nelems; ++i) {
+      rma_get(rt, d + (j * nelems + i) * dst * elem, s + (me * nelems + i) * sst * elem, elem,
+              g.members[j], call);
+    }
+  }
+  group_barrier(rt, g, call);
+}
+
+template <typename T, typename Op>
+void reduce(Runtime& rt, const Group& g, T* dest, const T* source, size_t nreduce,
+            const char* call) {
+  using E = typename Elem<T>::type;
+  static_assert(sizeof(E) == sizeof(T));
+  const size_t bytes = bytes_of(nreduce, sizeof(T), call);
+  if (bytes == 0) return;
+  check_symmetric(rt, dest, bytes, call, "dest");
+  check_same_or_disjoint(dest, source, bytes, call);
+  group_reduce(rt, g, dest, source, nreduce, sizeof(T), combine<E, Op>, call);
+}
+
+}  // namespace
+
+extern "C" {
+
+int shmem_team_sync(shmem_team_t team) {
+  Call c = team_call(team, "shmem_team_sync");
+  group_barrier(c.rt, c.group, "shmem_team_sync");
+  return 0;
+}
+
+#define VSHMEM_DEFINE_COLL(NAME, TYPE, ELEM)                                                      \
+  int shmem_##NAME##_broadcast(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems,  \
+                               int PE_root) {                                                     \
+    constexpr const char* kCall = "shmem_" #NAME "_broadcast";                                    \
+    Call c = team_call(team, kCall);                                                              \
+    broadcast(c.rt, c.group, dest, source, nelems, ELEM, PE_root, true, kCall);                   \
+    return 0;                                                                                     \
+  }                                                                                               \
+  int shmem_##NAME##_collect(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems) {  \
+    constexpr const char* kCall = "shmem_" #NAME "_collect";                                      \
+    Call c = team_call(team, kCall);                                                              \
+    collect(c.rt, c.group, dest, source, nelems, ELEM, kCall);                                    \
+    return 0;                                                                                     \
+  }                                                                                               \
+  int shmem_##NAME##_fcollect(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems) { \
+    constexpr const char* kCall = "shmem_" #NAME "_fcollect";                                     \
+    Call c = team_call(team, kCall);                                                              \
+    fcollect(c.rt, c.group, dest, source, nelems, ELEM, kCall);                                   \
+    return 0;                                                                                     \
+  }                                                                                               \
+  int shmem_##NAME##_alltoall(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems) { \
+    constexpr const char* kCall = "shmem_" #NAME "_alltoall";                                     \
+    Call c = team_call(team, kCall);                                                              \
+    alltoalls(c.rt, c.group, dest, source, 1, 1, nelems, ELEM, kCall);                            \
+    return 0;                                                                                     \
+  }                                                                                               \
+  int shmem_##NAME##_alltoalls(shmem_team_t team, TYPE* dest, const TYPE* source, ptrdiff_t dst,  \
+                               ptrdiff_t sst, size_t nelems) {                                    \
+    constexpr const char* kCall = "shmem_" #NAME "_alltoalls";                                    \
+    Call c = team_call(team, kCall);                                                              \
+    alltoalls(c.rt, c.group, dest, source, dst, sst, nelems, ELEM, kCall);                        \
+    return 0;                                                                                     \
+  }
+#define VSHMEM_DEFINE_COLL_TYPED(NAME, TYPE) VSHMEM_DEFINE_COLL(NAME, TYPE, sizeof(TYPE))
+VSHMEM_RMA_TYPES(VSHMEM_DEFINE_COLL_TYPED)
+
+int shmem_broadcastmem(shmem_team_t team, void* dest, const void* source, size_t nelems,
+                       int PE_root) {
+  Call c = team_call(team, "shmem_broadcastmem");
+  broadcast(c.rt, c.group, dest, source, nelems, 1, PE_root, true, "shmem_broadcastmem");
+  return 0;
+}
+
+int shmem_collectmem(shmem_team_t team, void* dest, const void* source, size_t nelems) {
+  Call c = team_call(team, "shmem_collectmem");
+  collect(c.rt, c.group, dest, source, nelems, 1, "shmem_collectmem");
+  return 0;
+}
+
+int shmem_fcollectmem(shmem_team_t team, void* dest, const void* source, size_t nelems) {
+  Call c = team_call(team, "shmem_fcollectmem");
+  fcollect(c.rt, c.group, dest, source, nelems, 1, "shmem_fcollectmem");
+  return 0;
+}
+
+int shmem_alltoallmem(shmem_team_t team, void* dest, const void* source, size_t nelems) {
+  Call c = team_call(team, "shmem_alltoallmem");
+  alltoalls(c.rt, c.group, dest, source, 1, 1, nelems, 1, "shmem_alltoallmem");
+  return 0;
+}
+
+int shmem_alltoallsmem(shmem_team_t team, void* dest, const void* source, ptrdiff_t dst,
+                       ptrdiff_t sst, size_t nelems) {
+  Call c = team_call(team, "shmem_alltoallsmem");
+  alltoalls(c.rt, c.group, dest, source, dst, sst, nelems, 1, "shmem_alltoallsmem");
+  return 0;
+}
+
+#define VSHMEM_DEFINE_REDUCE(NAME, TYPE, OP, OPTYPE)                                  \
+  int shmem_##NAME##_##OP##_reduce(shmem_team_t team, TYPE* dest, const TYPE* source, \
+                                   size_t nreduce) {                                  \
+    constexpr const char* kCall = "shmem_" #NAME "_" #OP "_reduce";                   \
+    Call c = team_call(team, kCall);                                                  \
+    reduce<TYPE, OPTYPE>(c.rt, c.group, dest, source, nreduce, kCall);                \
+    return 0;                                                                         \
+  }
+#define VSHMEM_DEFINE_REDUCE_BITWISE(NAME, TYPE) \
+  VSHMEM_DEFINE_REDUCE(NAME, TYPE, and, OpAnd)   \
+  VSHMEM_DEFINE_REDUCE(NAME, TYPE, or, OpOr)     \
+  VSHMEM_DEFINE_REDUCE(NAME, TYPE, xor, OpXor)
+#define VSHMEM_DEFINE_REDUCE_MINMAX(NAME, TYPE) \
+  VSHMEM_DEFINE_REDUCE(NAME, TYPE, max, OpMax)  \
+  VSHMEM_DEFINE_REDUCE(NAME, TYPE, min, OpMin)
+#define VSHMEM_DEFINE_REDUCE_ARITH(NAME, TYPE) \
+  VSHMEM_DEFINE_REDUCE(NAME, TYPE, sum, OpSum) \
+  VSHMEM_DEFINE_REDUCE(NAME, TYPE, prod, OpProd)
+VSHMEM_REDUCE_BITWISE_TYPES(VSHMEM_DEFINE_REDUCE_BITWISE)
+VSHMEM_REDUCE_MINMAX_TYPES(VSHMEM_DEFINE_REDUCE_MINMAX)
+VSHMEM_REDUCE_ARITH_TYPES(VSHMEM_DEFINE_REDUCE_ARITH)
+
+// --- deprecated active-set forms ---------------------------------------------------------------
+
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long* pSync) {
+  constexpr const char* kCall = "shmem_barrier";
+  Runtime& rt = runtime_for(kCall);
+  Group g = active_set(rt, PE_start, logPE_stride, PE_size, pSync, kCall);
+  quiet(rt, kCall);
+  group_barrier(rt, g, kCall);
+}
+
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long* pSync) {
+  constexpr const char* kCall = "shmem_sync";
+  Runtime& rt = runtime_for(kCall);
+  group_barrier(rt, active_set(rt, PE_start, logPE_stride, PE_size, pSync, kCall), kCall);
+}
+
+#define VSHMEM_DEFINE_ACTIVE_SET_SIZED(BITS)                                               \
+  void shmem_broadcast##BITS(void* dest, const void* source, size_t nelems, int PE_root,   \
+                             int PE_start, int logPE_stride, int PE_size, long* pSync) {   \
+    constexpr const char* kCall = "shmem_broadcast" #BITS;                                 \
+    Runtime& rt = runtime_for(kCall);                                                      \
+    Group g = active_set(rt, PE_start, logPE_stride, PE_size, pSync, kCall);               \
+    broadcast(rt, g, dest, source, nelems, BITS / 8, PE_root, false, kCall);               \
+  }                                                                                        \
+  void shmem_collect##BITS(void* dest, const void* source, size_t nelems, int PE_start,    \
+                           int logPE_stride, int PE_size, long* pSync) {                   \
+    constexpr const char* kCall = "shmem_collect" #BITS;                                   \
+    Runtime& rt = runtime_for(kCall);                                                      \
+    Group g = active_set(rt, PE_start, logPE_stride, PE_size, pSync, kCall);               \
+    collect(rt, g, dest, source, nelems, BITS / 8, kCall);                                 \
+  }                                                                                        \
+  void shmem_fcollect##BITS(void* dest, const void* source, size_t nelems, int PE_start,   \
+                            int logPE_stride, int PE_size, long* pSync) {                  \
+    constexpr const char* kCall = "shmem_fcollect" #BITS;                                  \
+    Runtime& rt = runtime_for(kCall);                                                      \
+    Group g = active_set(rt, PE_start, logPE_stride, PE_size, pSync, kCall);               \
+    fcollect(rt, g, dest, source, nelems, BITS / 8, kCall);                                \
+  }                                                                                        \
+  void shmem_alltoall##BITS(void* dest, const void* source, size_t nelems, int PE_start,   \
+                            int logPE_stride, int PE_size, long* pSync) {                  \
+    constexpr const char* kCall = "shmem_alltoall" #BITS;                                  \
+    Runtime& rt = runtime_for(kCall);                                                      \
+    Group g = active_set(rt, PE_start, logPE_stride, PE_size, pSync, kCall);               \
+    alltoalls(rt, g, dest, source, 1, 1, nelems, BITS / 8, kCall);                         \
+  }                                                                                        \
+  void shmem_alltoalls##BITS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, \
+                             size_t nelems, int PE_start, int logPE_stride, int PE_size,   \
+                             long* pSync) {                                                \
+    constexpr const char* kCall = "shmem_alltoalls" #BITS;                                 \
+    Runtime& rt = runtime_for(kCall);                                                      \
+    Group g = active_set(rt, PE_start, logPE_stride, PE_size, pSync, kCall);               \
+    alltoalls(rt, g, dest, source, dst, sst, nelems, BITS / 8, kCall);                     \
+  }
+VSHMEM_DEFINE_ACTIVE_SET_SIZED(32)
+VSHMEM_DEFINE_ACTIVE_SET_SIZED(64)
+
+#define VSHMEM_DEFINE_TO_ALL(NAME, TYPE, OP, OPTYPE)                                           \
+  void shmem_##NAME##_##OP##_to_all(TYPE* dest, const TYPE* source, int nreduce, int PE_start, \
+                                    int logPE_stride, int PE_size, TYPE* pWrk, long* pSync) {  \
+    constexpr const char* kCall = "shmem_" #NAME "_" #OP "_to_all";                            \
+    Runtime& rt = runtime_for(kCall);                                                          \
+    Group g = active_set(rt, PE_start, logPE_stride, PE_size, pSync, kCall);                   \
+    if (pWrk == nullptr) fail(kCall, "pWrk is NULL");                                          \
+    if (nreduce < 0) fail(kCall, "nreduce %d is negative", nreduce);                           \
+    reduce<TYPE, OPTYPE>(rt, g, dest, source, static_cast<size_t>(nreduce), kCall);            \
+  }
+#define VSHMEM_DEFINE_TO_ALL_BITWISE(NAME, TYPE) \
+  VSHMEM_DEFINE_TO_ALL(NAME, TYPE, and, OpAnd)   \
+  VSHMEM_DEFINE_TO_ALL(NAME, TYPE, or, OpOr)     \
+  VSHMEM_DEFINE_TO_ALL(NAME, TYPE, xor, OpXor)
+#define VSHMEM_DEFINE_TO_ALL_MINMAX(NAME, TYPE) \
+  VSHMEM_DEFINE_TO_ALL(NAME, TYPE, max, OpMax)  \
+  VSHMEM_DEFINE_TO_ALL(NAME, TYPE, min, OpMin)
+#define VSHMEM_DEFINE_TO_ALL_ARITH(NAME, TYPE) \
+  VSHMEM_DEFINE_TO_ALL(NAME, TYPE, sum, OpSum) \
+  VSHMEM_DEFINE_TO_ALL(NAME, TYPE, prod, OpProd)
+VSHMEM_TO_ALL_BITWISE_TYPES(VSHMEM_DEFINE_TO_ALL_BITWISE)
+VSHMEM_TO_ALL_MINMAX_TYPES(VSHMEM_DEFINE_TO_ALL_MINMAX)
+VSHMEM_TO_ALL_ARITH_TYPES(VSHMEM_DEFINE_TO_ALL_ARITH)
+
+}  // extern "C"

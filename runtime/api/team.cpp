@@ -1,0 +1,344 @@
+// Teams: the predefined teams, splitting, translation, destruction, and the pairwise signal
+// counters every collective synchronizes with (the design is described in team.hpp).
+#include "runtime/api/team.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+using namespace vshmem;
+using namespace vshmem::detail;
+
+namespace vshmem::detail {
+
+// Team objects live in a table indexed by slot: a PE is a member of at most one team per slot,
+// so the slot number both names the team's symmetric resources and its handle here.
+vshmem_team_s g_team_table[kTeamSlots];
+
+namespace {
+
+struct Pool {
+  uint64_t* signals = nullptr;  // [kTeamSlots][n_pes], symmetric
+  uint64_t* words = nullptr;    // [kTeamSlots][kSlotWords], symmetric
+  std::vector<uint64_t> seen;   // [kTeamSlots][n_pes]: signals consumed so far, per sender
+  int n_pes = 0;
+};
+Pool g_pool;
+
+uint64_t load_counter(Runtime& rt, uint64_t* addr, const char* call) {
+  if (rt.host_memory) return __atomic_load_n(addr, __ATOMIC_ACQUIRE);
+  AtomicRequest r{AtomicOp::kFetch, addr, 8, 0, 0};
+  uint64_t v = 0;
+  Status st = rt.provider->atomic(r, &v);
+  if (!st) fail(call, st);
+  return v;
+}
+
+void init_team(vshmem_team_s& t, int slot, std::vector<int> members, int my_pe, int n_pes) {
+  t.group.slot = slot;
+  t.group.members = std::move(members);
+  t.group.my_index = -1;
+  t.index_of_world.assign(n_pes, -1);
+  for (int i = 0; i < t.group.size(); ++i) {
+    t.index_of_world[t.group.members[i]] = i;
+    if (t.group.members[i] == my_pe) t.group.my_index = i;
+  }
+  t.config = shmem_team_config_t{};
+  t.config_mask = 0;
+  t.magic = kTeamMagic;
+}
+
+void reset_team(vshmem_team_s& t) {
+  t.magic = 0;
+  t.group = Group{};
+  t.index_of_world.clear();
+}
+
+// Collective over parent: `count` slots that are free on every member of the parent (so on
+// every member of any team split off it), lowest first; empty when there are not enough.
+std::vector<int> agree_free_slots(Runtime& rt, const Group& parent, int count, const char* call) {
+  uint64_t used[kSlotWords] = {};
+  static_assert(kTeamSlots <= 64 * kSlotWords, "the used-slot bitmap must fit the slot words");
+  for (int s = 0; s < kTeamSlots; ++s) {
+    if (s <= kActiveSetSlot || g_team_table[s].magic == kTeamMagic)
+      used[s / 64] |= 1ull << (s % 64);
+  }
+  uint64_t* words = group_words(parent);
+  local_copy(rt, words, used, sizeof(used), call);
+  group_barrier(rt, parent, call);
+  for (int i = 0; i < parent.size(); ++i) {
+    if (i == parent.my_index) continue;
+    uint64_t theirs[kSlotWords];
+    rma_get(rt, theirs, words, sizeof(theirs), parent.members[i], call);
+    for (int w = 0; w < kSlotWords; ++w) used[w] |= theirs[w];
+  }
+  // Nobody rewrites its words (next split or collect over this slot) before all have read.
+  group_barrier(rt, parent, call);
+  std::vector<int> slots;
+  for (int s = 0; s < kTeamSlots && static_cast<int>(slots.size()) < count; ++s) {
+    if (!(used[s / 64] & (1ull << (s % 64)))) slots.push_back(s);
+  }
+  if (static_cast<int>(slots.size()) < count) slots.clear();
+  return slots;
+}
+
+bool config_ok(const shmem_team_config_t* config, long mask, const char* call) {
+  if (mask & ~SHMEM_TEAM_NUM_CONTEXTS) {
+    log::message(log::Level::kError, "%s: unknown config_mask bits %#lx", call,
+                 mask & ~SHMEM_TEAM_NUM_CONTEXTS);
+    return false;
+  }
+  if (mask != 0 && config == nullptr) {
+    log::message(log::Level::kError, "%s: config_mask %#lx given with a NULL config", call, mask);
+    return false;
+  }
+  if ((mask & SHMEM_TEAM_NUM_CONTEXTS) && config->num_contexts < 0) {
+    log::message(log::Level::kError, "%s: config num_contexts %d is negative", call,
+                 config->num_contexts);
+    return false;
+  }
+  return true;
+}
+
+void make_team(Runtime& rt, int slot, std::vector<int> members, const shmem_team_config_t* config,
+               long mask, shmem_team_t* out) {
+  vshmem_team_s& t = g_team_table[slot];
+  init_team(t, slot, std::move(members), rt.my_pe, rt.n_pes);
+  if (mask & SHMEM_TEAM_NUM_CONTEXTS) t.config.num_contexts = config->num_contexts;
+  t.config_mask = mask;
+  *out = &t;
+}
+
+}  // namespace
+
+Status api_init(Runtime& rt) {
+  const size_t n = static_cast<size_t>(rt.n_pes);
+  const size_t words = kTeamSlots * n + kTeamSlots * kSlotWords;
+  void* p = nullptr;
+  VSHMEM_ASSIGN_OR_RETURN(p, rt.heap->allocate(words * sizeof(uint64_t), 64, "shmem_init"));
+  VSHMEM_RETURN_IF_ERROR(rt.provider->fill(p, 0, words * sizeof(uint64_t)));
+  g_pool.signals = static_cast<uint64_t*>(p);
+  g_pool.words = g_pool.signals + kTeamSlots * n;
+  g_pool.seen.assign(kTeamSlots * n, 0);
+  g_pool.n_pes = rt.n_pes;
+
+  std::vector<int> world(rt.n_pes);
+  for (int i = 0; i < rt.n_pes; ++i) world[i] = i;
+  init_team(g_team_table[kWorldSlot], kWorldSlot, std::move(world), rt.my_pe, rt.n_pes);
+  // SHMEM_TEAM_SHARED: the PEs whose memory is mapped here, plus ourselves. The transport plan
+  // maps node-local peers symmetrically, so every member computes the same list.
+  std::vector<int> shared;
+  for (int i = 0; i < rt.n_pes; ++i) {
+    if (rt.plan.path[i] != PeerPath::kStaged) shared.push_back(i);
+  }
+  init_team(g_team_table[kSharedSlot], kSharedSlot, std::move(shared), rt.my_pe, rt.n_pes);
+  return Status::ok();
+}
+
+void api_finalize(Runtime& rt) {
+  for (int s = 0; s < kTeamSlots; ++s) {
+    if (g_team_table[s].magic == kTeamMagic) destroy_team_contexts(&g_team_table[s]);
+    reset_team(g_team_table[s]);
+  }
+  g_pool = Pool{};
+}
+
+vshmem_team_s* team_lookup(shmem_team_t team) {
+  auto a = reinterpret_cast<uintptr_t>(team);
+  auto base = reinterpret_cast<uintptr_t>(&g_team_table[0]);
+  if (a < base || a >= base + sizeof(g_team_table) || (a - base) % sizeof(vshmem_team_s) != 0) {
+    return nullptr;
+  }
+  vshmem_team_s* t = team;
+  return t->magic == kTeamMagic ? t : nullptr;
+}
+
+vshmem_team_s& team_for(shmem_team_t team, const char* call) {
+  runtime_for(call);
+  vshmem_team_s* t = team_lookup(team);
+  if (t == nullptr) {
+    if (team == SHMEM_TEAM_INVALID) fail(call, "the team is SHMEM_TEAM_INVALID");
+    fail(call, "%p is not a valid team of this PE (destroyed, or never created here)",
+         static_cast<void*>(team));
+  }
+  return *t;
+}
+
+uint64_t* group_words(const Group& g) {
+  return g_pool.words + static_cast<size_t>(g.slot) * kSlotWords;
+}
+
+void group_signal(Runtime& rt, const Group& g, int to_world, const char* call) {
+  const size_t n = static_cast<size_t>(g_pool.n_pes);
+  AtomicRequest add{AtomicOp::kFetchAdd, &g_pool.signals[g.slot * n + rt.my_pe], 8, 1, 0};
+  // Data this PE wrote before the signal must be visible to whoever sees the signal.
+  std::atomic_thread_fence(std::memory_order_release);
+  rma_atomic(rt, add, to_world, call);
+}
+
+void group_wait(Runtime& rt, const Group& g, int from_world, const char* call) {
+  const size_t idx = g.slot * static_cast<size_t>(g_pool.n_pes) + from_world;
+  const uint64_t want = ++g_pool.seen[idx];
+  uint64_t* counter = &g_pool.signals[idx];
+  Backoff backoff;
+  while (load_counter(rt, counter, call) < want) backoff.pause();
+  std::atomic_thread_fence(std::memory_order_acquire);
+}
+
+void group_barrier(Runtime& rt, const Group& g, const char* call) {
+  const int n = g.size();
+  for (int dist = 1; dist < n; dist <<= 1) {
+    group_signal(rt, g, g.members[(g.my_index + dist) % n], call);
+    group_wait(rt, g, g.members[(g.my_index - dist + n) % n], call);
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void local_copy(Runtime& rt, void* dst, const void* src, size_t bytes, const char* call) {
+  if (bytes == 0 || dst == src) return;
+  Status st = rt.provider->copy(dst, src, bytes);
+  if (!st) fail(call, st);
+}
+
+}  // namespace vshmem::detail
+
+extern "C" {
+
+shmem_team_t SHMEM_TEAM_WORLD = &vshmem::detail::g_team_table[vshmem::detail::kWorldSlot];
+shmem_team_t SHMEM_TEAM_SHARED = &vshmem::detail::g_team_table[vshmem::detail::kSharedSlot];
+
+int shmem_team_my_pe(shmem_team_t team) {
+  vshmem_team_s* t = team_lookup(team);
+  return t != nullptr ? t->group.my_index : -1;
+}
+
+int shmem_team_n_pes(shmem_team_t team) {
+  vshmem_team_s* t = team_lookup(team);
+  return t != nullptr ? t->group.size() : -1;
+}
+
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t* config) {
+  vshmem_team_s* t = team_lookup(team);
+  if (t == nullptr || config == nullptr) return 1;
+  if (config_mask & SHMEM_TEAM_NUM_CONTEXTS) config->num_contexts = t->config.num_contexts;
+  return 0;
+}
+
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team) {
+  vshmem_team_s* s = team_lookup(src_team);
+  vshmem_team_s* d = team_lookup(dest_team);
+  if (s == nullptr || d == nullptr || src_pe < 0 || src_pe >= s->group.size()) return -1;
+  return d->index_of_world[s->group.members[src_pe]];
+}
+
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                             const shmem_team_config_t* config, long config_mask,
+                             shmem_team_t* new_team) {
+  constexpr const char* kCall = "shmem_team_split_strided";
+  Runtime& rt = runtime_for(kCall);
+  if (new_team == nullptr) fail(kCall, "new_team is NULL");
+  *new_team = SHMEM_TEAM_INVALID;
+  vshmem_team_s* parent = team_lookup(parent_team);
+  if (parent == nullptr) {
+    if (parent_team != SHMEM_TEAM_INVALID) {
+      log::message(log::Level::kError, "%s: parent team %p is not a valid team of this PE", kCall,
+                   static_cast<void*>(parent_team));
+    }
+    return 1;
+  }
+  const int n = parent->group.size();
+  const long long last = start + static_cast<long long>(size - 1) * stride;
+  if (size < 1 || start < 0 || start >= n || last < 0 || last >= n || (stride == 0 && size > 1)) {
+    log::message(log::Level::kError,
+                 "%s(start %d, stride %d, size %d): the PEs do not all lie in the parent team "
+                 "(PEs 0..%d) or repeat",
+                 kCall, start, stride, size, n - 1);
+    return 1;
+  }
+  if (!config_ok(config, config_mask, kCall)) return 1;
+  std::vector<int> slots = agree_free_slots(rt, parent->group, 1, kCall);
+  if (slots.empty()) {
+    log::message(log::Level::kError,
+                 "%s: every one of the %d team slots is in use on some PE of "
+                 "the parent team; destroy teams that are no longer needed",
+                 kCall, kTeamSlots);
+    return 1;
+  }
+  std::vector<int> members(size);
+  bool member = false;
+  for (int k = 0; k < size; ++k) {
+    members[k] = parent->group.members[start + k * stride];
+    member |= members[k] == rt.my_pe;
+  }
+  if (member) make_team(rt, slots[0], std::move(members), config, config_mask, new_team);
+  return 0;
+}
+
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
+                        const shmem_team_config_t* xaxis_config, long xaxis_mask,
+                        shmem_team_t* xaxis_team, const shmem_team_config_t* yaxis_config,
+                        long yaxis_mask, shmem_team_t* yaxis_team) {
+  constexpr const char* kCall = "shmem_team_split_2d";
+  Runtime& rt = runtime_for(kCall);
+  if (xaxis_team == nullptr || yaxis_team == nullptr) fail(kCall, "a team output is NULL");
+  *xaxis_team = SHMEM_TEAM_INVALID;
+  *yaxis_team = SHMEM_TEAM_INVALID;
+  vshmem_team_s* parent = team_lookup(parent_team);
+  if (parent == nullptr) {
+    if (parent_team != SHMEM_TEAM_INVALID) {
+      log::message(log::Level::kError, "%s: parent team %p is not a valid team of this PE", kCall,
+                   static_cast<void*>(parent_team));
+    }
+    return 1;
+  }
+  if (xrange < 1) {
+    log::message(log::Level::kError, "%s: xrange %d must be positive", kCall, xrange);
+    return 1;
+  }
+  if (!config_ok(xaxis_config, xaxis_mask, kCall) || !config_ok(yaxis_config, yaxis_mask, kCall)) {
+    return 1;
+  }
+  const int n = parent->group.size();
+  xrange = std::min(xrange, n);
+  std::vector<int> slots = agree_free_slots(rt, parent->group, 2, kCall);
+  if (slots.empty()) {
+    log::message(log::Level::kError,
+                 "%s: fewer than 2 of the %d team slots are free on every "
+                 "PE of the parent team; destroy teams that are no longer needed",
+                 kCall, kTeamSlots);
+    return 1;
+  }
+  const int me = parent->group.my_index;
+  const int x = me % xrange, y = me / xrange;
+  std::vector<int> row, column;
+  for (int i = y * xrange; i < std::min(n, (y + 1) * xrange); ++i) {
+    row.push_back(parent->group.members[i]);
+  }
+  for (int i = x; i < n; i += xrange) column.push_back(parent->group.members[i]);
+  make_team(rt, slots[0], std::move(row), xaxis_config, xaxis_mask, xaxis_team);
+  make_team(rt, slots[1], std::move(column), yaxis_config, yaxis_mask, yaxis_team);
+  return 0;
+}
+
+void shmem_team_destroy(shmem_team_t team) {
+  constexpr const char* kCall = "shmem_team_destroy";
+  runtime_for(kCall);
+  if (team == SHMEM_TEAM_INVALID) return;
+  if (team == SHMEM_TEAM_WORLD || team == SHMEM_TEAM_SHARED) {
+    fail(kCall, "%s is predefined and cannot be destroyed",
+         team == SHMEM_TEAM_WORLD ? "SHMEM_TEAM_WORLD" : "SHMEM_TEAM_SHARED");
+  }
+  vshmem_team_s& t = team_for(team, kCall);
+  // Every signal of the team's collectives was consumed inside them, so the slot's counters
+  // are consistent for whichever team takes the slot next; no synchronization is needed here.
+  destroy_team_contexts(&t);
+  reset_team(t);
+}
+
+void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe) {
+  vshmem_team_s* t = team_lookup(team);
+  if (t == nullptr || pe < 0 || pe >= t->group.size()) return nullptr;
+  return shmem_ptr(dest, t->group.members[pe]);
+}
+
+}  // extern "C"

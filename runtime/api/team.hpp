@@ -1,0 +1,103 @@
+// Teams, contexts and the synchronization machinery the collectives share.
+//
+// Team resources. Heap allocation is collective over the whole job, but teams are made
+// collectively over their parent only, so api_init (called from shmem_init) reserves a fixed
+// pool of symmetric memory once: for each of kTeamSlots slots, one 64-bit signal counter per
+// world PE plus kSlotWords words of scratch. A team occupies one slot on each of its members; the
+// members agree on a slot free on all of them when the team is split off its parent (an OR of the
+// members' used-slot bitmaps, computed over the parent). Slot 0 is SHMEM_TEAM_WORLD, slot 1
+// SHMEM_TEAM_SHARED, slot 2 the deprecated active-set collectives.
+//
+// Signals between two PEs are counted per (slot, sender): PE x signals PE p by adding 1 to
+// p's counter[slot][x], and p consumes x's k-th signal by waiting for the counter to reach k.
+// Every algorithm consumes every signal it sends within the same call, and two PEs run the
+// collectives they share in the same order (else no implementation could complete them), so the
+// counts agree without ever being reset - also across teams that reuse a slot.
+#pragma once
+
+#include <pthread.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/api/runtime.hpp"
+#include "shmem.h"
+
+namespace vshmem::detail {
+
+constexpr int kTeamSlots = 128;
+constexpr int kWorldSlot = 0;
+constexpr int kSharedSlot = 1;
+constexpr int kActiveSetSlot = 2;
+constexpr int kSlotWords = 2;
+constexpr uint32_t kTeamMagic = 0x7465616d;
+
+// Collective. Reserves the team pool and sets up the predefined teams. Called by shmem_init after
+// the heap exists, identically on every PE.
+Status api_init(Runtime& rt);
+// Forgets every team and context (called by shmem_finalize before the heap goes).
+void api_finalize(Runtime& rt);
+
+// A group of PEs that runs collectives together: a team, or a deprecated active set.
+struct Group {
+  int slot = -1;
+  int my_index = -1;
+  std::vector<int> members;  // world PE of each member, in team order
+  int size() const { return static_cast<int>(members.size()); }
+};
+
+}  // namespace vshmem::detail
+
+struct vshmem_team_s {
+  uint32_t magic = 0;  // kTeamMagic while the team is live on this PE
+  vshmem::detail::Group group;
+  std::vector<int> index_of_world;  // team number of each world PE, -1 for non-members
+  shmem_team_config_t config{};
+  long config_mask = 0;
+};
+
+struct vshmem_ctx_s {
+  uint32_t magic;
+  vshmem_team_s* team;
+  long options;
+  pthread_t owner;  // the creating thread (SHMEM_CTX_PRIVATE)
+};
+
+namespace vshmem::detail {
+
+// Team objects, indexed by slot (a PE is a member of at most one team per slot).
+extern vshmem_team_s g_team_table[kTeamSlots];
+
+// The team behind a handle, or null for SHMEM_TEAM_INVALID and anything that is not a live team
+// of this PE.
+vshmem_team_s* team_lookup(shmem_team_t team);
+// As team_lookup; a fatal error naming the call for an invalid handle.
+vshmem_team_s& team_for(shmem_team_t team, const char* call);
+
+// Destroys (quiets and releases) every context created from team.
+void destroy_team_contexts(vshmem_team_s* team);
+
+// --- synchronization over a group (the pool's pairwise counters) ---
+// Adds one to `to`'s counter for us in the group's slot; the data written before it is visible
+// to `to` when it sees the signal.
+void group_signal(Runtime& rt, const Group& g, int to_world, const char* call);
+// Consumes the next signal from `from_world`.
+void group_wait(Runtime& rt, const Group& g, int from_world, const char* call);
+// Dissemination barrier over the group's members: ceil(log2 n) rounds.
+void group_barrier(Runtime& rt, const Group& g, const char* call);
+// The symmetric scratch words of the group's slot (this PE's copy; the same address on all).
+uint64_t* group_words(const Group& g);
+
+// Local copies between any two addresses (provider copy on device memory).
+void local_copy(Runtime& rt, void* dst, const void* src, size_t bytes, const char* call);
+
+// The element-wise combination of a reduction: acc[i] = acc[i] OP other[i].
+using CombineFn = void (*)(void* acc, const void* other, size_t count);
+
+// Collectives over a group; bytes and counts are validated by the caller.
+void group_broadcast(Runtime& rt, const Group& g, void* dest, const void* source, size_t bytes,
+                     int root, bool root_gets_dest, const char* call);
+void group_reduce(Runtime& rt, const Group& g, void* dest, const void* source, size_t count,
+                  size_t elem, CombineFn combine, const char* call);
+
+}  // namespace vshmem::detail

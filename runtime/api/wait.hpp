@@ -1,0 +1,78 @@
+// Waiting on local symmetric variables that other PEs update: shared by the point-to-point
+// synchronization calls, shmem_signal_wait_until and the lock.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "runtime/api/runtime.hpp"
+#include "shmem.h"
+
+namespace vshmem::detail {
+
+inline void check_cmp(int cmp, const char* call) {
+  if (cmp < SHMEM_CMP_EQ || cmp > SHMEM_CMP_LE) {
+    fail(call, "unknown comparison %d (use SHMEM_CMP_EQ, _NE, _GT, _GE, _LT or _LE)", cmp);
+  }
+}
+
+template <typename T>
+bool compare(T value, int cmp, T operand) {
+  switch (cmp) {
+    case SHMEM_CMP_EQ: return value == operand;
+    case SHMEM_CMP_NE: return value != operand;
+    case SHMEM_CMP_GT: return value > operand;
+    case SHMEM_CMP_GE: return value >= operand;
+    case SHMEM_CMP_LT: return value < operand;
+    default: return value <= operand;  // SHMEM_CMP_LE; check_cmp ran first
+  }
+}
+
+// The ivars are symmetric and aligned: a PE updates them remotely only inside the heap.
+template <typename T>
+void check_ivars(Runtime& rt, const T* ivars, size_t nelems, const char* call) {
+  if (nelems == 0) return;
+  if (nelems > SIZE_MAX / sizeof(T)) fail(call, "%zu elements overflow size_t", nelems);
+  check_symmetric(rt, ivars, nelems * sizeof(T), call, "ivars");
+  if (reinterpret_cast<uintptr_t>(ivars) % alignof(T) != 0) {
+    fail(call, "ivars %p is not aligned to its %zu-byte type", static_cast<const void*>(ivars),
+         sizeof(T));
+  }
+}
+
+// One atomic read of a local symmetric variable.
+template <typename T>
+T load_ivar(Runtime& rt, const T* addr, const char* call) {
+  if (rt.host_memory) return __atomic_load_n(addr, __ATOMIC_ACQUIRE);
+  T value{};
+  Status st;
+  if constexpr (sizeof(T) >= 4) {
+    AtomicRequest r{AtomicOp::kFetch, const_cast<T*>(addr), sizeof(T), 0, 0};
+    uint64_t bits = 0;
+    st = rt.provider->atomic(r, &bits);
+    value = static_cast<T>(bits);
+  } else {
+    // No 2-byte device atomic: an aligned 2-byte copy is a single access.
+    st = rt.provider->copy(&value, addr, sizeof(T));
+  }
+  if (!st) fail(call, st);
+  return value;
+}
+
+template <typename T>
+T wait_until_one(const char* call, T* ivar, int cmp, T cmp_value) {
+  Runtime& rt = runtime_for(call);
+  check_cmp(cmp, call);
+  check_ivars(rt, ivar, 1, call);
+  Backoff backoff;
+  for (;;) {
+    T v = load_ivar(rt, ivar, call);
+    if (compare(v, cmp, cmp_value)) {
+      std::atomic_thread_fence(std::memory_order_acquire);
+      return v;
+    }
+    backoff.pause();
+  }
+}
+
+}  // namespace vshmem::detail
