@@ -50,7 +50,7 @@ else
   npes=${npes:-"2 4 8"}
   gpu_npes=${gpu_npes:-"1 2 4 8"}
   qflag=
-  per_run_timeout=540
+  per_run_timeout=300
 fi
 out=$(realpath -m "$out")
 : >"$out"
@@ -78,7 +78,11 @@ need_build=0
 if ((ngpus > 0)) && [[ ! -x $build/bench/vshmem_bench_gpu ]]; then need_build=1; fi
 if ((need_build)); then
   log "building in $build"
-  cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2
+  fresh=()
+  # A build folder made here holds only what the benchmarks need.
+  [[ -f $build/CMakeCache.txt ]] ||
+    fresh=(-DCMAKE_BUILD_TYPE=Release -DVSHMEM_BUILD_TESTS=OFF -DVSHMEM_BUILD_EXAMPLES=OFF)
+  cmake -S "$repo" -B "$build" "${fresh[@]}" >&2
   if ((ngpus > 0)) && cmake --build "$build" --target help | grep -q vshmem_bench_gpu; then
     targets+=" vshmem_bench_gpu"
   fi
@@ -140,6 +144,13 @@ if ((ngpus > 0)); then
       echo "run.sh: no vshmem_bench_gpu in $build (built without CUDA or without the device" \
            "library): device-API benchmarks left out" >&2
     fi
+    if ((!quick && n == 8)) && [[ -x $build/bench/vshmem_bench_gpu ]]; then
+      for _ in 1 2; do
+        run_pes "gpu suite, shmem_init again, $n PEs" env VSHMEM_BACKEND=cuda \
+          "$vshmemrun" -n "$n" -- "$build/bench/vshmem_bench_gpu" --only init --out "$out" \
+          --tag "$gpu_tag"
+      done
+    fi
     ((n >= 2)) || continue
     run_pes "host suite, cuda backend, $n PEs" env VSHMEM_BACKEND=cuda SHMEM_SYMMETRIC_SIZE=$heap \
       "$vshmemrun" -n "$n" -- "$build/bench/vshmem_bench_host" $qflag --out "$out" \
@@ -168,18 +179,29 @@ if ((ngpus > 0)); then
       host_so=$(ls "$nvhome"/lib/libnvshmem_host.so* | head -1)
       ln -sf "$host_so" "$nvlib/libnvshmem_host.so"
       cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+      mpi_flags=()
+      for d in $(mpicxx --showme:incdirs); do mpi_flags+=(-I"$d"); done
+      for d in $(mpicxx --showme:libdirs); do mpi_flags+=(-L"$d" -Xlinker -rpath="$d"); done
+      for l in $(mpicxx --showme:libs); do mpi_flags+=(-l"$l"); done
       "$nvcc" -O3 -std=c++17 -rdc=true -arch=sm_"${cc:-90}" -DVSHMEM_BENCH_NVSHMEM \
-        -I"$repo" -I"$nvhome/include" $(mpicxx --showme:compile) \
-        "$repo/bench/gpu_bench.cu" -o "$nvbin" \
-        -L"$nvhome/lib" -L"$nvlib" -lnvshmem_device -lnvshmem_host \
-        $(mpicxx --showme:link | sed 's/-pthread/-Xcompiler -pthread/g') -lcuda \
+        -I"$repo" -I"$nvhome/include" "$repo/bench/gpu_bench.cu" -o "$nvbin" \
+        -L"$nvlib" -L"$nvhome/lib" -lnvshmem_host -lnvshmem_device "${mpi_flags[@]}" \
         -Xlinker -rpath="$nvhome/lib"
     fi
+    mpi_env=(-x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE)
+    [[ -n ${CUDA_MPS_PIPE_DIRECTORY:-} ]] && mpi_env+=(-x CUDA_MPS_PIPE_DIRECTORY)
+    [[ -n ${CUDA_MPS_LOG_DIRECTORY:-} ]] && mpi_env+=(-x CUDA_MPS_LOG_DIRECTORY)
     for n in $gpu_npes; do
       run_pes "NVSHMEM gpu suite, $n PEs" mpirun --allow-run-as-root --oversubscribe \
-        --bind-to none -np "$n" -x NVSHMEM_SYMMETRIC_SIZE=$heap -x NVSHMEM_DISABLE_NVLS \
-        -x NCCL_NVLS_ENABLE -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY \
+        --bind-to none -np "$n" -x NVSHMEM_SYMMETRIC_SIZE=$heap "${mpi_env[@]}" \
         "$nvbin" $qflag --max-bytes "$gpu_max" --out "$out" --tag "$gpu_tag"
+      if ((!quick && n == 8)); then
+        for _ in 1 2; do
+          run_pes "NVSHMEM shmem_init again, $n PEs" mpirun --allow-run-as-root --oversubscribe \
+            --bind-to none -np "$n" "${mpi_env[@]}" \
+            "$nvbin" --only init --out "$out" --tag "$gpu_tag"
+        done
+      fi
     done
   fi
 elif ((!host_only)); then
