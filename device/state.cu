@@ -189,6 +189,17 @@ void on_state(const DeviceState* s) {
     clear_state();
     return;
   }
+  if (heap_device != device) {
+    // The runtime picked this PE's GPU (VSHMEM_DEVICE or local rank); kernels and the
+    // __constant__ state must live on the same one.
+    if (cudaSetDevice(heap_device) != cudaSuccess) {
+      report("shmem_init", "cannot make GPU %d (the heap's) current: %s", heap_device,
+             cudaGetErrorString(cudaGetLastError()));
+      clear_state();
+      return;
+    }
+    device = heap_device;
+  }
   if (s->sync_bytes < SyncLayout::kBytesNeeded) {
     report("shmem_init", "the device synchronization area has %llu bytes, %llu needed",
            static_cast<unsigned long long>(s->sync_bytes),
