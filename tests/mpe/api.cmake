@@ -7,3 +7,36 @@ foreach(_t amo signal_wait lock)
   vshmem_add_mpe_test(NAME api_${_t}_mpirun TARGET mpe_api_${_t} NPES 2 3 LAUNCHERS mpi pmix
                       NO_GPU_RERUN)
 endforeach()
+foreach(_t team_coll)
+  vshmem_add_mpe_test(NAME api_${_t} SOURCES api_${_t}.c NPES 1 2 3 4 5 8 LAUNCHERS vshmemrun)
+  vshmem_add_mpe_test(NAME api_${_t}_mpirun TARGET mpe_api_${_t} NPES 2 3 LAUNCHERS mpi pmix
+                      NO_GPU_RERUN)
+endforeach()
+vshmem_add_mpe_test(NAME api_reduce SOURCES api_reduce.c NPES 1 2 3 4 7 8 LAUNCHERS vshmemrun
+                    LIBS m)
+vshmem_add_mpe_test(NAME api_reduce_mpirun TARGET mpe_api_reduce NPES 2 3 LAUNCHERS mpi pmix
+                    NO_GPU_RERUN)
+vshmem_add_mpe_test(NAME api_generic SOURCES api_generic.c NPES 1 3 4 LAUNCHERS vshmemrun LIBS m)
+set_target_properties(mpe_api_generic PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON)
+
+# Bad input: the job ends with a message naming the PE, the call and the cause.
+add_executable(mpe_api_errors api_errors.c)
+target_link_libraries(mpe_api_errors PRIVATE vshmem)
+target_include_directories(mpe_api_errors PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+function(_api_error name regex)
+  vshmem_add_mpe_test(NAME api_errors_${name} TARGET mpe_api_errors ARGS ${name} NPES 2 3
+                      LAUNCHERS vshmemrun NO_GPU_RERUN WILL_FAIL_REGEX "${regex}")
+endfunction()
+_api_error(invalid_team "PE [0-9]: shmem_team_sync: the team is SHMEM_TEAM_INVALID")
+_api_error(destroyed_team "PE [0-9]: shmem_long_broadcast: 0x[0-9a-f]+ is not a valid team")
+_api_error(ctx_pe_outside_team
+           "PE [0-9]: shmem_ctx_long_p: PE [23] is not a PE of the context's team")
+_api_error(root_outside_team "PE [0-9]: shmem_long_broadcast: PE_root [23] is not a PE of the team")
+_api_error(overlap "PE [0-9]: shmem_long_fcollect: source .* and dest .* overlap")
+_api_error(sig_op "PE [0-9]: shmem_long_put_signal: unknown sig_op 7")
+_api_error(cmp "PE [0-9]: shmem_long_wait_until: unknown comparison 42")
+_api_error(ivar_not_symmetric
+           "PE [0-9]: shmem_long_wait_until: ivars 0x[0-9a-f]+ .* is not inside the symmetric heap")
+_api_error(destroy_world "PE [0-9]: shmem_team_destroy: SHMEM_TEAM_WORLD is predefined")
+_api_error(clear_unheld_lock "PE [0-9]: shmem_clear_lock: this PE does not hold lock")
+_api_error(active_set_outside "PE [0-9]: shmem_barrier: the active set .* outside the job")
