@@ -21,7 +21,7 @@ set_target_properties(mpe_api_generic PROPERTIES C_STANDARD 11 C_STANDARD_REQUIR
 
 # Bad input: the job ends with a message naming the PE, the call and the cause.
 add_executable(mpe_api_errors api_errors.c)
-target_link_libraries(mpe_api_errors PRIVATE vshmem)
+target_link_libraries(mpe_api_errors PRIVATE vshmem pthread)
 target_include_directories(mpe_api_errors PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 function(_api_error name regex)
   vshmem_add_mpe_test(NAME api_errors_${name} TARGET mpe_api_errors ARGS ${name} NPES 2 3
@@ -40,3 +40,5 @@ _api_error(ivar_not_symmetric
 _api_error(destroy_world "PE [0-9]: shmem_team_destroy: SHMEM_TEAM_WORLD is predefined")
 _api_error(clear_unheld_lock "PE [0-9]: shmem_clear_lock: this PE does not hold lock")
 _api_error(active_set_outside "PE [0-9]: shmem_barrier: the active set .* outside the job")
+_api_error(private_ctx_other_thread
+           "PE [0-9]: shmem_ctx_long_p: context 0x[0-9a-f]+ was created SHMEM_CTX_PRIVATE by another")

@@ -1,8 +1,16 @@
 /* Bad input to the API groups of issue #3: each case must end the job with a message naming the
  * PE, the call and the cause (checked by WILL_FAIL_REGEX in api.cmake). */
+#include <pthread.h>
 #include <string.h>
 
 #include "mpe_check.h"
+
+static long* g_buf;
+
+static void* use_private_ctx(void* ctx) {
+  shmem_ctx_long_p((shmem_ctx_t)ctx, g_buf, 1, 0);
+  return NULL;
+}
 
 int main(int argc, char** argv) {
   const char* c = argc > 1 ? argv[1] : "";
@@ -39,6 +47,13 @@ int main(int argc, char** argv) {
     shmem_team_destroy(SHMEM_TEAM_WORLD);
   } else if (!strcmp(c, "clear_unheld_lock")) {
     shmem_clear_lock(buf);
+  } else if (!strcmp(c, "private_ctx_other_thread")) {
+    shmem_ctx_t ctx;
+    CHECK(shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) == 0, "ctx");
+    g_buf = buf;
+    pthread_t th;
+    pthread_create(&th, NULL, use_private_ctx, ctx);
+    pthread_join(th, NULL);
   } else if (!strcmp(c, "active_set_outside")) {
     static long pSync[SHMEM_BARRIER_SYNC_SIZE];
     shmem_barrier(0, 1, npes, pSync);
