@@ -2,7 +2,7 @@
 # Runs the vshmem benchmark suite and prints its table (issue #6).
 #
 #   bench/run.sh [--quick] [--out FILE] [--build-dir DIR] [--host-only] [--no-nvshmem]
-#                [--npes "2 4 8"] [--gpu-npes "1 2 4 8"]
+#                [--npes "2 4 8"] [--gpu-npes "1 2 4 8"] [--no-host] [--init-runs N]
 #
 # Always: the host-API suite on the host backend (memfd heap), 2 to 8 PEs.
 # Where a GPU is usable: the device-API suite (vshmem_bench_gpu) on the cuda backend, 1 to 8 PEs
@@ -22,6 +22,8 @@ build=${VSHMEM_BUILD_DIR:-$repo/build}
 out=bench-results.jsonl
 quick=0
 host_only=0
+no_host=0
+init_runs=
 with_nvshmem=1
 npes=""
 gpu_npes=""
@@ -33,6 +35,8 @@ while (($#)); do
     --out) out=$2; shift ;;
     --build-dir) build=$2; shift ;;
     --host-only) host_only=1 ;;
+    --no-host) no_host=1 ;;
+    --init-runs) init_runs=$2; shift ;;
     --no-nvshmem) with_nvshmem=0 ;;
     --npes) npes=$2; shift ;;
     --gpu-npes) gpu_npes=$2; shift ;;
@@ -46,11 +50,13 @@ if ((quick)); then
   gpu_npes=${gpu_npes:-2}
   qflag=--quick
   per_run_timeout=120
+  init_runs=${init_runs:-0}
 else
   npes=${npes:-"2 4 8"}
   gpu_npes=${gpu_npes:-"1 2 4 8"}
   qflag=
-  per_run_timeout=300
+  per_run_timeout=${BENCH_RUN_TIMEOUT:-300}
+  init_runs=${init_runs:-3}
 fi
 out=$(realpath -m "$out")
 : >"$out"
@@ -83,7 +89,8 @@ if ((need_build)); then
   [[ -f $build/CMakeCache.txt ]] ||
     fresh=(-DCMAKE_BUILD_TYPE=Release -DVSHMEM_BUILD_TESTS=OFF -DVSHMEM_BUILD_EXAMPLES=OFF)
   cmake -S "$repo" -B "$build" "${fresh[@]}" >&2
-  if ((ngpus > 0)) && cmake --build "$build" --target help | grep -q vshmem_bench_gpu; then
+  # grep reads all of it (no -q): an early exit would break the pipe under pipefail.
+  if ((ngpus > 0)) && cmake --build "$build" --target help | grep vshmem_bench_gpu >/dev/null; then
     targets+=" vshmem_bench_gpu"
   fi
   cmake --build "$build" -j"$(nproc)" --target $targets >&2
@@ -93,21 +100,25 @@ vshmemrun=$build/bin/vshmemrun
 run_pes() {  # run_pes LAUNCH_DESCRIPTION command...: one benchmark run, bounded in time
   local what=$1; shift
   log "$what"
-  if ! timeout --kill-after=10 "$per_run_timeout" "$@"; then
-    echo "run.sh: FAILED: $what ($*)" >&2
+  local start=$SECONDS rc=0
+  timeout --kill-after=10 "${limit:-$per_run_timeout}" "$@" || rc=$?
+  if ((rc)); then
+    ((rc == 124 || rc == 137)) && what+=" (timed out)"
+    echo "run.sh: FAILED: $what, exit status $rc after $((SECONDS - start)) s ($*)" >&2
     failures=$((failures + 1))
   fi
 }
 failures=0
 
 # ---- host backend -------------------------------------------------------------------------
+((no_host)) && npes=""
 for n in $npes; do
   run_pes "host suite, host backend, $n PEs" env VSHMEM_BACKEND=host \
     "$vshmemrun" -n "$n" -- "$build/bench/vshmem_bench_host" $qflag --out "$out"
   if ((!quick)); then
     # shmem_init happens once per process: more processes give its median.
-    for _ in 1 2 3 4; do
-      run_pes "host suite, shmem_init again, $n PEs" env VSHMEM_BACKEND=host \
+    for ((i = 0; i < init_runs; i++)); do
+      limit=60 run_pes "host suite, shmem_init again, $n PEs" env VSHMEM_BACKEND=host \
         "$vshmemrun" -n "$n" -- "$build/bench/vshmem_bench_host" --only init --out "$out"
     done
   fi
@@ -144,24 +155,27 @@ if ((ngpus > 0)); then
       echo "run.sh: no vshmem_bench_gpu in $build (built without CUDA or without the device" \
            "library): device-API benchmarks left out" >&2
     fi
-    if ((!quick && n == 8)) && [[ -x $build/bench/vshmem_bench_gpu ]]; then
-      for _ in 1 2; do
-        run_pes "gpu suite, shmem_init again, $n PEs" env VSHMEM_BACKEND=cuda \
+    if ((n == 8)) && [[ -x $build/bench/vshmem_bench_gpu ]]; then
+      for ((i = 0; i < init_runs; i++)); do
+        limit=60 run_pes "gpu suite, shmem_init again, $n PEs" env VSHMEM_BACKEND=cuda \
           "$vshmemrun" -n "$n" -- "$build/bench/vshmem_bench_gpu" --only init --out "$out" \
           --tag "$gpu_tag"
       done
     fi
     ((n >= 2)) || continue
+    # Host calls on the GPU heap cost microseconds each: the quick sweep says enough there
+    # (vshmem_bench_gpu measures host-API bandwidth between GPU buffers in full).
     run_pes "host suite, cuda backend, $n PEs" env VSHMEM_BACKEND=cuda SHMEM_SYMMETRIC_SIZE=$heap \
-      "$vshmemrun" -n "$n" -- "$build/bench/vshmem_bench_host" $qflag --out "$out" \
+      "$vshmemrun" -n "$n" -- "$build/bench/vshmem_bench_host" --quick --out "$out" \
       --tag "$gpu_tag" --only init,malloc,rma_lat,rma_bw,amo,barrier
   done
 
   # ---- NVSHMEM, the same workloads ----------------------------------------------------------
   nvhome=${NVSHMEM_HOME:-}
   if [[ -z $nvhome ]]; then
-    nvhome=$(python3 -c 'import nvidia.nvshmem, os; print(os.path.dirname(nvidia.nvshmem.__file__))' \
-               2>/dev/null || true)
+    # nvidia/ is a namespace package: its __path__, not __file__, says where it is.
+    nvhome=$(python3 -c 'import nvidia.nvshmem as m; print(list(m.__path__)[0])' 2>/dev/null ||
+               true)
   fi
   if ((!with_nvshmem)); then
     log "NVSHMEM comparison turned off (--no-nvshmem)"
@@ -172,6 +186,7 @@ if ((ngpus > 0)); then
   else
     nvbin=$build/bench/nvshmem_bench_gpu
     nvlib=$build/bench/nvshmem-lib
+    nv_built=1
     if [[ ! -x $nvbin || $repo/bench/gpu_bench.cu -nt $nvbin ]]; then
       log "building the NVSHMEM variant from bench/gpu_bench.cu"
       mkdir -p "$nvlib"
@@ -186,18 +201,25 @@ if ((ngpus > 0)); then
       "$nvcc" -O3 -std=c++17 -rdc=true -arch=sm_"${cc:-90}" -DVSHMEM_BENCH_NVSHMEM \
         -I"$repo" -I"$nvhome/include" "$repo/bench/gpu_bench.cu" -o "$nvbin" \
         -L"$nvlib" -L"$nvhome/lib" -lnvshmem_host -lnvshmem_device "${mpi_flags[@]}" \
-        -Xlinker -rpath="$nvhome/lib"
+        -Xlinker -rpath="$nvhome/lib" || nv_built=0
     fi
-    mpi_env=(-x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE)
+    # NVSHMEM loads its bootstrap plugins from its lib folder.
+    export LD_LIBRARY_PATH="$nvhome/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    mpi_env=(-x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH)
+    if ((!nv_built)); then
+      echo "run.sh: FAILED: the NVSHMEM variant did not build: no comparison" >&2
+      failures=$((failures + 1))
+      gpu_npes=""
+    fi
     [[ -n ${CUDA_MPS_PIPE_DIRECTORY:-} ]] && mpi_env+=(-x CUDA_MPS_PIPE_DIRECTORY)
     [[ -n ${CUDA_MPS_LOG_DIRECTORY:-} ]] && mpi_env+=(-x CUDA_MPS_LOG_DIRECTORY)
     for n in $gpu_npes; do
       run_pes "NVSHMEM gpu suite, $n PEs" mpirun --allow-run-as-root --oversubscribe \
         --bind-to none -np "$n" -x NVSHMEM_SYMMETRIC_SIZE=$heap "${mpi_env[@]}" \
         "$nvbin" $qflag --max-bytes "$gpu_max" --out "$out" --tag "$gpu_tag"
-      if ((!quick && n == 8)); then
-        for _ in 1 2; do
-          run_pes "NVSHMEM shmem_init again, $n PEs" mpirun --allow-run-as-root --oversubscribe \
+      if ((n == 8)); then
+        for ((i = 0; i < init_runs; i++)); do
+          limit=60 run_pes "NVSHMEM shmem_init again, $n PEs" mpirun --allow-run-as-root --oversubscribe \
             --bind-to none -np "$n" "${mpi_env[@]}" \
             "$nvbin" --only init --out "$out" --tag "$gpu_tag"
         done
