@@ -201,16 +201,41 @@ std::string random_hex(size_t bytes) {
 }
 
 // Counts GPUs the way the PEs will see them: through the driver, which applies
-// CUDA_VISIBLE_DEVICES. The driver is loaded at run time so that vshmemrun runs without CUDA.
+// CUDA_VISIBLE_DEVICES. The driver is loaded at run time so that vshmemrun runs without CUDA, and
+// in a short-lived child, so that the launcher itself never initializes CUDA (no driver threads
+// or MPS client connection in the process that forks the PEs and waits for them).
 int count_gpus() {
-  void* h = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (h == nullptr) return 0;
-  using InitFn = int (*)(unsigned);
-  using CountFn = int (*)(int*);
-  auto init = reinterpret_cast<InitFn>(::dlsym(h, "cuInit"));
-  auto count = reinterpret_cast<CountFn>(::dlsym(h, "cuDeviceGetCount"));
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return 0;
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return 0;
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    int n = 0;
+    void* h = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (h != nullptr) {
+      using InitFn = int (*)(unsigned);
+      using CountFn = int (*)(int*);
+      auto init = reinterpret_cast<InitFn>(::dlsym(h, "cuInit"));
+      auto count = reinterpret_cast<CountFn>(::dlsym(h, "cuDeviceGetCount"));
+      if (init == nullptr || count == nullptr || init(0) != 0 || count(&n) != 0) n = 0;
+    }
+    ssize_t w = ::write(fds[1], &n, sizeof(n));
+    (void)w;
+    ::_exit(0);
+  }
+  ::close(fds[1]);
   int n = 0;
-  if (init == nullptr || count == nullptr || init(0) != 0 || count(&n) != 0) n = 0;
+  pollfd p{fds[0], POLLIN, 0};
+  // A driver that does not answer within the limit counts as no GPU.
+  if (::poll(&p, 1, 30000) <= 0 || ::read(fds[0], &n, sizeof(n)) != sizeof(n)) n = 0;
+  ::close(fds[0]);
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
   return n;
 }
 
