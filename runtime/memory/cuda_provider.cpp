@@ -391,6 +391,21 @@ class CudaProvider final : public MemoryProvider {
     return Status::ok();
   }
 
+  // The device's PCI location (domain, bus, device), which names the same GPU in every process
+  // whatever CUDA_VISIBLE_DEVICES says there.
+  uint64_t locality_token() const override { return pci_token(device_->ordinal()); }
+
+  // A peer's memory can be mapped here when its GPU is ours, or one of our visible devices that
+  // our device can access (cuDeviceCanAccessPeer, directional: the transport layer also asks
+  // the peer about us).
+  bool can_map_peer(uint64_t peer_token) const override {
+    const int own = device_->ordinal();
+    for (int d = 0; d < static_cast<int>(caps_.devices.size()); ++d) {
+      if (pci_token(d) == peer_token) return d == own || caps_.can_access_peer[own][d];
+    }
+    return false;  // a GPU this process cannot see
+  }
+
   const char* name() const override { return "cuda"; }
   bool is_device_memory() const override { return true; }
   size_t granularity() const override { return granularity_; }
@@ -630,6 +645,19 @@ class CudaProvider final : public MemoryProvider {
       if (!exported) return exported.status();
     }
     return Status::ok();
+  }
+
+  uint64_t pci_token(int ordinal) const {
+    CUdevice dev;
+    int domain = 0, bus = 0, slot = 0;
+    if (drv_.cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
+        drv_.cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev) != CUDA_SUCCESS ||
+        drv_.cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) != CUDA_SUCCESS ||
+        drv_.cuDeviceGetAttribute(&slot, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev) != CUDA_SUCCESS) {
+      return ~0ull - static_cast<uint64_t>(ordinal);  // unknown: matches only itself
+    }
+    return (static_cast<uint64_t>(domain) << 32) | (static_cast<uint64_t>(bus) << 8) |
+           static_cast<uint64_t>(slot);
   }
 
   // Read/write for the PE's own device, and for every other local device that can reach the

@@ -150,6 +150,15 @@ TEST_F(CudaMemory, DescribesItself) {
   EXPECT_EQ(unique.count(HandleKind::kNone), 0u);
 }
 
+TEST_F(CudaMemory, MapsPeersOnItsOwnGpuAndRefusesUnknownGpus) {
+  // The transport layer maps a peer when the peer's GPU (its PCI location) is one this device
+  // can reach: its own always, an unknown one never.
+  uint64_t own = provider_->locality_token();
+  EXPECT_TRUE(provider_->can_map_peer(own));
+  EXPECT_FALSE(provider_->can_map_peer(own ^ 0xfff00000000ull));
+  EXPECT_NE(own, 0u) << "the host provider's token; a GPU must name its PCI location";
+}
+
 TEST_F(CudaMemory, CopyAndFillRoundTrip) {
   const size_t size = 2 * g_;
   Mapped a = map_new(*provider_, size);
