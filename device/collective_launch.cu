@@ -69,8 +69,7 @@ int shmemx_collective_launch(const void* func, dim3 gridDims, dim3 blockDims, vo
   }
   int limit = 0;
   if (max_grid(call, func, blockDims, sharedMem, &limit) != 0) return 1;
-  unsigned long long blocks =
-      static_cast<unsigned long long>(gridDims.x) * gridDims.y * gridDims.z;
+  unsigned long long blocks = static_cast<unsigned long long>(gridDims.x) * gridDims.y * gridDims.z;
   if (blocks == 0) {
     gridDims = dim3(static_cast<unsigned>(limit), 1, 1);
     blocks = static_cast<unsigned long long>(limit);

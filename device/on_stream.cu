@@ -16,8 +16,7 @@ constexpr int kMaxCopyBlocks = 32;
 constexpr int kCollThreads = 1024;
 
 __global__ void copy_kernel(void* dest, const void* source, size_t bytes) {
-  copy_bytes(dest, source, bytes, blockIdx.x * blockDim.x + threadIdx.x,
-             gridDim.x * blockDim.x);
+  copy_bytes(dest, source, bytes, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x);
 }
 
 __global__ void signal_kernel(uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
@@ -44,9 +43,9 @@ __global__ void broadcast_kernel(shmem_team_t team, void* dest, const void* sour
 
 __global__ void exchange_kernel(shmem_team_t team, void* dest, const void* source, size_t bytes,
                                 bool all_same) {
-  exchange_group<BlockGroup>(all_same ? "shmemx_fcollectmem_on_stream"
-                                      : "shmemx_alltoallmem_on_stream",
-                             team, dest, source, bytes, all_same);
+  exchange_group<BlockGroup>(
+      all_same ? "shmemx_fcollectmem_on_stream" : "shmemx_alltoallmem_on_stream", team, dest,
+      source, bytes, all_same);
 }
 
 template <class Op, class T>
@@ -63,8 +62,7 @@ int launched(const char* call) {
   return 0;
 }
 
-int enqueue_copy(const char* call, void* to, const void* from, size_t bytes,
-                 cudaStream_t stream) {
+int enqueue_copy(const char* call, void* to, const void* from, size_t bytes, cudaStream_t stream) {
   if (bytes == 0) return 0;
   size_t blocks = (bytes / 16 + kCopyThreads - 1) / kCopyThreads;
   if (blocks < 1) blocks = 1;
@@ -100,13 +98,12 @@ bool valid_sig_op(const char* call, int sig_op) {
 }
 
 template <class Op, class T>
-int reduce_on_stream(const char* call, shmem_team_t team, T* dest, const T* source,
-                     size_t nreduce, cudaStream_t stream) {
+int reduce_on_stream(const char* call, shmem_team_t team, T* dest, const T* source, size_t nreduce,
+                     cudaStream_t stream) {
   if (!require_state(call) || !valid_team(call, team)) return 1;
-  if (nreduce > 0 && (host_peer_ptr(call, dest, nreduce * sizeof(T), host_mirror().state.my_pe) ==
-                          nullptr ||
-                      host_peer_ptr(call, source, nreduce * sizeof(T),
-                                    host_mirror().state.my_pe) == nullptr)) {
+  if (nreduce > 0 &&
+      (host_peer_ptr(call, dest, nreduce * sizeof(T), host_mirror().state.my_pe) == nullptr ||
+       host_peer_ptr(call, source, nreduce * sizeof(T), host_mirror().state.my_pe) == nullptr)) {
     return 1;
   }
   reduce_kernel<Op, T><<<1, kCollThreads, 0, stream>>>(team, dest, source, nreduce);
@@ -201,8 +198,8 @@ int shmemx_team_sync_on_stream(shmem_team_t team, cudaStream_t stream) {
   return launched(call);
 }
 
-int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* source,
-                                  size_t nelems, int PE_root, cudaStream_t stream) {
+int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,
+                                  int PE_root, cudaStream_t stream) {
   const char* call = "shmemx_broadcastmem_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
   if (nelems > 0 && (host_peer_ptr(call, dest, nelems, PE_root) == nullptr ||
@@ -213,8 +210,8 @@ int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* sou
   return launched(call);
 }
 
-int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* source,
-                                 size_t nelems, cudaStream_t stream) {
+int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,
+                                 cudaStream_t stream) {
   const char* call = "shmemx_fcollectmem_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
   const auto& s = host_mirror().state;
@@ -226,8 +223,8 @@ int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* sour
   return launched(call);
 }
 
-int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* source,
-                                 size_t nelems, cudaStream_t stream) {
+int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,
+                                 cudaStream_t stream) {
   const char* call = "shmemx_alltoallmem_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
   const auto& s = host_mirror().state;
@@ -239,21 +236,20 @@ int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* sour
   return launched(call);
 }
 
-#define VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP, OPTYPE)                                      \
-  int shmemx_##NAME##_##OP##_reduce_on_stream(shmem_team_t team, TYPE* dest,                  \
-                                              const TYPE* source, size_t nreduce,             \
-                                              cudaStream_t stream) {                          \
-    return reduce_on_stream<OPTYPE>("shmemx_" #NAME "_" #OP "_reduce_on_stream", team, dest,  \
-                                    source, nreduce, stream);                                 \
+#define VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP, OPTYPE)                                         \
+  int shmemx_##NAME##_##OP##_reduce_on_stream(shmem_team_t team, TYPE* dest, const TYPE* source, \
+                                              size_t nreduce, cudaStream_t stream) {             \
+    return reduce_on_stream<OPTYPE>("shmemx_" #NAME "_" #OP "_reduce_on_stream", team, dest,     \
+                                    source, nreduce, stream);                                    \
   }
-#define VSHMEMI_REDUCE_ON_STREAM_ALL(NAME, TYPE)        \
-  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, sum, OpSum)      \
-  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, prod, OpProd)    \
-  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, min, OpMin)      \
+#define VSHMEMI_REDUCE_ON_STREAM_ALL(NAME, TYPE)     \
+  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, sum, OpSum)   \
+  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, prod, OpProd) \
+  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, min, OpMin)   \
   VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, max, OpMax)
-#define VSHMEMI_REDUCE_ON_STREAM_BITWISE(NAME, TYPE)    \
-  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, and, OpAnd)      \
-  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, or, OpOr)        \
+#define VSHMEMI_REDUCE_ON_STREAM_BITWISE(NAME, TYPE) \
+  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, and, OpAnd)   \
+  VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, or, OpOr)     \
   VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, xor, OpXor)
 VSHMEMX_REDUCE_ON_STREAM_TYPES(VSHMEMI_REDUCE_ON_STREAM_ALL)
 VSHMEMX_REDUCE_ON_STREAM_BITWISE_TYPES(VSHMEMI_REDUCE_ON_STREAM_BITWISE)

@@ -37,30 +37,32 @@ __device__ void vshmemi_device_fail(const char* call, const char* cause) {
 }
 
 __device__ void vshmemi_device_fail_pe(const char* call, int pe) {
-  printf("vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): PE %d is not a valid PE (the job "
-         "has PEs 0..%d%s)\n",
-         vshmemi_device_state.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
-         threadIdx.y, threadIdx.z, pe, vshmemi_device_state.n_pes - 1,
-         vshmemi_device_state.initialized ? "" : "; shmem_init has not been called");
+  printf(
+      "vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): PE %d is not a valid PE (the job "
+      "has PEs 0..%d%s)\n",
+      vshmemi_device_state.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
+      threadIdx.y, threadIdx.z, pe, vshmemi_device_state.n_pes - 1,
+      vshmemi_device_state.initialized ? "" : "; shmem_init has not been called");
   __trap();
 }
 
 __device__ void vshmemi_device_fail_unmapped(const char* call, int pe) {
-  printf("vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): PE %d's memory is not mapped here "
-         "(another node or no peer path): device code reaches mapped peers only\n",
-         vshmemi_device_state.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
-         threadIdx.y, threadIdx.z, pe);
+  printf(
+      "vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): PE %d's memory is not mapped here "
+      "(another node or no peer path): device code reaches mapped peers only\n",
+      vshmemi_device_state.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
+      threadIdx.y, threadIdx.z, pe);
   __trap();
 }
 
 __device__ void vshmemi_device_fail_address(const char* call, const void* addr, size_t bytes) {
   const vshmem::device::GpuState& s = vshmemi_device_state;
-  printf("vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): address %p (+%llu bytes) is not "
-         "inside the symmetric heap [%p, %p)\n",
-         s.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y,
-         threadIdx.z, addr, static_cast<unsigned long long>(bytes),
-         reinterpret_cast<void*>(s.heap_base),
-         reinterpret_cast<void*>(s.heap_base + s.heap_committed));
+  printf(
+      "vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): address %p (+%llu bytes) is not "
+      "inside the symmetric heap [%p, %p)\n",
+      s.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z,
+      addr, static_cast<unsigned long long>(bytes), reinterpret_cast<void*>(s.heap_base),
+      reinterpret_cast<void*>(s.heap_base + s.heap_committed));
   __trap();
 }
 
@@ -221,8 +223,8 @@ void on_state(const DeviceState* s) {
     }
     g_device_slots_n = n;
   }
-  cudaError_t e = cudaMemcpyAsync(g_device_slots, g_mirror.peer_slot.data(),
-                                  n * sizeof(int32_t), cudaMemcpyHostToDevice, copy_stream());
+  cudaError_t e = cudaMemcpyAsync(g_device_slots, g_mirror.peer_slot.data(), n * sizeof(int32_t),
+                                  cudaMemcpyHostToDevice, copy_stream());
   if (e == cudaSuccess) e = cudaStreamSynchronize(copy_stream());
   if (e != cudaSuccess) {
     report("shmem_init", "cannot copy the device peer table: %s", cudaGetErrorString(e));
@@ -259,8 +261,8 @@ void on_state(const DeviceState* s) {
     int sharing = 1;
     for (int p = 0; p < s->n_pes; ++p) {
       if (p == s->my_pe || s->peer_slot[p] < 0) continue;
-      uint64_t peer_sync = s->window_base + static_cast<uint64_t>(s->peer_slot[p]) * s->heap_size +
-                           s->sync_offset;
+      uint64_t peer_sync =
+          s->window_base + static_cast<uint64_t>(s->peer_slot[p]) * s->heap_size + s->sync_offset;
       if (device_of(reinterpret_cast<void*>(peer_sync)) == heap_device) ++sharing;
     }
     g_mirror.pes_sharing_gpu = sharing;

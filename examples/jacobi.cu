@@ -25,8 +25,7 @@ __host__ __device__ double boundary(int global_row, int col) {
 
 // Local array: rows 0 and rows+1 are halos, 1..rows are ours; each row has kNx columns.
 __global__ void sweep(const double* in, double* out, int rows) {
-  for (int r = blockIdx.y * blockDim.y + threadIdx.y + 1; r <= rows;
-       r += gridDim.y * blockDim.y) {
+  for (int r = blockIdx.y * blockDim.y + threadIdx.y + 1; r <= rows; r += gridDim.y * blockDim.y) {
     for (int c = blockIdx.x * blockDim.x + threadIdx.x + 1; c < kNx - 1;
          c += gridDim.x * blockDim.x) {
       out[r * kNx + c] = 0.25 * (in[(r - 1) * kNx + c] + in[(r + 1) * kNx + c] +
@@ -45,8 +44,7 @@ __global__ void exchange(double* a, int rows, uint64_t* sig_top, uint64_t* sig_b
                                    SHMEM_SIGNAL_SET, me - 1);
   }
   if (me < n - 1) {
-    shmemx_double_put_signal_block(a, a + rows * kNx, kNx, sig_top, iter, SHMEM_SIGNAL_SET,
-                                   me + 1);
+    shmemx_double_put_signal_block(a, a + rows * kNx, kNx, sig_top, iter, SHMEM_SIGNAL_SET, me + 1);
   }
   if (threadIdx.x == 0) {
     if (me > 0) shmem_signal_wait_until(sig_top, SHMEM_CMP_GE, iter);

@@ -48,17 +48,16 @@ int shmemx_sync_all_on_stream(cudaStream_t stream);
 int shmemx_team_sync_on_stream(shmem_team_t team, cudaStream_t stream);
 
 /* Collectives on a stream (SHMEM_TEAM_WORLD), as their device forms. */
-int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* source,
-                                  size_t nelems, int PE_root, cudaStream_t stream);
-int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* source,
-                                 size_t nelems, cudaStream_t stream);
-int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* source,
-                                 size_t nelems, cudaStream_t stream);
+int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,
+                                  int PE_root, cudaStream_t stream);
+int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,
+                                 cudaStream_t stream);
+int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,
+                                 cudaStream_t stream);
 
-#define VSHMEMX_DECLARE_REDUCE_ON_STREAM(NAME, TYPE, OP)                                    \
-  int shmemx_##NAME##_##OP##_reduce_on_stream(shmem_team_t team, TYPE* dest,                \
-                                              const TYPE* source, size_t nreduce,           \
-                                              cudaStream_t stream);
+#define VSHMEMX_DECLARE_REDUCE_ON_STREAM(NAME, TYPE, OP)                                         \
+  int shmemx_##NAME##_##OP##_reduce_on_stream(shmem_team_t team, TYPE* dest, const TYPE* source, \
+                                              size_t nreduce, cudaStream_t stream);
 #define VSHMEMX_DECLARE_REDUCE_ON_STREAM_ALL(NAME, TYPE) \
   VSHMEMX_DECLARE_REDUCE_ON_STREAM(NAME, TYPE, sum)      \
   VSHMEMX_DECLARE_REDUCE_ON_STREAM(NAME, TYPE, prod)     \

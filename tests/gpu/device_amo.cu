@@ -66,16 +66,16 @@ __global__ void contention_kernel(Counters* c, unsigned long long* bitmap, int* 
 
 // Typed add / fetch_inc over every standard AMO type: each thread adds 1 and fetch_incs at
 // every PE; totals per type are 2 * n * threads.
-#define TYPED_KERNEL(NAME, TYPE)                                                       \
-  __global__ void typed_##NAME(TYPE* cell) {                                           \
-    const int n = shmem_n_pes();                                                       \
-    for (int k = 0; k < n; ++k) {                                                      \
-      int pe = (shmem_my_pe() + k) % n;                                                \
-      shmem_##NAME##_atomic_add(cell, static_cast<TYPE>(1), pe);                       \
-      TYPE f;                                                                          \
-      shmem_##NAME##_atomic_fetch_inc_nbi(&f, cell, pe);                               \
-      (void)f;                                                                         \
-    }                                                                                  \
+#define TYPED_KERNEL(NAME, TYPE)                                 \
+  __global__ void typed_##NAME(TYPE* cell) {                     \
+    const int n = shmem_n_pes();                                 \
+    for (int k = 0; k < n; ++k) {                                \
+      int pe = (shmem_my_pe() + k) % n;                          \
+      shmem_##NAME##_atomic_add(cell, static_cast<TYPE>(1), pe); \
+      TYPE f;                                                    \
+      shmem_##NAME##_atomic_fetch_inc_nbi(&f, cell, pe);         \
+      (void)f;                                                   \
+    }                                                            \
   }
 VSHMEMI_DEV_AMO_STANDARD_TYPES(TYPED_KERNEL)
 
@@ -121,6 +121,7 @@ int main() {
   CUDA_OK(cudaDeviceSynchronize());
   shmem_barrier_all();
 
+  phase("contention (device and host atomics)");
   // The host adds 1 to every PE's host_and_device counter while the kernels add 2.
   contention_kernel<<<kBlocks, kThreads>>>(c, bitmap, dup);
   CUDA_OK(cudaGetLastError());
@@ -168,29 +169,31 @@ int main() {
   shmem_barrier_all();
 
   // Every standard type.
-#define RUN_TYPED(NAME, TYPE)                                                                  \
-  {                                                                                            \
-    auto* cell = static_cast<TYPE*>(shmem_malloc(sizeof(TYPE)));                               \
-    TYPE start = static_cast<TYPE>(salt % 1000);                                               \
-    CUDA_OK(cudaMemcpy(cell, &start, sizeof(TYPE), cudaMemcpyHostToDevice));                  \
-    CUDA_OK(cudaDeviceSynchronize());                                                          \
-    shmem_barrier_all();                                                                       \
-    typed_##NAME<<<2, 128>>>(cell);                                                            \
-    CUDA_OK(cudaDeviceSynchronize());                                                          \
-    shmem_barrier_all();                                                                       \
-    TYPE v;                                                                                    \
-    CUDA_OK(cudaMemcpy(&v, cell, sizeof(TYPE), cudaMemcpyDeviceToHost));                       \
-    EXPECT(v == static_cast<TYPE>(start + 2 * n * 256), #NAME " total %lld", (long long)v);    \
-    shmem_barrier_all();                                                                       \
-    shmem_free(cell);                                                                          \
+  phase("typed add/fetch_inc");
+#define RUN_TYPED(NAME, TYPE)                                                               \
+  {                                                                                         \
+    auto* cell = static_cast<TYPE*>(shmem_malloc(sizeof(TYPE)));                            \
+    TYPE start = static_cast<TYPE>(salt % 1000);                                            \
+    CUDA_OK(cudaMemcpy(cell, &start, sizeof(TYPE), cudaMemcpyHostToDevice));                \
+    CUDA_OK(cudaDeviceSynchronize());                                                       \
+    shmem_barrier_all();                                                                    \
+    typed_##NAME<<<2, 128>>>(cell);                                                         \
+    CUDA_OK(cudaDeviceSynchronize());                                                       \
+    shmem_barrier_all();                                                                    \
+    TYPE v;                                                                                 \
+    CUDA_OK(cudaMemcpy(&v, cell, sizeof(TYPE), cudaMemcpyDeviceToHost));                    \
+    EXPECT(v == static_cast<TYPE>(start + 2 * n * 256), #NAME " total %lld", (long long)v); \
+    shmem_barrier_all();                                                                    \
+    shmem_free(cell);                                                                       \
   }
   VSHMEMI_DEV_AMO_STANDARD_TYPES(RUN_TYPED)
 
   // Extended types.
   {
+    phase("extended fetch/set/swap");
     auto* f = static_cast<float*>(shmem_malloc(sizeof(float)));
     auto* d = static_cast<double*>(shmem_malloc(sizeof(double)));
-    float *out_f = nullptr;
+    float* out_f = nullptr;
     double* out_d = nullptr;
     CUDA_OK(cudaMalloc(&out_f, 2 * sizeof(float)));
     CUDA_OK(cudaMalloc(&out_d, 2 * sizeof(double)));
@@ -214,6 +217,7 @@ int main() {
     cudaFree(out_d);
   }
 
+  phase("finalize");
   shmem_finalize();
   if (me == 0) std::printf("device_amo: OK\n");
   return 0;

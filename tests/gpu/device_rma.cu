@@ -25,8 +25,7 @@ __global__ void put_kernel(uint64_t* sym, const uint64_t* src, int form, size_t 
     shmemx_uint64_put_warp(sym + off, src + off, per_warp, to);
   } else if (form == 2) {
     shmemx_putmem_block(reinterpret_cast<char*>(sym) + skew_dst,
-                        reinterpret_cast<const char*>(src) + skew_src,
-                        kWords * 8 - 16, to);
+                        reinterpret_cast<const char*>(src) + skew_src, kWords * 8 - 16, to);
   } else if (form == 3) {
     size_t off = threadIdx.x * per_thread;
     shmem_putmem_nbi(sym + off, src + off, per_thread * 8, to);
@@ -103,6 +102,7 @@ int main() {
   CUDA_OK(cudaMalloc(&local, kWords * 8));
 
   // Puts, five forms.
+  phase("puts");
   for (int form = 0; form < 5; ++form) {
     const uint64_t s = salt + form;
     std::vector<uint64_t> mine(kWords), expect(kWords);
@@ -138,6 +138,7 @@ int main() {
   }
 
   // Gets, four forms: our symmetric region holds our pattern; we read prev's.
+  phase("gets");
   for (int form = 0; form < 4; ++form) {
     const uint64_t s = salt * 3 + form;
     std::vector<uint64_t> mine(kWords);
@@ -155,6 +156,7 @@ int main() {
 
   // p / g / iput / iget.
   {
+    phase("p/g/iput/iget");
     auto* sym_int = static_cast<int*>(shmem_malloc(64 * sizeof(int)));
     auto* sym_dbl = static_cast<double*>(shmem_malloc(sizeof(double)));
     auto* sym_str = static_cast<uint32_t*>(shmem_malloc(2000 * sizeof(uint32_t)));
@@ -208,6 +210,7 @@ int main() {
 
   // All-to-all with block puts (including to ourselves: p == me is the address itself).
   {
+    phase("all-to-all");
     const size_t per_pe = 512;
     std::vector<uint64_t> mine(per_pe * n);
     for (int to = 0; to < n; ++to) {
@@ -227,6 +230,7 @@ int main() {
     }
   }
 
+  phase("finalize");
   cudaFree(src);
   cudaFree(local);
   shmem_free(sym);

@@ -78,12 +78,14 @@ int main() {
   };
 
   // Direct, 3 rounds.
+  phase("on-stream rounds");
   for (uint64_t r = 0; r < 3; ++r) enqueue_round(r + 1);
   CUDA_OK(cudaStreamSynchronize(stream));
   EXPECT(to_host(errors, 1)[0] == 0, "direct rounds: wrong words");
 
   // Captured: the wait compares with a value fixed at capture, so the graph resets the signal
   // before its barrier (no PE signals us before it has passed that barrier).
+  phase("graph capture and replays");
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
@@ -100,6 +102,7 @@ int main() {
 
   // On-stream reduction and all-to-all.
   {
+    phase("on-stream reduction and all-to-all");
     const size_t ne = 1000;
     auto* src = static_cast<double*>(shmem_malloc(ne * 8));
     auto* dst = static_cast<double*>(shmem_malloc(ne * 8));
@@ -117,9 +120,9 @@ int main() {
     shmem_barrier_all();
     EXPECT(shmemx_double_max_reduce_on_stream(SHMEM_TEAM_WORLD, dst, src, ne, stream) == 0,
            "max_reduce_on_stream");
-    EXPECT(shmemx_alltoallmem_on_stream(SHMEM_TEAM_WORLD, a_dst, a_src, ne * sizeof(int),
-                                        stream) == 0,
-           "alltoallmem_on_stream");
+    EXPECT(
+        shmemx_alltoallmem_on_stream(SHMEM_TEAM_WORLD, a_dst, a_src, ne * sizeof(int), stream) == 0,
+        "alltoallmem_on_stream");
     CUDA_OK(cudaStreamSynchronize(stream));
     auto g = to_host(dst, ne);
     auto ga = to_host(a_dst, ne * n);
@@ -138,6 +141,7 @@ int main() {
 
   // Collective launch: the largest grid is accepted and runs; a larger one is refused.
   {
+    phase("collective launch");
     int grid = 0;
     void* args[1];
     int* hits = nullptr;
@@ -160,6 +164,7 @@ int main() {
     cudaFree(hits);
   }
 
+  phase("finalize");
   CUDA_OK(cudaGraphExecDestroy(exec));
   CUDA_OK(cudaGraphDestroy(graph));
   CUDA_OK(cudaStreamDestroy(stream));

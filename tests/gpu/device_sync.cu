@@ -12,17 +12,21 @@ using namespace device_test;
 
 namespace {
 
+// Rounds and barriers with MPS; without it (time-sliced kernels, ~2 ms per cross-PE wait) the
+// counts are cut so that the test still finishes in its time limit.
 constexpr int kRounds = 200;
+constexpr int kRoundsTimeSliced = 20;
 constexpr size_t kPayload = 2048;  // uint64 per message
 constexpr int kBarriers = 3000;
+constexpr int kBarriersTimeSliced = 60;
 
 // Round r: write the payload of round r to next, signal it; wait for prev's round r; check.
 __global__ void ring_signal_kernel(uint64_t* buf, uint64_t* sig, uint64_t salt, int form,
-                                   int* errors) {
+                                   int rounds, int* errors) {
   const int me = shmem_my_pe(), n = shmem_n_pes();
   const int next = (me + 1) % n, prev = (me + n - 1) % n;
   __shared__ uint64_t msg[kPayload];
-  for (int r = 0; r < kRounds; ++r) {
+  for (int r = 0; r < rounds; ++r) {
     // Double-buffered by round parity; the wait of round r also says that next has finished
     // reading the buffer of round r-2 (it signals us back through a barrier every other round).
     uint64_t* slot = buf + (r % 2) * kPayload;
@@ -60,8 +64,8 @@ __global__ void waits_kernel(int* flags, int nflags, int* out) {
   size_t idx = shmem_int_wait_until_any(flags, n, nullptr, SHMEM_CMP_GE, 100);
   out[0] = idx < static_cast<size_t>(n) ? 1 : 0;
   size_t indices[64];
-  out[1] = static_cast<int>(shmem_int_wait_until_some(flags, n, indices, nullptr, SHMEM_CMP_GE,
-                                                      100));
+  out[1] =
+      static_cast<int>(shmem_int_wait_until_some(flags, n, indices, nullptr, SHMEM_CMP_GE, 100));
   int values[64];
   for (int i = 0; i < n; ++i) values[i] = i + 100;
   shmem_int_wait_until_all_vector(flags, n, nullptr, SHMEM_CMP_EQ, values);
@@ -73,18 +77,18 @@ __global__ void waits_kernel(int* flags, int nflags, int* out) {
   out[4] = shmem_int_test_any(flags, n, status, SHMEM_CMP_GE, 0) == SIZE_MAX;
   out[5] = shmem_int_wait_until_some(flags, n, indices, status, SHMEM_CMP_GE, 0) == 0;
   out[6] = shmem_int_test_any(flags + nflags - 1, 1, nullptr, SHMEM_CMP_EQ, -7) == SIZE_MAX;
-  out[7] = static_cast<int>(shmem_int_test_some_vector(flags, n, indices, nullptr, SHMEM_CMP_EQ,
-                                                       values));
+  out[7] = static_cast<int>(
+      shmem_int_test_some_vector(flags, n, indices, nullptr, SHMEM_CMP_EQ, values));
   out[8] = static_cast<int>(shmem_signal_fetch(reinterpret_cast<uint64_t*>(flags + 64)));
 }
 
-// kBarriers barriers; between barriers k and k+1 every PE adds 1 to next's counter, and after
+// `barriers` barriers; between barriers k and k+1 every PE adds 1 to next's counter, and after
 // barrier k+1 each PE's counter must be exactly k+1 (a barrier that let a PE through early would
 // show a smaller count). Thread, warp and block forms in turn.
-__global__ void barrier_kernel(unsigned long long* counter, int* errors) {
+__global__ void barrier_kernel(unsigned long long* counter, int barriers, int* errors) {
   const int n = shmem_n_pes();
   const int next = (shmem_my_pe() + 1) % n;
-  for (int k = 0; k < kBarriers; ++k) {
+  for (int k = 0; k < barriers; ++k) {
     if (threadIdx.x == 0) shmem_ulonglong_atomic_add(counter, 1, next);
     int form = k % 3;
     if (form == 0) {
@@ -106,11 +110,11 @@ __global__ void barrier_kernel(unsigned long long* counter, int* errors) {
   }
 }
 
-__global__ void coll_kernel(shmem_team_t world, int form, int root, double* bsrc, double* bdst, int* fsrc, int* fdst,
-                            uint64_t* asrc, uint64_t* adst, size_t nelems, int* rsrc, int* rsum,
-                            int* rmin, int* rmax, double* dsrc, double* dsum, uint64_t* usrc,
-                            uint64_t* uxor, uint64_t* uand, uint64_t* uor, long* inplace,
-                            int* prod_src, int* prod_dst) {
+__global__ void coll_kernel(shmem_team_t world, int form, int root, double* bsrc, double* bdst,
+                            int* fsrc, int* fdst, uint64_t* asrc, uint64_t* adst, size_t nelems,
+                            int* rsrc, int* rsum, int* rmin, int* rmax, double* dsrc, double* dsum,
+                            uint64_t* usrc, uint64_t* uxor, uint64_t* uand, uint64_t* uor,
+                            long* inplace, int* prod_src, int* prod_dst) {
   if (form == 0) {
     if (threadIdx.x != 0) return;
     shmem_double_broadcast(world, bdst, bsrc, nelems, root);
@@ -175,11 +179,15 @@ int main() {
   print_seed("device_sync");
   const int me = shmem_my_pe(), n = shmem_n_pes();
   const uint64_t salt = common_salt();
+  const bool sliced = shmemx_gpu_shared_without_mps() != 0;
+  const int rounds = sliced ? kRoundsTimeSliced : kRounds;
+  const int barriers = sliced ? kBarriersTimeSliced : kBarriers;
   int* errors = nullptr;
   CUDA_OK(cudaMalloc(&errors, sizeof(int)));
 
   // put_signal rings.
   {
+    phase("put_signal rings");
     auto* buf = sym_alloc<uint64_t>(2 * kPayload);
     auto* sig = sym_alloc<uint64_t>(1);
     for (int form = 0; form < 3; ++form) {
@@ -187,17 +195,18 @@ int main() {
       CUDA_OK(cudaMemset(sig, 0, 8));
       CUDA_OK(cudaMemset(errors, 0, sizeof(int)));
       sync_all();
-      ring_signal_kernel<<<1, 256>>>(buf, sig, salt + form * 1000, form, errors);
+      ring_signal_kernel<<<1, 256>>>(buf, sig, salt + form * 1000, form, rounds, errors);
       sync_all();
       int e = to_host(errors, 1)[0];
       EXPECT(e == 0, "put_signal form %d: %d words wrong after the signal", form, e);
-      EXPECT(to_host(sig, 1)[0] == kRounds, "signal %llu",
+      EXPECT(to_host(sig, 1)[0] == static_cast<uint64_t>(rounds), "signal %llu",
              (unsigned long long)to_host(sig, 1)[0]);
     }
   }
 
   // Waits and tests.
   {
+    phase("waits and tests");
     EXPECT(n <= 64, "at most 64 PEs here");
     const int nflags = 64 + 2;
     auto* flags = sym_alloc<int>(nflags);
@@ -219,18 +228,20 @@ int main() {
 
   // Barrier stress.
   {
+    phase("barrier stress");
     auto* counter = sym_alloc<unsigned long long>(1);
     CUDA_OK(cudaMemset(counter, 0, 8));
     CUDA_OK(cudaMemset(errors, 0, sizeof(int)));
     sync_all();
-    barrier_kernel<<<1, 128>>>(counter, errors);
+    barrier_kernel<<<1, 128>>>(counter, barriers, errors);
     sync_all();
     int e = to_host(errors, 1)[0];
     EXPECT(e == 0, "barrier stress: %d barriers let a PE through early", e);
-    EXPECT(to_host(counter, 1)[0] == kBarriers, "barrier counter");
+    EXPECT(to_host(counter, 1)[0] == static_cast<unsigned long long>(barriers), "barrier counter");
   }
 
   // Collectives, three forms.
+  phase("collectives");
   for (int form = 0; form < 3; ++form) {
     const size_t ne = 300 + form * 37;
     const int root = static_cast<int>((salt + form) % n);
@@ -289,8 +300,9 @@ int main() {
     poison(fdst, ne * n * sizeof(int));
     poison(adst, ne * n * sizeof(uint64_t));
     sync_all();
-    coll_kernel<<<1, 256>>>(SHMEM_TEAM_WORLD, form, root, bsrc, bdst, fsrc, fdst, asrc, adst, ne, rsrc, rsum, rmin,
-                            rmax, dsrc, dsum, usrc, uxor, uand, uor, inplace, psrc, pdst);
+    coll_kernel<<<1, 256>>>(SHMEM_TEAM_WORLD, form, root, bsrc, bdst, fsrc, fdst, asrc, adst, ne,
+                            rsrc, rsum, rmin, rmax, dsrc, dsum, usrc, uxor, uand, uor, inplace,
+                            psrc, pdst);
     sync_all();
     auto gb = to_host(bdst, ne);
     auto gf = to_host(fdst, ne * n);
@@ -334,12 +346,13 @@ int main() {
                     static_cast<void*>(rsrc), static_cast<void*>(rsum), static_cast<void*>(rmin),
                     static_cast<void*>(rmax), static_cast<void*>(dsrc), static_cast<void*>(dsum),
                     static_cast<void*>(usrc), static_cast<void*>(uxor), static_cast<void*>(uand),
-                    static_cast<void*>(uor), static_cast<void*>(inplace),
-                    static_cast<void*>(psrc), static_cast<void*>(pdst)}) {
+                    static_cast<void*>(uor), static_cast<void*>(inplace), static_cast<void*>(psrc),
+                    static_cast<void*>(pdst)}) {
       shmem_free(p);
     }
   }
 
+  phase("finalize");
   cudaFree(errors);
   shmem_finalize();
   if (me == 0) std::printf("device_sync: OK\n");

@@ -10,7 +10,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <atomic>
+#include <chrono>
 #include <random>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace device_test {
@@ -26,25 +30,25 @@ inline void require_gpu() {
   }
 }
 
-#define CUDA_OK(expr)                                                                     \
-  do {                                                                                    \
-    cudaError_t e_ = (expr);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "PE %d: %s:%d: %s: %s\n", shmem_my_pe(), __FILE__, __LINE__,   \
-                   #expr, cudaGetErrorString(e_));                                        \
-      shmem_global_exit(1);                                                               \
-    }                                                                                     \
+#define CUDA_OK(expr)                                                                          \
+  do {                                                                                         \
+    cudaError_t e_ = (expr);                                                                   \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "PE %d: %s:%d: %s: %s\n", shmem_my_pe(), __FILE__, __LINE__, #expr, \
+                   cudaGetErrorString(e_));                                                    \
+      shmem_global_exit(1);                                                                    \
+    }                                                                                          \
   } while (0)
 
-#define EXPECT(cond, ...)                                                                 \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      std::fprintf(stderr, "PE %d: %s:%d: check failed: %s: ", shmem_my_pe(), __FILE__,  \
-                   __LINE__, #cond);                                                      \
-      std::fprintf(stderr, __VA_ARGS__);                                                  \
-      std::fprintf(stderr, "\n");                                                         \
-      shmem_global_exit(1);                                                               \
-    }                                                                                     \
+#define EXPECT(cond, ...)                                                                         \
+  do {                                                                                            \
+    if (!(cond)) {                                                                                \
+      std::fprintf(stderr, "PE %d: %s:%d: check failed: %s: ", shmem_my_pe(), __FILE__, __LINE__, \
+                   #cond);                                                                        \
+      std::fprintf(stderr, __VA_ARGS__);                                                          \
+      std::fprintf(stderr, "\n");                                                                 \
+      shmem_global_exit(1);                                                                       \
+    }                                                                                             \
   } while (0)
 
 // Fresh data per run: the seed is printed so that a failure can be replayed (VSHMEM_TEST_SEED).
@@ -62,10 +66,53 @@ inline std::mt19937_64& rng() {
   return r;
 }
 
-inline void print_seed(const char* test) {
+// Phases and a watchdog: a phase that does not finish within VSHMEM_TEST_PHASE_TIMEOUT seconds
+// (default 60) ends the test with a message naming the PE and the phase, so that a hang reads
+// as a failure that says where it happened rather than as a CTest timeout.
+inline std::atomic<const char*>& current_phase() {
+  static std::atomic<const char*> p{"shmem_init"};
+  return p;
+}
+inline std::atomic<long>& phase_started() {
+  static std::atomic<long> t{0};
+  return t;
+}
+inline long now_s() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+inline void phase(const char* name) {
+  phase_started() = now_s();
+  current_phase() = name;
   if (shmem_my_pe() == 0) {
-    std::printf("%s: %d PEs, seed %llu\n", test, shmem_n_pes(),
-                static_cast<unsigned long long>(seed()));
+    std::printf("  phase: %s\n", name);
+    std::fflush(stdout);
+  }
+}
+inline void start_watchdog() {
+  const char* e = std::getenv("VSHMEM_TEST_PHASE_TIMEOUT");
+  const long limit = e ? std::atol(e) : 60;
+  phase_started() = now_s();
+  std::thread([limit] {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      if (now_s() - phase_started() > limit) {
+        std::fprintf(stderr, "PE %d: phase '%s' did not finish within %ld s\n", shmem_my_pe(),
+                     current_phase().load(), limit);
+        std::fflush(stderr);
+        _exit(1);
+      }
+    }
+  }).detach();
+}
+
+inline void print_seed(const char* test) {
+  start_watchdog();
+  if (shmem_my_pe() == 0) {
+    std::printf("%s: %d PEs, seed %llu; %d PEs share this GPU%s\n", test, shmem_n_pes(),
+                static_cast<unsigned long long>(seed()), shmemx_pes_sharing_gpu(),
+                shmemx_gpu_shared_without_mps() ? " WITHOUT MPS (time-sliced)" : "");
     std::fflush(stdout);
   }
 }

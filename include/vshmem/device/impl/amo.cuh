@@ -32,10 +32,9 @@ __device__ __forceinline__ T amo_swap(const char* call, T* dest, T value, int pe
   return bit_cast<T>(atom_exch(amo_target(call, dest, pe), bit_cast<Bits<T>>(value)));
 }
 template <class T>
-__device__ __forceinline__ T amo_compare_swap(const char* call, T* dest, T cond, T value,
-                                              int pe) {
-  return bit_cast<T>(atom_cas(amo_target(call, dest, pe), bit_cast<Bits<T>>(cond),
-                              bit_cast<Bits<T>>(value)));
+__device__ __forceinline__ T amo_compare_swap(const char* call, T* dest, T cond, T value, int pe) {
+  return bit_cast<T>(
+      atom_cas(amo_target(call, dest, pe), bit_cast<Bits<T>>(cond), bit_cast<Bits<T>>(value)));
 }
 // Integer addition is the same on the two's-complement bits for signed and unsigned types.
 template <class T>
@@ -77,31 +76,29 @@ __device__ __forceinline__ void amo_add(const char* call, T* dest, T value, int 
   X(uint64, uint64_t)
 
 // Declarations for both compilation passes (the host definitions are in libvshmem).
-#define VSHMEMI_DEV_DECL_AMO_EXTENDED(NAME, TYPE)                                            \
-  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch(const TYPE* source, int pe);               \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_set(TYPE* dest, TYPE value, int pe);             \
-  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_swap(TYPE* dest, TYPE value, int pe);            \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_nbi(TYPE* fetch, const TYPE* source,       \
-                                                      int pe);                               \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_swap_nbi(TYPE* fetch, TYPE* dest, TYPE value,    \
-                                                     int pe);
-#define VSHMEMI_DEV_DECL_AMO_STANDARD(NAME, TYPE)                                               \
-  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_compare_swap(TYPE* dest, TYPE cond, TYPE value,     \
-                                                         int pe);                               \
+#define VSHMEMI_DEV_DECL_AMO_EXTENDED(NAME, TYPE)                                               \
+  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch(const TYPE* source, int pe);                  \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_set(TYPE* dest, TYPE value, int pe);                \
+  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_swap(TYPE* dest, TYPE value, int pe);               \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_nbi(TYPE* fetch, const TYPE* source, int pe); \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_swap_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);
+#define VSHMEMI_DEV_DECL_AMO_STANDARD(NAME, TYPE)                                                \
+  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_compare_swap(TYPE* dest, TYPE cond, TYPE value,      \
+                                                         int pe);                                \
   VSHMEM_HOSTDEV void shmem_##NAME##_atomic_compare_swap_nbi(TYPE* fetch, TYPE* dest, TYPE cond, \
-                                                             TYPE value, int pe);               \
-  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch_inc(TYPE* dest, int pe);                      \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_inc(TYPE* dest, int pe);                            \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_inc_nbi(TYPE* fetch, TYPE* dest, int pe);     \
-  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch_add(TYPE* dest, TYPE value, int pe);          \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_add(TYPE* dest, TYPE value, int pe);                \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_add_nbi(TYPE* fetch, TYPE* dest, TYPE value,  \
+                                                             TYPE value, int pe);                \
+  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch_inc(TYPE* dest, int pe);                       \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_inc(TYPE* dest, int pe);                             \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_inc_nbi(TYPE* fetch, TYPE* dest, int pe);      \
+  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch_add(TYPE* dest, TYPE value, int pe);           \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_add(TYPE* dest, TYPE value, int pe);                 \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_add_nbi(TYPE* fetch, TYPE* dest, TYPE value,   \
                                                           int pe);
-#define VSHMEMI_DEV_DECL_AMO_BITWISE_OP(NAME, TYPE, OP)                                        \
-  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch_##OP(TYPE* dest, TYPE value, int pe);        \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_##OP(TYPE* dest, TYPE value, int pe);              \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_##OP##_nbi(TYPE* fetch, TYPE* dest,          \
-                                                             TYPE value, int pe);
+#define VSHMEMI_DEV_DECL_AMO_BITWISE_OP(NAME, TYPE, OP)                                           \
+  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch_##OP(TYPE* dest, TYPE value, int pe);           \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_##OP(TYPE* dest, TYPE value, int pe);                 \
+  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_##OP##_nbi(TYPE* fetch, TYPE* dest, TYPE value, \
+                                                             int pe);
 #define VSHMEMI_DEV_DECL_AMO_BITWISE(NAME, TYPE)   \
   VSHMEMI_DEV_DECL_AMO_BITWISE_OP(NAME, TYPE, and) \
   VSHMEMI_DEV_DECL_AMO_BITWISE_OP(NAME, TYPE, or)  \
@@ -116,23 +113,23 @@ VSHMEMI_DEV_AMO_BITWISE_TYPES(VSHMEMI_DEV_DECL_AMO_BITWISE)
 #ifdef __CUDA_ARCH__
 extern "C" {
 
-#define VSHMEMI_DEV_AMO_EXTENDED(NAME, TYPE)                                                    \
-  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_fetch(const TYPE* source, int pe) {     \
-    return vshmem::device::amo_fetch("shmem_" #NAME "_atomic_fetch", source, pe);               \
-  }                                                                                             \
-  __device__ __forceinline__ void shmem_##NAME##_atomic_set(TYPE* dest, TYPE value, int pe) {   \
-    vshmem::device::amo_set("shmem_" #NAME "_atomic_set", dest, value, pe);                     \
-  }                                                                                             \
-  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_swap(TYPE* dest, TYPE value, int pe) {  \
-    return vshmem::device::amo_swap("shmem_" #NAME "_atomic_swap", dest, value, pe);            \
-  }                                                                                             \
-  __device__ __forceinline__ void shmem_##NAME##_atomic_fetch_nbi(TYPE* fetch,                  \
-                                                                  const TYPE* source, int pe) { \
-    *fetch = vshmem::device::amo_fetch("shmem_" #NAME "_atomic_fetch_nbi", source, pe);         \
-  }                                                                                             \
-  __device__ __forceinline__ void shmem_##NAME##_atomic_swap_nbi(TYPE* fetch, TYPE* dest,       \
-                                                                 TYPE value, int pe) {          \
-    *fetch = vshmem::device::amo_swap("shmem_" #NAME "_atomic_swap_nbi", dest, value, pe);      \
+#define VSHMEMI_DEV_AMO_EXTENDED(NAME, TYPE)                                                       \
+  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_fetch(const TYPE* source, int pe) {        \
+    return vshmem::device::amo_fetch("shmem_" #NAME "_atomic_fetch", source, pe);                  \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_set(TYPE* dest, TYPE value, int pe) {      \
+    vshmem::device::amo_set("shmem_" #NAME "_atomic_set", dest, value, pe);                        \
+  }                                                                                                \
+  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_swap(TYPE* dest, TYPE value, int pe) {     \
+    return vshmem::device::amo_swap("shmem_" #NAME "_atomic_swap", dest, value, pe);               \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_fetch_nbi(TYPE* fetch, const TYPE* source, \
+                                                                  int pe) {                        \
+    *fetch = vshmem::device::amo_fetch("shmem_" #NAME "_atomic_fetch_nbi", source, pe);            \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_swap_nbi(TYPE* fetch, TYPE* dest,          \
+                                                                 TYPE value, int pe) {             \
+    *fetch = vshmem::device::amo_swap("shmem_" #NAME "_atomic_swap_nbi", dest, value, pe);         \
   }
 VSHMEMI_DEV_AMO_EXTENDED_TYPES(VSHMEMI_DEV_AMO_EXTENDED)
 #undef VSHMEMI_DEV_AMO_EXTENDED
@@ -149,16 +146,16 @@ VSHMEMI_DEV_AMO_EXTENDED_TYPES(VSHMEMI_DEV_AMO_EXTENDED)
                                               cond, value, pe);                                 \
   }                                                                                             \
   __device__ __forceinline__ TYPE shmem_##NAME##_atomic_fetch_inc(TYPE* dest, int pe) {         \
-    return vshmem::device::amo_fetch_add("shmem_" #NAME "_atomic_fetch_inc", dest, static_cast<TYPE>(1),     \
-                                         pe);                                                   \
+    return vshmem::device::amo_fetch_add("shmem_" #NAME "_atomic_fetch_inc", dest,              \
+                                         static_cast<TYPE>(1), pe);                             \
   }                                                                                             \
   __device__ __forceinline__ void shmem_##NAME##_atomic_inc(TYPE* dest, int pe) {               \
-    vshmem::device::amo_add("shmem_" #NAME "_atomic_inc", dest, static_cast<TYPE>(1), pe);                   \
+    vshmem::device::amo_add("shmem_" #NAME "_atomic_inc", dest, static_cast<TYPE>(1), pe);      \
   }                                                                                             \
   __device__ __forceinline__ void shmem_##NAME##_atomic_fetch_inc_nbi(TYPE* fetch, TYPE* dest,  \
                                                                       int pe) {                 \
     *fetch = vshmem::device::amo_fetch_add("shmem_" #NAME "_atomic_fetch_inc_nbi", dest,        \
-                                           static_cast<TYPE>(1), pe);                                        \
+                                           static_cast<TYPE>(1), pe);                           \
   }                                                                                             \
   __device__ __forceinline__ TYPE shmem_##NAME##_atomic_fetch_add(TYPE* dest, TYPE value,       \
                                                                   int pe) {                     \
@@ -169,30 +166,28 @@ VSHMEMI_DEV_AMO_EXTENDED_TYPES(VSHMEMI_DEV_AMO_EXTENDED)
   }                                                                                             \
   __device__ __forceinline__ void shmem_##NAME##_atomic_fetch_add_nbi(TYPE* fetch, TYPE* dest,  \
                                                                       TYPE value, int pe) {     \
-    *fetch = vshmem::device::amo_fetch_add("shmem_" #NAME "_atomic_fetch_add_nbi", dest, value, \
-                                           pe);                                                 \
+    *fetch =                                                                                    \
+        vshmem::device::amo_fetch_add("shmem_" #NAME "_atomic_fetch_add_nbi", dest, value, pe); \
   }
 VSHMEMI_DEV_AMO_STANDARD_TYPES(VSHMEMI_DEV_AMO_STANDARD)
 #undef VSHMEMI_DEV_AMO_STANDARD
 
-#define VSHMEMI_DEV_AMO_BITWISE_OP(NAME, TYPE, OP)                                              \
-  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_fetch_##OP(TYPE* dest, TYPE value,      \
-                                                                   int pe) {                    \
-    using B = vshmem::device::Bits<TYPE>;                                                       \
-    return static_cast<TYPE>(vshmem::device::atom_##OP(                                         \
-        vshmem::device::amo_target("shmem_" #NAME "_atomic_fetch_" #OP, dest, pe),              \
-        static_cast<B>(value)));                                                                \
-  }                                                                                             \
-  __device__ __forceinline__ void shmem_##NAME##_atomic_##OP(TYPE* dest, TYPE value, int pe) {  \
-    using B = vshmem::device::Bits<TYPE>;                                                       \
-    vshmem::device::red_##OP(vshmem::device::amo_target("shmem_" #NAME "_atomic_" #OP, dest,    \
-                                                        pe),                                    \
-                             static_cast<B>(value));                                            \
-  }                                                                                             \
-  __device__ __forceinline__ void shmem_##NAME##_atomic_fetch_##OP##_nbi(TYPE* fetch,           \
-                                                                         TYPE* dest,            \
-                                                                         TYPE value, int pe) {  \
-    *fetch = shmem_##NAME##_atomic_fetch_##OP(dest, value, pe);                                 \
+#define VSHMEMI_DEV_AMO_BITWISE_OP(NAME, TYPE, OP)                                                \
+  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_fetch_##OP(TYPE* dest, TYPE value,        \
+                                                                   int pe) {                      \
+    using B = vshmem::device::Bits<TYPE>;                                                         \
+    return static_cast<TYPE>(vshmem::device::atom_##OP(                                           \
+        vshmem::device::amo_target("shmem_" #NAME "_atomic_fetch_" #OP, dest, pe),                \
+        static_cast<B>(value)));                                                                  \
+  }                                                                                               \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_##OP(TYPE* dest, TYPE value, int pe) {    \
+    using B = vshmem::device::Bits<TYPE>;                                                         \
+    vshmem::device::red_##OP(vshmem::device::amo_target("shmem_" #NAME "_atomic_" #OP, dest, pe), \
+                             static_cast<B>(value));                                              \
+  }                                                                                               \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_fetch_##OP##_nbi(TYPE* fetch, TYPE* dest, \
+                                                                         TYPE value, int pe) {    \
+    *fetch = shmem_##NAME##_atomic_fetch_##OP(dest, value, pe);                                   \
   }
 #define VSHMEMI_DEV_AMO_BITWISE(NAME, TYPE)   \
   VSHMEMI_DEV_AMO_BITWISE_OP(NAME, TYPE, and) \

@@ -63,25 +63,46 @@ __device__ __forceinline__ int exchange_group(const char* call, shmem_team_t tea
 }
 
 struct OpSum {
-  template <class T> __device__ __forceinline__ static T apply(T a, T b) { return a + b; }
+  template <class T>
+  __device__ __forceinline__ static T apply(T a, T b) {
+    return a + b;
+  }
 };
 struct OpProd {
-  template <class T> __device__ __forceinline__ static T apply(T a, T b) { return a * b; }
+  template <class T>
+  __device__ __forceinline__ static T apply(T a, T b) {
+    return a * b;
+  }
 };
 struct OpMin {
-  template <class T> __device__ __forceinline__ static T apply(T a, T b) { return b < a ? b : a; }
+  template <class T>
+  __device__ __forceinline__ static T apply(T a, T b) {
+    return b < a ? b : a;
+  }
 };
 struct OpMax {
-  template <class T> __device__ __forceinline__ static T apply(T a, T b) { return a < b ? b : a; }
+  template <class T>
+  __device__ __forceinline__ static T apply(T a, T b) {
+    return a < b ? b : a;
+  }
 };
 struct OpAnd {
-  template <class T> __device__ __forceinline__ static T apply(T a, T b) { return a & b; }
+  template <class T>
+  __device__ __forceinline__ static T apply(T a, T b) {
+    return a & b;
+  }
 };
 struct OpOr {
-  template <class T> __device__ __forceinline__ static T apply(T a, T b) { return a | b; }
+  template <class T>
+  __device__ __forceinline__ static T apply(T a, T b) {
+    return a | b;
+  }
 };
 struct OpXor {
-  template <class T> __device__ __forceinline__ static T apply(T a, T b) { return a ^ b; }
+  template <class T>
+  __device__ __forceinline__ static T apply(T a, T b) {
+    return a ^ b;
+  }
 };
 
 template <class G, class Op, class T>
@@ -148,15 +169,15 @@ __device__ __forceinline__ int reduce_group(const char* call, shmem_team_t team,
   X(double, double)                       \
   VSHMEMI_DEV_REDUCE_BITWISE_TYPES(X)
 
-#define VSHMEMI_DEV_DECL_COLL_TYPED(NAME, TYPE)                                                 \
+#define VSHMEMI_DEV_DECL_COLL_TYPED(NAME, TYPE)                                                  \
   VSHMEM_HOSTDEV int shmem_##NAME##_broadcast(shmem_team_t team, TYPE* dest, const TYPE* source, \
-                                              size_t nelems, int PE_root);                      \
-  VSHMEM_HOSTDEV int shmem_##NAME##_fcollect(shmem_team_t team, TYPE* dest, const TYPE* source, \
-                                             size_t nelems);                                    \
-  VSHMEM_HOSTDEV int shmem_##NAME##_alltoall(shmem_team_t team, TYPE* dest, const TYPE* source, \
+                                              size_t nelems, int PE_root);                       \
+  VSHMEM_HOSTDEV int shmem_##NAME##_fcollect(shmem_team_t team, TYPE* dest, const TYPE* source,  \
+                                             size_t nelems);                                     \
+  VSHMEM_HOSTDEV int shmem_##NAME##_alltoall(shmem_team_t team, TYPE* dest, const TYPE* source,  \
                                              size_t nelems);
-#define VSHMEMI_DEV_DECL_REDUCE(NAME, TYPE, OP)                                                 \
-  VSHMEM_HOSTDEV int shmem_##NAME##_##OP##_reduce(shmem_team_t team, TYPE* dest,                \
+#define VSHMEMI_DEV_DECL_REDUCE(NAME, TYPE, OP)                                  \
+  VSHMEM_HOSTDEV int shmem_##NAME##_##OP##_reduce(shmem_team_t team, TYPE* dest, \
                                                   const TYPE* source, size_t nreduce);
 #define VSHMEMI_DEV_DECL_REDUCE_BITWISE(NAME, TYPE) \
   VSHMEMI_DEV_DECL_REDUCE(NAME, TYPE, and)          \
@@ -181,65 +202,70 @@ VSHMEMI_DEV_REDUCE_ARITH_TYPES(VSHMEMI_DEV_DECL_REDUCE_ARITH)
 }
 
 // The definitions, for a name prefix (shmem_ / shmemx_), suffix ("" / _warp / _block) and group.
-#define VSHMEMI_DEV_COLL_TYPED(NAME, TYPE, PRE, SUF, G)                                           \
-  __device__ __forceinline__ int PRE##NAME##_broadcast##SUF(                                      \
-      shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems, int PE_root) {            \
-    return vshmem::device::broadcast_group<VSHMEMI_DEV_G(G)>(                                     \
-        #PRE #NAME "_broadcast" #SUF, team, dest, source, nelems * sizeof(TYPE), PE_root);        \
-  }                                                                                               \
-  __device__ __forceinline__ int PRE##NAME##_fcollect##SUF(shmem_team_t team, TYPE* dest,         \
-                                                           const TYPE* source, size_t nelems) {   \
-    return vshmem::device::exchange_group<VSHMEMI_DEV_G(G)>(                                      \
-        #PRE #NAME "_fcollect" #SUF, team, dest, source, nelems * sizeof(TYPE), true);            \
-  }                                                                                               \
-  __device__ __forceinline__ int PRE##NAME##_alltoall##SUF(shmem_team_t team, TYPE* dest,         \
-                                                           const TYPE* source, size_t nelems) {   \
-    return vshmem::device::exchange_group<VSHMEMI_DEV_G(G)>(                                      \
-        #PRE #NAME "_alltoall" #SUF, team, dest, source, nelems * sizeof(TYPE), false);           \
+#define VSHMEMI_DEV_COLL_TYPED(NAME, TYPE, PRE, SUF, G)                                         \
+  __device__ __forceinline__ int PRE##NAME##_broadcast##SUF(                                    \
+      shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems, int PE_root) {          \
+    return vshmem::device::broadcast_group<VSHMEMI_DEV_G(G)>(                                   \
+        #PRE #NAME "_broadcast" #SUF, team, dest, source, nelems * sizeof(TYPE), PE_root);      \
+  }                                                                                             \
+  __device__ __forceinline__ int PRE##NAME##_fcollect##SUF(shmem_team_t team, TYPE* dest,       \
+                                                           const TYPE* source, size_t nelems) { \
+    return vshmem::device::exchange_group<VSHMEMI_DEV_G(G)>(                                    \
+        #PRE #NAME "_fcollect" #SUF, team, dest, source, nelems * sizeof(TYPE), true);          \
+  }                                                                                             \
+  __device__ __forceinline__ int PRE##NAME##_alltoall##SUF(shmem_team_t team, TYPE* dest,       \
+                                                           const TYPE* source, size_t nelems) { \
+    return vshmem::device::exchange_group<VSHMEMI_DEV_G(G)>(                                    \
+        #PRE #NAME "_alltoall" #SUF, team, dest, source, nelems * sizeof(TYPE), false);         \
   }
-#define VSHMEMI_DEV_COLL_MEM(PRE, SUF, G)                                                         \
-  __device__ __forceinline__ int PRE##broadcastmem##SUF(shmem_team_t team, void* dest,            \
-                                                        const void* source, size_t nelems,        \
-                                                        int PE_root) {                            \
-    return vshmem::device::broadcast_group<VSHMEMI_DEV_G(G)>(#PRE "broadcastmem" #SUF, team,      \
-                                                             dest, source, nelems, PE_root);      \
-  }                                                                                               \
-  __device__ __forceinline__ int PRE##fcollectmem##SUF(shmem_team_t team, void* dest,             \
-                                                       const void* source, size_t nelems) {       \
-    return vshmem::device::exchange_group<VSHMEMI_DEV_G(G)>(#PRE "fcollectmem" #SUF, team, dest,  \
-                                                            source, nelems, true);                \
-  }                                                                                               \
-  __device__ __forceinline__ int PRE##alltoallmem##SUF(shmem_team_t team, void* dest,             \
-                                                       const void* source, size_t nelems) {       \
-    return vshmem::device::exchange_group<VSHMEMI_DEV_G(G)>(#PRE "alltoallmem" #SUF, team, dest,  \
-                                                            source, nelems, false);               \
+#define VSHMEMI_DEV_COLL_MEM(PRE, SUF, G)                                                          \
+  __device__ __forceinline__ int PRE##broadcastmem##SUF(                                           \
+      shmem_team_t team, void* dest, const void* source, size_t nelems, int PE_root) {             \
+    return vshmem::device::broadcast_group<VSHMEMI_DEV_G(G)>(#PRE "broadcastmem" #SUF, team, dest, \
+                                                             source, nelems, PE_root);             \
+  }                                                                                                \
+  __device__ __forceinline__ int PRE##fcollectmem##SUF(shmem_team_t team, void* dest,              \
+                                                       const void* source, size_t nelems) {        \
+    return vshmem::device::exchange_group<VSHMEMI_DEV_G(G)>(#PRE "fcollectmem" #SUF, team, dest,   \
+                                                            source, nelems, true);                 \
+  }                                                                                                \
+  __device__ __forceinline__ int PRE##alltoallmem##SUF(shmem_team_t team, void* dest,              \
+                                                       const void* source, size_t nelems) {        \
+    return vshmem::device::exchange_group<VSHMEMI_DEV_G(G)>(#PRE "alltoallmem" #SUF, team, dest,   \
+                                                            source, nelems, false);                \
   }
-#define VSHMEMI_DEV_REDUCE(NAME, TYPE, OP, OPTYPE, PRE, SUF, G)                                   \
-  __device__ __forceinline__ int PRE##NAME##_##OP##_reduce##SUF(                                  \
-      shmem_team_t team, TYPE* dest, const TYPE* source, size_t nreduce) {                        \
-    return vshmem::device::reduce_group<VSHMEMI_DEV_G(G), vshmem::device::OPTYPE>(                \
-        #PRE #NAME "_" #OP "_reduce" #SUF, team, dest, source, nreduce);                          \
+#define VSHMEMI_DEV_REDUCE(NAME, TYPE, OP, OPTYPE, PRE, SUF, G)                    \
+  __device__ __forceinline__ int PRE##NAME##_##OP##_reduce##SUF(                   \
+      shmem_team_t team, TYPE* dest, const TYPE* source, size_t nreduce) {         \
+    return vshmem::device::reduce_group<VSHMEMI_DEV_G(G), vshmem::device::OPTYPE>( \
+        #PRE #NAME "_" #OP "_reduce" #SUF, team, dest, source, nreduce);           \
   }
-#define VSHMEMI_DEV_REDUCE_BITWISE(NAME, TYPE, PRE, SUF, G)    \
-  VSHMEMI_DEV_REDUCE(NAME, TYPE, and, OpAnd, PRE, SUF, G)      \
-  VSHMEMI_DEV_REDUCE(NAME, TYPE, or, OpOr, PRE, SUF, G)        \
+#define VSHMEMI_DEV_REDUCE_BITWISE(NAME, TYPE, PRE, SUF, G) \
+  VSHMEMI_DEV_REDUCE(NAME, TYPE, and, OpAnd, PRE, SUF, G)   \
+  VSHMEMI_DEV_REDUCE(NAME, TYPE, or, OpOr, PRE, SUF, G)     \
   VSHMEMI_DEV_REDUCE(NAME, TYPE, xor, OpXor, PRE, SUF, G)
-#define VSHMEMI_DEV_REDUCE_ARITH(NAME, TYPE, PRE, SUF, G)      \
-  VSHMEMI_DEV_REDUCE(NAME, TYPE, min, OpMin, PRE, SUF, G)      \
-  VSHMEMI_DEV_REDUCE(NAME, TYPE, max, OpMax, PRE, SUF, G)      \
-  VSHMEMI_DEV_REDUCE(NAME, TYPE, sum, OpSum, PRE, SUF, G)      \
+#define VSHMEMI_DEV_REDUCE_ARITH(NAME, TYPE, PRE, SUF, G) \
+  VSHMEMI_DEV_REDUCE(NAME, TYPE, min, OpMin, PRE, SUF, G) \
+  VSHMEMI_DEV_REDUCE(NAME, TYPE, max, OpMax, PRE, SUF, G) \
+  VSHMEMI_DEV_REDUCE(NAME, TYPE, sum, OpSum, PRE, SUF, G) \
   VSHMEMI_DEV_REDUCE(NAME, TYPE, prod, OpProd, PRE, SUF, G)
 
-#define VSHMEMI_DEV_COLL_THREAD(NAME, TYPE) VSHMEMI_DEV_COLL_TYPED(NAME, TYPE, shmem_, , ThreadGroup)
-#define VSHMEMI_DEV_COLL_WARP(NAME, TYPE) VSHMEMI_DEV_COLL_TYPED(NAME, TYPE, shmemx_, _warp, WarpGroup)
+#define VSHMEMI_DEV_COLL_THREAD(NAME, TYPE) \
+  VSHMEMI_DEV_COLL_TYPED(NAME, TYPE, shmem_, , ThreadGroup)
+#define VSHMEMI_DEV_COLL_WARP(NAME, TYPE) \
+  VSHMEMI_DEV_COLL_TYPED(NAME, TYPE, shmemx_, _warp, WarpGroup)
 #define VSHMEMI_DEV_COLL_BLOCK(NAME, TYPE) \
   VSHMEMI_DEV_COLL_TYPED(NAME, TYPE, shmemx_, _block, BlockGroup)
-#define VSHMEMI_DEV_RB_THREAD(NAME, TYPE) VSHMEMI_DEV_REDUCE_BITWISE(NAME, TYPE, shmem_, , ThreadGroup)
-#define VSHMEMI_DEV_RB_WARP(NAME, TYPE) VSHMEMI_DEV_REDUCE_BITWISE(NAME, TYPE, shmemx_, _warp, WarpGroup)
+#define VSHMEMI_DEV_RB_THREAD(NAME, TYPE) \
+  VSHMEMI_DEV_REDUCE_BITWISE(NAME, TYPE, shmem_, , ThreadGroup)
+#define VSHMEMI_DEV_RB_WARP(NAME, TYPE) \
+  VSHMEMI_DEV_REDUCE_BITWISE(NAME, TYPE, shmemx_, _warp, WarpGroup)
 #define VSHMEMI_DEV_RB_BLOCK(NAME, TYPE) \
   VSHMEMI_DEV_REDUCE_BITWISE(NAME, TYPE, shmemx_, _block, BlockGroup)
-#define VSHMEMI_DEV_RA_THREAD(NAME, TYPE) VSHMEMI_DEV_REDUCE_ARITH(NAME, TYPE, shmem_, , ThreadGroup)
-#define VSHMEMI_DEV_RA_WARP(NAME, TYPE) VSHMEMI_DEV_REDUCE_ARITH(NAME, TYPE, shmemx_, _warp, WarpGroup)
+#define VSHMEMI_DEV_RA_THREAD(NAME, TYPE) \
+  VSHMEMI_DEV_REDUCE_ARITH(NAME, TYPE, shmem_, , ThreadGroup)
+#define VSHMEMI_DEV_RA_WARP(NAME, TYPE) \
+  VSHMEMI_DEV_REDUCE_ARITH(NAME, TYPE, shmemx_, _warp, WarpGroup)
 #define VSHMEMI_DEV_RA_BLOCK(NAME, TYPE) \
   VSHMEMI_DEV_REDUCE_ARITH(NAME, TYPE, shmemx_, _block, BlockGroup)
 

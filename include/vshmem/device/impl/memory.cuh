@@ -35,13 +35,17 @@ __device__ __forceinline__ void red_add_release(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ uint32_t atom_cas(uint32_t* p, uint32_t cmp, uint32_t v) {
   uint32_t r;
   asm volatile("atom.relaxed.sys.cas.b32 %0, [%1], %2, %3;"
-               : "=r"(r) : "l"(p), "r"(cmp), "r"(v) : "memory");
+               : "=r"(r)
+               : "l"(p), "r"(cmp), "r"(v)
+               : "memory");
   return r;
 }
 __device__ __forceinline__ uint64_t atom_cas(uint64_t* p, uint64_t cmp, uint64_t v) {
   uint64_t r;
   asm volatile("atom.relaxed.sys.cas.b64 %0, [%1], %2, %3;"
-               : "=l"(r) : "l"(p), "l"(cmp), "l"(v) : "memory");
+               : "=l"(r)
+               : "l"(p), "l"(cmp), "l"(v)
+               : "memory");
   return r;
 }
 __device__ __forceinline__ uint32_t atom_exch(uint32_t* p, uint32_t v) {
@@ -55,24 +59,28 @@ __device__ __forceinline__ uint64_t atom_exch(uint64_t* p, uint64_t v) {
   return r;
 }
 
-#define VSHMEMI_DEV_BITOP(OP)                                                                 \
-  __device__ __forceinline__ uint32_t atom_##OP(uint32_t* p, uint32_t v) {                    \
-    uint32_t r;                                                                               \
-    asm volatile("atom.relaxed.sys." #OP ".b32 %0, [%1], %2;"                                 \
-                 : "=r"(r) : "l"(p), "r"(v) : "memory");                                      \
-    return r;                                                                                 \
-  }                                                                                           \
-  __device__ __forceinline__ uint64_t atom_##OP(uint64_t* p, uint64_t v) {                    \
-    uint64_t r;                                                                               \
-    asm volatile("atom.relaxed.sys." #OP ".b64 %0, [%1], %2;"                                 \
-                 : "=l"(r) : "l"(p), "l"(v) : "memory");                                      \
-    return r;                                                                                 \
-  }                                                                                           \
-  __device__ __forceinline__ void red_##OP(uint32_t* p, uint32_t v) {                         \
-    asm volatile("red.relaxed.sys." #OP ".b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");        \
-  }                                                                                           \
-  __device__ __forceinline__ void red_##OP(uint64_t* p, uint64_t v) {                         \
-    asm volatile("red.relaxed.sys." #OP ".b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");        \
+#define VSHMEMI_DEV_BITOP(OP)                                                          \
+  __device__ __forceinline__ uint32_t atom_##OP(uint32_t* p, uint32_t v) {             \
+    uint32_t r;                                                                        \
+    asm volatile("atom.relaxed.sys." #OP ".b32 %0, [%1], %2;"                          \
+                 : "=r"(r)                                                             \
+                 : "l"(p), "r"(v)                                                      \
+                 : "memory");                                                          \
+    return r;                                                                          \
+  }                                                                                    \
+  __device__ __forceinline__ uint64_t atom_##OP(uint64_t* p, uint64_t v) {             \
+    uint64_t r;                                                                        \
+    asm volatile("atom.relaxed.sys." #OP ".b64 %0, [%1], %2;"                          \
+                 : "=l"(r)                                                             \
+                 : "l"(p), "l"(v)                                                      \
+                 : "memory");                                                          \
+    return r;                                                                          \
+  }                                                                                    \
+  __device__ __forceinline__ void red_##OP(uint32_t* p, uint32_t v) {                  \
+    asm volatile("red.relaxed.sys." #OP ".b32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); \
+  }                                                                                    \
+  __device__ __forceinline__ void red_##OP(uint64_t* p, uint64_t v) {                  \
+    asm volatile("red.relaxed.sys." #OP ".b64 [%0], %1;" ::"l"(p), "l"(v) : "memory"); \
   }
 VSHMEMI_DEV_BITOP(and)
 VSHMEMI_DEV_BITOP(or)
@@ -121,11 +129,22 @@ __device__ __forceinline__ void fence_acquire() { asm volatile("fence.acq_rel.sy
 
 // ---- Values <-> raw bits. ----
 
-template <size_t N> struct BitsOf;
-template <> struct BitsOf<2> { using type = uint16_t; };
-template <> struct BitsOf<4> { using type = uint32_t; };
-template <> struct BitsOf<8> { using type = uint64_t; };
-template <class T> using Bits = typename BitsOf<sizeof(T)>::type;
+template <size_t N>
+struct BitsOf;
+template <>
+struct BitsOf<2> {
+  using type = uint16_t;
+};
+template <>
+struct BitsOf<4> {
+  using type = uint32_t;
+};
+template <>
+struct BitsOf<8> {
+  using type = uint64_t;
+};
+template <class T>
+using Bits = typename BitsOf<sizeof(T)>::type;
 
 template <class To, class From>
 __device__ __forceinline__ To bit_cast(const From& v) {
@@ -183,8 +202,8 @@ __device__ __forceinline__ void copy_words(char* d, const char* s, size_t n, uns
 }
 
 // 16-byte accesses when source and destination agree modulo 16, else the widest that agrees.
-__device__ __forceinline__ void copy_bytes(void* dest, const void* source, size_t n,
-                                           unsigned rank, unsigned size) {
+__device__ __forceinline__ void copy_bytes(void* dest, const void* source, size_t n, unsigned rank,
+                                           unsigned size) {
   char* d = static_cast<char*>(dest);
   const char* s = static_cast<const char*>(source);
   uintptr_t skew = reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s);
@@ -203,9 +222,8 @@ __device__ __forceinline__ void copy_bytes(void* dest, const void* source, size_
 
 // Strided element copy: dest[i * dst] = source[i * sst], with E the element's storage type.
 template <class E>
-__device__ __forceinline__ void copy_strided(E* dest, const E* source, ptrdiff_t dst,
-                                             ptrdiff_t sst, size_t nelems, unsigned rank,
-                                             unsigned size) {
+__device__ __forceinline__ void copy_strided(E* dest, const E* source, ptrdiff_t dst, ptrdiff_t sst,
+                                             size_t nelems, unsigned rank, unsigned size) {
   for (size_t i = rank; i < nelems; i += size) {
     dest[static_cast<ptrdiff_t>(i) * dst] = source[static_cast<ptrdiff_t>(i) * sst];
   }

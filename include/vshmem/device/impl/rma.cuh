@@ -60,8 +60,12 @@ __device__ __forceinline__ void iget_group(const char* call, E* dest, const E* s
 
 // Element storage for strided copies (the element type itself; a hook for types whose device
 // representation differs).
-template <class T> struct Storage { using type = T; };
-template <class T> using StorageOf = typename Storage<T>::type;
+template <class T>
+struct Storage {
+  using type = T;
+};
+template <class T>
+using StorageOf = typename Storage<T>::type;
 
 template <class T>
 __device__ __forceinline__ StorageOf<T>* storage(T* p) {
@@ -72,12 +76,28 @@ __device__ __forceinline__ const StorageOf<T>* storage(const T* p) {
   return reinterpret_cast<const StorageOf<T>*>(p);
 }
 
-template <size_t N> struct SizedWord;
-template <> struct SizedWord<1> { using type = uint8_t; };
-template <> struct SizedWord<2> { using type = uint16_t; };
-template <> struct SizedWord<4> { using type = uint32_t; };
-template <> struct SizedWord<8> { using type = uint64_t; };
-template <> struct SizedWord<16> { using type = Bits128; };
+template <size_t N>
+struct SizedWord;
+template <>
+struct SizedWord<1> {
+  using type = uint8_t;
+};
+template <>
+struct SizedWord<2> {
+  using type = uint16_t;
+};
+template <>
+struct SizedWord<4> {
+  using type = uint32_t;
+};
+template <>
+struct SizedWord<8> {
+  using type = uint64_t;
+};
+template <>
+struct SizedWord<16> {
+  using type = Bits128;
+};
 
 }  // namespace vshmem::device
 
@@ -114,103 +134,97 @@ template <> struct SizedWord<16> { using type = Bits128; };
 #ifdef __CUDA_ARCH__
 extern "C" {
 
-#define VSHMEMI_DEV_RMA_TYPED(NAME, TYPE)                                                       \
-  __device__ __forceinline__ void shmem_##NAME##_put(TYPE* dest, const TYPE* source,            \
-                                                     size_t nelems, int pe) {                   \
-    vshmem::device::put_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_" #NAME "_put", dest, source,  \
-                                                          nelems * sizeof(TYPE), pe);           \
-  }                                                                                             \
-  __device__ __forceinline__ void shmem_##NAME##_get(TYPE* dest, const TYPE* source,            \
-                                                     size_t nelems, int pe) {                   \
-    vshmem::device::get_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_" #NAME "_get", dest, source,  \
-                                                          nelems * sizeof(TYPE), pe);           \
-  }                                                                                             \
-  __device__ __forceinline__ void shmem_##NAME##_put_nbi(TYPE* dest, const TYPE* source,        \
-                                                         size_t nelems, int pe) {               \
-    vshmem::device::put_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_" #NAME "_put_nbi", dest,      \
-                                                          source, nelems * sizeof(TYPE), pe);   \
-  }                                                                                             \
-  __device__ __forceinline__ void shmem_##NAME##_get_nbi(TYPE* dest, const TYPE* source,        \
-                                                         size_t nelems, int pe) {               \
-    vshmem::device::get_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_" #NAME "_get_nbi", dest,      \
-                                                          source, nelems * sizeof(TYPE), pe);   \
-  }                                                                                             \
-  __device__ __forceinline__ void shmem_##NAME##_iput(TYPE* dest, const TYPE* source,           \
-                                                      ptrdiff_t dst, ptrdiff_t sst,             \
-                                                      size_t nelems, int pe) {                  \
-    vshmem::device::iput_group<VSHMEMI_DEV_G(ThreadGroup)>(                                     \
-        "shmem_" #NAME "_iput", vshmem::device::storage(dest), vshmem::device::storage(source), \
-        dst, sst, nelems, pe);                                                                  \
-  }                                                                                             \
-  __device__ __forceinline__ void shmem_##NAME##_iget(TYPE* dest, const TYPE* source,           \
-                                                      ptrdiff_t dst, ptrdiff_t sst,             \
-                                                      size_t nelems, int pe) {                  \
-    vshmem::device::iget_group<VSHMEMI_DEV_G(ThreadGroup)>(                                     \
-        "shmem_" #NAME "_iget", vshmem::device::storage(dest), vshmem::device::storage(source), \
-        dst, sst, nelems, pe);                                                                  \
+#define VSHMEMI_DEV_RMA_TYPED(NAME, TYPE)                                                          \
+  __device__ __forceinline__ void shmem_##NAME##_put(TYPE* dest, const TYPE* source,               \
+                                                     size_t nelems, int pe) {                      \
+    vshmem::device::put_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_" #NAME "_put", dest, source,     \
+                                                          nelems * sizeof(TYPE), pe);              \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_get(TYPE* dest, const TYPE* source,               \
+                                                     size_t nelems, int pe) {                      \
+    vshmem::device::get_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_" #NAME "_get", dest, source,     \
+                                                          nelems * sizeof(TYPE), pe);              \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_put_nbi(TYPE* dest, const TYPE* source,           \
+                                                         size_t nelems, int pe) {                  \
+    vshmem::device::put_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_" #NAME "_put_nbi", dest, source, \
+                                                          nelems * sizeof(TYPE), pe);              \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_get_nbi(TYPE* dest, const TYPE* source,           \
+                                                         size_t nelems, int pe) {                  \
+    vshmem::device::get_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_" #NAME "_get_nbi", dest, source, \
+                                                          nelems * sizeof(TYPE), pe);              \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_iput(                                             \
+      TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {       \
+    vshmem::device::iput_group<VSHMEMI_DEV_G(ThreadGroup)>(                                        \
+        "shmem_" #NAME "_iput", vshmem::device::storage(dest), vshmem::device::storage(source),    \
+        dst, sst, nelems, pe);                                                                     \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_iget(                                             \
+      TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {       \
+    vshmem::device::iget_group<VSHMEMI_DEV_G(ThreadGroup)>(                                        \
+        "shmem_" #NAME "_iget", vshmem::device::storage(dest), vshmem::device::storage(source),    \
+        dst, sst, nelems, pe);                                                                     \
   }
 VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_RMA_TYPED)
 #undef VSHMEMI_DEV_RMA_TYPED
 
-#define VSHMEMI_DEV_RMA_VALUE(NAME, TYPE)                                                     \
-  __device__ __forceinline__ void shmem_##NAME##_p(TYPE* dest, TYPE value, int pe) {          \
-    *vshmem::device::peer_ptr("shmem_" #NAME "_p", dest, sizeof(TYPE), pe) = value;           \
-  }                                                                                           \
-  __device__ __forceinline__ TYPE shmem_##NAME##_g(const TYPE* source, int pe) {              \
-    return *vshmem::device::peer_ptr("shmem_" #NAME "_g", source, sizeof(TYPE), pe);          \
+#define VSHMEMI_DEV_RMA_VALUE(NAME, TYPE)                                            \
+  __device__ __forceinline__ void shmem_##NAME##_p(TYPE* dest, TYPE value, int pe) { \
+    *vshmem::device::peer_ptr("shmem_" #NAME "_p", dest, sizeof(TYPE), pe) = value;  \
+  }                                                                                  \
+  __device__ __forceinline__ TYPE shmem_##NAME##_g(const TYPE* source, int pe) {     \
+    return *vshmem::device::peer_ptr("shmem_" #NAME "_g", source, sizeof(TYPE), pe); \
   }
 VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_RMA_VALUE)
 #undef VSHMEMI_DEV_RMA_VALUE
 
-#define VSHMEMI_DEV_RMA_SIZED(BITS, BYTES)                                                    \
-  __device__ __forceinline__ void shmem_put##BITS(void* dest, const void* source,             \
-                                                  size_t nelems, int pe) {                    \
-    vshmem::device::put_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_put" #BITS, dest, source,    \
-                                                          nelems * BYTES, pe);                \
-  }                                                                                           \
-  __device__ __forceinline__ void shmem_get##BITS(void* dest, const void* source,             \
-                                                  size_t nelems, int pe) {                    \
-    vshmem::device::get_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_get" #BITS, dest, source,    \
-                                                          nelems * BYTES, pe);                \
-  }                                                                                           \
-  __device__ __forceinline__ void shmem_put##BITS##_nbi(void* dest, const void* source,       \
-                                                        size_t nelems, int pe) {              \
-    vshmem::device::put_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_put" #BITS "_nbi", dest,     \
-                                                          source, nelems * BYTES, pe);        \
-  }                                                                                           \
-  __device__ __forceinline__ void shmem_get##BITS##_nbi(void* dest, const void* source,       \
-                                                        size_t nelems, int pe) {              \
-    vshmem::device::get_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_get" #BITS "_nbi", dest,     \
-                                                          source, nelems * BYTES, pe);        \
-  }                                                                                           \
-  __device__ __forceinline__ void shmem_iput##BITS(void* dest, const void* source,            \
-                                                   ptrdiff_t dst, ptrdiff_t sst,              \
-                                                   size_t nelems, int pe) {                   \
-    using W = vshmem::device::SizedWord<BYTES>::type;                                         \
-    vshmem::device::iput_group<VSHMEMI_DEV_G(ThreadGroup)>(                                   \
-        "shmem_iput" #BITS, static_cast<W*>(dest), static_cast<const W*>(source), dst, sst,   \
-        nelems, pe);                                                                          \
-  }                                                                                           \
-  __device__ __forceinline__ void shmem_iget##BITS(void* dest, const void* source,            \
-                                                   ptrdiff_t dst, ptrdiff_t sst,              \
-                                                   size_t nelems, int pe) {                   \
-    using W = vshmem::device::SizedWord<BYTES>::type;                                         \
-    vshmem::device::iget_group<VSHMEMI_DEV_G(ThreadGroup)>(                                   \
-        "shmem_iget" #BITS, static_cast<W*>(dest), static_cast<const W*>(source), dst, sst,   \
-        nelems, pe);                                                                          \
+#define VSHMEMI_DEV_RMA_SIZED(BITS, BYTES)                                                        \
+  __device__ __forceinline__ void shmem_put##BITS(void* dest, const void* source, size_t nelems,  \
+                                                  int pe) {                                       \
+    vshmem::device::put_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_put" #BITS, dest, source,        \
+                                                          nelems * BYTES, pe);                    \
+  }                                                                                               \
+  __device__ __forceinline__ void shmem_get##BITS(void* dest, const void* source, size_t nelems,  \
+                                                  int pe) {                                       \
+    vshmem::device::get_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_get" #BITS, dest, source,        \
+                                                          nelems * BYTES, pe);                    \
+  }                                                                                               \
+  __device__ __forceinline__ void shmem_put##BITS##_nbi(void* dest, const void* source,           \
+                                                        size_t nelems, int pe) {                  \
+    vshmem::device::put_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_put" #BITS "_nbi", dest, source, \
+                                                          nelems * BYTES, pe);                    \
+  }                                                                                               \
+  __device__ __forceinline__ void shmem_get##BITS##_nbi(void* dest, const void* source,           \
+                                                        size_t nelems, int pe) {                  \
+    vshmem::device::get_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_get" #BITS "_nbi", dest, source, \
+                                                          nelems * BYTES, pe);                    \
+  }                                                                                               \
+  __device__ __forceinline__ void shmem_iput##BITS(void* dest, const void* source, ptrdiff_t dst, \
+                                                   ptrdiff_t sst, size_t nelems, int pe) {        \
+    using W = vshmem::device::SizedWord<BYTES>::type;                                             \
+    vshmem::device::iput_group<VSHMEMI_DEV_G(ThreadGroup)>(                                       \
+        "shmem_iput" #BITS, static_cast<W*>(dest), static_cast<const W*>(source), dst, sst,       \
+        nelems, pe);                                                                              \
+  }                                                                                               \
+  __device__ __forceinline__ void shmem_iget##BITS(void* dest, const void* source, ptrdiff_t dst, \
+                                                   ptrdiff_t sst, size_t nelems, int pe) {        \
+    using W = vshmem::device::SizedWord<BYTES>::type;                                             \
+    vshmem::device::iget_group<VSHMEMI_DEV_G(ThreadGroup)>(                                       \
+        "shmem_iget" #BITS, static_cast<W*>(dest), static_cast<const W*>(source), dst, sst,       \
+        nelems, pe);                                                                              \
   }
 VSHMEM_RMA_SIZES(VSHMEMI_DEV_RMA_SIZED)
 #undef VSHMEMI_DEV_RMA_SIZED
 
 __device__ __forceinline__ void shmem_putmem(void* dest, const void* source, size_t nelems,
                                              int pe) {
-  vshmem::device::put_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_putmem", dest, source, nelems,
-                                                        pe);
+  vshmem::device::put_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_putmem", dest, source, nelems, pe);
 }
 __device__ __forceinline__ void shmem_getmem(void* dest, const void* source, size_t nelems,
                                              int pe) {
-  vshmem::device::get_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_getmem", dest, source, nelems,
-                                                        pe);
+  vshmem::device::get_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_getmem", dest, source, nelems, pe);
 }
 __device__ __forceinline__ void shmem_putmem_nbi(void* dest, const void* source, size_t nelems,
                                                  int pe) {
@@ -229,38 +243,38 @@ __device__ __forceinline__ void shmem_getmem_nbi(void* dest, const void* source,
 // ---- shmemx _warp / _block forms (device only). ----
 extern "C" {
 
-#define VSHMEMI_DEV_RMA_TYPED_GROUP(NAME, TYPE, SUFFIX, G)                                     \
-  __device__ __forceinline__ void shmemx_##NAME##_put_##SUFFIX(TYPE* dest, const TYPE* source, \
-                                                               size_t nelems, int pe) {        \
-    vshmem::device::put_group<VSHMEMI_DEV_G(G)>("shmemx_" #NAME "_put_" #SUFFIX, dest, source, \
-                                                nelems * sizeof(TYPE), pe);                    \
-  }                                                                                            \
-  __device__ __forceinline__ void shmemx_##NAME##_get_##SUFFIX(TYPE* dest, const TYPE* source, \
-                                                               size_t nelems, int pe) {        \
-    vshmem::device::get_group<VSHMEMI_DEV_G(G)>("shmemx_" #NAME "_get_" #SUFFIX, dest, source, \
-                                                nelems * sizeof(TYPE), pe);                    \
-  }                                                                                            \
-  __device__ __forceinline__ void shmemx_##NAME##_put_nbi_##SUFFIX(                            \
-      TYPE* dest, const TYPE* source, size_t nelems, int pe) {                                 \
-    vshmem::device::put_group<VSHMEMI_DEV_G(G)>("shmemx_" #NAME "_put_nbi_" #SUFFIX, dest,     \
-                                                source, nelems * sizeof(TYPE), pe);            \
-  }                                                                                            \
-  __device__ __forceinline__ void shmemx_##NAME##_get_nbi_##SUFFIX(                            \
-      TYPE* dest, const TYPE* source, size_t nelems, int pe) {                                 \
-    vshmem::device::get_group<VSHMEMI_DEV_G(G)>("shmemx_" #NAME "_get_nbi_" #SUFFIX, dest,     \
-                                                source, nelems * sizeof(TYPE), pe);            \
-  }                                                                                            \
-  __device__ __forceinline__ void shmemx_##NAME##_iput_##SUFFIX(                               \
-      TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {   \
-    vshmem::device::iput_group<VSHMEMI_DEV_G(G)>(                                              \
-        "shmemx_" #NAME "_iput_" #SUFFIX, vshmem::device::storage(dest),                       \
-        vshmem::device::storage(source), dst, sst, nelems, pe);                                \
-  }                                                                                            \
-  __device__ __forceinline__ void shmemx_##NAME##_iget_##SUFFIX(                               \
-      TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {   \
-    vshmem::device::iget_group<VSHMEMI_DEV_G(G)>(                                              \
-        "shmemx_" #NAME "_iget_" #SUFFIX, vshmem::device::storage(dest),                       \
-        vshmem::device::storage(source), dst, sst, nelems, pe);                                \
+#define VSHMEMI_DEV_RMA_TYPED_GROUP(NAME, TYPE, SUFFIX, G)                                         \
+  __device__ __forceinline__ void shmemx_##NAME##_put_##SUFFIX(TYPE* dest, const TYPE* source,     \
+                                                               size_t nelems, int pe) {            \
+    vshmem::device::put_group<VSHMEMI_DEV_G(G)>("shmemx_" #NAME "_put_" #SUFFIX, dest, source,     \
+                                                nelems * sizeof(TYPE), pe);                        \
+  }                                                                                                \
+  __device__ __forceinline__ void shmemx_##NAME##_get_##SUFFIX(TYPE* dest, const TYPE* source,     \
+                                                               size_t nelems, int pe) {            \
+    vshmem::device::get_group<VSHMEMI_DEV_G(G)>("shmemx_" #NAME "_get_" #SUFFIX, dest, source,     \
+                                                nelems * sizeof(TYPE), pe);                        \
+  }                                                                                                \
+  __device__ __forceinline__ void shmemx_##NAME##_put_nbi_##SUFFIX(TYPE* dest, const TYPE* source, \
+                                                                   size_t nelems, int pe) {        \
+    vshmem::device::put_group<VSHMEMI_DEV_G(G)>("shmemx_" #NAME "_put_nbi_" #SUFFIX, dest, source, \
+                                                nelems * sizeof(TYPE), pe);                        \
+  }                                                                                                \
+  __device__ __forceinline__ void shmemx_##NAME##_get_nbi_##SUFFIX(TYPE* dest, const TYPE* source, \
+                                                                   size_t nelems, int pe) {        \
+    vshmem::device::get_group<VSHMEMI_DEV_G(G)>("shmemx_" #NAME "_get_nbi_" #SUFFIX, dest, source, \
+                                                nelems * sizeof(TYPE), pe);                        \
+  }                                                                                                \
+  __device__ __forceinline__ void shmemx_##NAME##_iput_##SUFFIX(                                   \
+      TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {       \
+    vshmem::device::iput_group<VSHMEMI_DEV_G(G)>(                                                  \
+        "shmemx_" #NAME "_iput_" #SUFFIX, vshmem::device::storage(dest),                           \
+        vshmem::device::storage(source), dst, sst, nelems, pe);                                    \
+  }                                                                                                \
+  __device__ __forceinline__ void shmemx_##NAME##_iget_##SUFFIX(                                   \
+      TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {       \
+    vshmem::device::iget_group<VSHMEMI_DEV_G(G)>(                                                  \
+        "shmemx_" #NAME "_iget_" #SUFFIX, vshmem::device::storage(dest),                           \
+        vshmem::device::storage(source), dst, sst, nelems, pe);                                    \
   }
 #define VSHMEMI_DEV_RMA_TYPED_WARP(NAME, TYPE) \
   VSHMEMI_DEV_RMA_TYPED_GROUP(NAME, TYPE, warp, WarpGroup)
@@ -272,26 +286,26 @@ VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_RMA_TYPED_BLOCK)
 #undef VSHMEMI_DEV_RMA_TYPED_BLOCK
 #undef VSHMEMI_DEV_RMA_TYPED_GROUP
 
-#define VSHMEMI_DEV_RMA_SIZED_GROUP(BITS, BYTES, SUFFIX, G)                                     \
-  __device__ __forceinline__ void shmemx_put##BITS##_##SUFFIX(void* dest, const void* source,   \
-                                                              size_t nelems, int pe) {          \
-    vshmem::device::put_group<VSHMEMI_DEV_G(G)>("shmemx_put" #BITS "_" #SUFFIX, dest, source,   \
-                                                nelems * BYTES, pe);                            \
-  }                                                                                             \
-  __device__ __forceinline__ void shmemx_get##BITS##_##SUFFIX(void* dest, const void* source,   \
-                                                              size_t nelems, int pe) {          \
-    vshmem::device::get_group<VSHMEMI_DEV_G(G)>("shmemx_get" #BITS "_" #SUFFIX, dest, source,   \
-                                                nelems * BYTES, pe);                            \
-  }                                                                                             \
-  __device__ __forceinline__ void shmemx_put##BITS##_nbi_##SUFFIX(                              \
-      void* dest, const void* source, size_t nelems, int pe) {                                  \
-    vshmem::device::put_group<VSHMEMI_DEV_G(G)>("shmemx_put" #BITS "_nbi_" #SUFFIX, dest,       \
-                                                source, nelems * BYTES, pe);                    \
-  }                                                                                             \
-  __device__ __forceinline__ void shmemx_get##BITS##_nbi_##SUFFIX(                              \
-      void* dest, const void* source, size_t nelems, int pe) {                                  \
-    vshmem::device::get_group<VSHMEMI_DEV_G(G)>("shmemx_get" #BITS "_nbi_" #SUFFIX, dest,       \
-                                                source, nelems * BYTES, pe);                    \
+#define VSHMEMI_DEV_RMA_SIZED_GROUP(BITS, BYTES, SUFFIX, G)                                       \
+  __device__ __forceinline__ void shmemx_put##BITS##_##SUFFIX(void* dest, const void* source,     \
+                                                              size_t nelems, int pe) {            \
+    vshmem::device::put_group<VSHMEMI_DEV_G(G)>("shmemx_put" #BITS "_" #SUFFIX, dest, source,     \
+                                                nelems * BYTES, pe);                              \
+  }                                                                                               \
+  __device__ __forceinline__ void shmemx_get##BITS##_##SUFFIX(void* dest, const void* source,     \
+                                                              size_t nelems, int pe) {            \
+    vshmem::device::get_group<VSHMEMI_DEV_G(G)>("shmemx_get" #BITS "_" #SUFFIX, dest, source,     \
+                                                nelems * BYTES, pe);                              \
+  }                                                                                               \
+  __device__ __forceinline__ void shmemx_put##BITS##_nbi_##SUFFIX(void* dest, const void* source, \
+                                                                  size_t nelems, int pe) {        \
+    vshmem::device::put_group<VSHMEMI_DEV_G(G)>("shmemx_put" #BITS "_nbi_" #SUFFIX, dest, source, \
+                                                nelems * BYTES, pe);                              \
+  }                                                                                               \
+  __device__ __forceinline__ void shmemx_get##BITS##_nbi_##SUFFIX(void* dest, const void* source, \
+                                                                  size_t nelems, int pe) {        \
+    vshmem::device::get_group<VSHMEMI_DEV_G(G)>("shmemx_get" #BITS "_nbi_" #SUFFIX, dest, source, \
+                                                nelems * BYTES, pe);                              \
   }
 #define VSHMEMI_DEV_RMA_SIZED_WARP(BITS, BYTES) \
   VSHMEMI_DEV_RMA_SIZED_GROUP(BITS, BYTES, warp, WarpGroup)

@@ -29,8 +29,8 @@ __device__ __forceinline__ void signal_op(const char* call, uint64_t* sig_addr, 
 
 template <class G>
 __device__ __forceinline__ void put_signal_group(const char* call, void* dest, const void* source,
-                                                 size_t bytes, uint64_t* sig_addr,
-                                                 uint64_t signal, int sig_op, int pe) {
+                                                 size_t bytes, uint64_t* sig_addr, uint64_t signal,
+                                                 int sig_op, int pe) {
   G::sync();
   char* target = peer_ptr(call, static_cast<char*>(dest), bytes, pe);
   copy_bytes(target, source, bytes, G::rank(), G::size());
@@ -78,8 +78,8 @@ __device__ __forceinline__ void wait_all(const char* call, T* ivars, size_t n, c
 }
 
 template <class T>
-__device__ __forceinline__ size_t test_any(const char* call, T* ivars, size_t n,
-                                           const int* status, int cmp, CmpValues<T> values) {
+__device__ __forceinline__ size_t test_any(const char* call, T* ivars, size_t n, const int* status,
+                                           int cmp, CmpValues<T> values) {
   check_cmp(call, cmp);
   for (size_t i = 0; i < n; ++i) {
     if (included(status, i) && test_one(ivars + i, cmp, values[i])) {
@@ -98,8 +98,8 @@ __device__ __forceinline__ bool any_included(const int* status, size_t n) {
 }
 
 template <class T>
-__device__ __forceinline__ size_t wait_any(const char* call, T* ivars, size_t n,
-                                           const int* status, int cmp, CmpValues<T> values) {
+__device__ __forceinline__ size_t wait_any(const char* call, T* ivars, size_t n, const int* status,
+                                           int cmp, CmpValues<T> values) {
   if (!any_included(status, n)) return SIZE_MAX;
   for (;;) {
     size_t i = test_any(call, ivars, n, status, cmp, values);
@@ -108,9 +108,8 @@ __device__ __forceinline__ size_t wait_any(const char* call, T* ivars, size_t n,
 }
 
 template <class T>
-__device__ __forceinline__ size_t test_some(const char* call, T* ivars, size_t n,
-                                            size_t* indices, const int* status, int cmp,
-                                            CmpValues<T> values) {
+__device__ __forceinline__ size_t test_some(const char* call, T* ivars, size_t n, size_t* indices,
+                                            const int* status, int cmp, CmpValues<T> values) {
   check_cmp(call, cmp);
   size_t found = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -121,9 +120,8 @@ __device__ __forceinline__ size_t test_some(const char* call, T* ivars, size_t n
 }
 
 template <class T>
-__device__ __forceinline__ size_t wait_some(const char* call, T* ivars, size_t n,
-                                            size_t* indices, const int* status, int cmp,
-                                            CmpValues<T> values) {
+__device__ __forceinline__ size_t wait_some(const char* call, T* ivars, size_t n, size_t* indices,
+                                            const int* status, int cmp, CmpValues<T> values) {
   if (!any_included(status, n)) return 0;
   for (;;) {
     size_t found = test_some(call, ivars, n, indices, status, cmp, values);
@@ -161,56 +159,47 @@ __device__ __forceinline__ int test_all(const char* call, T* ivars, size_t n, co
   X(size, size_t)                  \
   X(ptrdiff, ptrdiff_t)
 
-#define VSHMEMI_DEV_DECL_SIGNAL_TYPED(NAME, TYPE)                                              \
-  VSHMEM_HOSTDEV void shmem_##NAME##_put_signal(TYPE* dest, const TYPE* source, size_t nelems, \
-                                                uint64_t* sig_addr, uint64_t signal,           \
-                                                int sig_op, int pe);                           \
-  VSHMEM_HOSTDEV void shmem_##NAME##_put_signal_nbi(TYPE* dest, const TYPE* source,            \
-                                                    size_t nelems, uint64_t* sig_addr,         \
-                                                    uint64_t signal, int sig_op, int pe);
-#define VSHMEMI_DEV_DECL_SIGNAL_SIZED(BITS, BYTES)                                             \
-  VSHMEM_HOSTDEV void shmem_put##BITS##_signal(void* dest, const void* source, size_t nelems,  \
-                                               uint64_t* sig_addr, uint64_t signal,            \
-                                               int sig_op, int pe);                            \
-  VSHMEM_HOSTDEV void shmem_put##BITS##_signal_nbi(void* dest, const void* source,             \
-                                                   size_t nelems, uint64_t* sig_addr,          \
-                                                   uint64_t signal, int sig_op, int pe);
-#define VSHMEMI_DEV_DECL_P2P(NAME, TYPE)                                                        \
-  VSHMEM_HOSTDEV void shmem_##NAME##_wait_until(TYPE* ivar, int cmp, TYPE cmp_value);          \
-  VSHMEM_HOSTDEV void shmem_##NAME##_wait_until_all(TYPE* ivars, size_t nelems,                 \
-                                                    const int* status, int cmp,                 \
-                                                    TYPE cmp_value);                            \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_any(TYPE* ivars, size_t nelems,               \
-                                                      const int* status, int cmp,               \
-                                                      TYPE cmp_value);                          \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_some(TYPE* ivars, size_t nelems,              \
-                                                       size_t* indices, const int* status,      \
-                                                       int cmp, TYPE cmp_value);                \
-  VSHMEM_HOSTDEV void shmem_##NAME##_wait_until_all_vector(TYPE* ivars, size_t nelems,          \
-                                                           const int* status, int cmp,          \
-                                                           TYPE* cmp_values);             \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_any_vector(TYPE* ivars, size_t nelems,        \
-                                                             const int* status, int cmp,        \
-                                                             TYPE* cmp_values);           \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_some_vector(                                  \
-      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp,                  \
-      TYPE* cmp_values);                                                                  \
-  VSHMEM_HOSTDEV int shmem_##NAME##_test(TYPE* ivar, int cmp, TYPE cmp_value);                  \
-  VSHMEM_HOSTDEV int shmem_##NAME##_test_all(TYPE* ivars, size_t nelems, const int* status,     \
-                                             int cmp, TYPE cmp_value);                          \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_any(TYPE* ivars, size_t nelems, const int* status,  \
-                                                int cmp, TYPE cmp_value);                       \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_some(TYPE* ivars, size_t nelems, size_t* indices,   \
-                                                 const int* status, int cmp, TYPE cmp_value);   \
-  VSHMEM_HOSTDEV int shmem_##NAME##_test_all_vector(TYPE* ivars, size_t nelems,                 \
-                                                    const int* status, int cmp,                 \
-                                                    TYPE* cmp_values);                    \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_any_vector(TYPE* ivars, size_t nelems,              \
-                                                       const int* status, int cmp,              \
-                                                       TYPE* cmp_values);                 \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_some_vector(TYPE* ivars, size_t nelems,             \
-                                                        size_t* indices, const int* status,     \
-                                                        int cmp, TYPE* cmp_values);
+#define VSHMEMI_DEV_DECL_SIGNAL_TYPED(NAME, TYPE)                                                  \
+  VSHMEM_HOSTDEV void shmem_##NAME##_put_signal(TYPE* dest, const TYPE* source, size_t nelems,     \
+                                                uint64_t* sig_addr, uint64_t signal, int sig_op,   \
+                                                int pe);                                           \
+  VSHMEM_HOSTDEV void shmem_##NAME##_put_signal_nbi(TYPE* dest, const TYPE* source, size_t nelems, \
+                                                    uint64_t* sig_addr, uint64_t signal,           \
+                                                    int sig_op, int pe);
+#define VSHMEMI_DEV_DECL_SIGNAL_SIZED(BITS, BYTES)                                                \
+  VSHMEM_HOSTDEV void shmem_put##BITS##_signal(void* dest, const void* source, size_t nelems,     \
+                                               uint64_t* sig_addr, uint64_t signal, int sig_op,   \
+                                               int pe);                                           \
+  VSHMEM_HOSTDEV void shmem_put##BITS##_signal_nbi(void* dest, const void* source, size_t nelems, \
+                                                   uint64_t* sig_addr, uint64_t signal,           \
+                                                   int sig_op, int pe);
+#define VSHMEMI_DEV_DECL_P2P(NAME, TYPE)                                                           \
+  VSHMEM_HOSTDEV void shmem_##NAME##_wait_until(TYPE* ivar, int cmp, TYPE cmp_value);              \
+  VSHMEM_HOSTDEV void shmem_##NAME##_wait_until_all(TYPE* ivars, size_t nelems, const int* status, \
+                                                    int cmp, TYPE cmp_value);                      \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_any(TYPE* ivars, size_t nelems,                  \
+                                                      const int* status, int cmp, TYPE cmp_value); \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_some(                                            \
+      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp, TYPE cmp_value);    \
+  VSHMEM_HOSTDEV void shmem_##NAME##_wait_until_all_vector(                                        \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values);                   \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_any_vector(                                      \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values);                   \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_some_vector(                                     \
+      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp, TYPE* cmp_values);  \
+  VSHMEM_HOSTDEV int shmem_##NAME##_test(TYPE* ivar, int cmp, TYPE cmp_value);                     \
+  VSHMEM_HOSTDEV int shmem_##NAME##_test_all(TYPE* ivars, size_t nelems, const int* status,        \
+                                             int cmp, TYPE cmp_value);                             \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_any(TYPE* ivars, size_t nelems, const int* status,     \
+                                                int cmp, TYPE cmp_value);                          \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_some(TYPE* ivars, size_t nelems, size_t* indices,      \
+                                                 const int* status, int cmp, TYPE cmp_value);      \
+  VSHMEM_HOSTDEV int shmem_##NAME##_test_all_vector(TYPE* ivars, size_t nelems, const int* status, \
+                                                    int cmp, TYPE* cmp_values);                    \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_any_vector(                                            \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values);                   \
+  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_some_vector(                                           \
+      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp, TYPE* cmp_values);
 
 extern "C" {
 VSHMEM_RMA_TYPES(VSHMEMI_DEV_DECL_SIGNAL_TYPED)
@@ -228,47 +217,44 @@ VSHMEMI_DEV_P2P_TYPES(VSHMEMI_DEV_DECL_P2P)
 #ifdef __CUDA_ARCH__
 extern "C" {
 
-#define VSHMEMI_DEV_SIGNAL_TYPED(NAME, TYPE)                                                    \
-  __device__ __forceinline__ void shmem_##NAME##_put_signal(TYPE* dest, const TYPE* source,     \
-                                                            size_t nelems, uint64_t* sig_addr,  \
-                                                            uint64_t signal, int sig_op,        \
-                                                            int pe) {                           \
-    vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>(                               \
-        "shmem_" #NAME "_put_signal", dest, source, nelems * sizeof(TYPE), sig_addr, signal,    \
-        sig_op, pe);                                                                            \
-  }                                                                                             \
-  __device__ __forceinline__ void shmem_##NAME##_put_signal_nbi(                                \
-      TYPE* dest, const TYPE* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,       \
-      int sig_op, int pe) {                                                                     \
-    vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>(                               \
-        "shmem_" #NAME "_put_signal_nbi", dest, source, nelems * sizeof(TYPE), sig_addr,        \
-        signal, sig_op, pe);                                                                    \
+#define VSHMEMI_DEV_SIGNAL_TYPED(NAME, TYPE)                                                       \
+  __device__ __forceinline__ void shmem_##NAME##_put_signal(TYPE* dest, const TYPE* source,        \
+                                                            size_t nelems, uint64_t* sig_addr,     \
+                                                            uint64_t signal, int sig_op, int pe) { \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>(                                  \
+        "shmem_" #NAME "_put_signal", dest, source, nelems * sizeof(TYPE), sig_addr, signal,       \
+        sig_op, pe);                                                                               \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_put_signal_nbi(                                   \
+      TYPE* dest, const TYPE* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,          \
+      int sig_op, int pe) {                                                                        \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>(                                  \
+        "shmem_" #NAME "_put_signal_nbi", dest, source, nelems * sizeof(TYPE), sig_addr, signal,   \
+        sig_op, pe);                                                                               \
   }
 VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_SIGNAL_TYPED)
 #undef VSHMEMI_DEV_SIGNAL_TYPED
 
-#define VSHMEMI_DEV_SIGNAL_SIZED(BITS, BYTES)                                                   \
-  __device__ __forceinline__ void shmem_put##BITS##_signal(void* dest, const void* source,      \
-                                                           size_t nelems, uint64_t* sig_addr,   \
-                                                           uint64_t signal, int sig_op,         \
-                                                           int pe) {                            \
-    vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>(                               \
-        "shmem_put" #BITS "_signal", dest, source, nelems * BYTES, sig_addr, signal, sig_op,    \
-        pe);                                                                                    \
-  }                                                                                             \
-  __device__ __forceinline__ void shmem_put##BITS##_signal_nbi(                                 \
-      void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,       \
-      int sig_op, int pe) {                                                                     \
-    vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>(                               \
-        "shmem_put" #BITS "_signal_nbi", dest, source, nelems * BYTES, sig_addr, signal,        \
-        sig_op, pe);                                                                            \
+#define VSHMEMI_DEV_SIGNAL_SIZED(BITS, BYTES)                                                     \
+  __device__ __forceinline__ void shmem_put##BITS##_signal(void* dest, const void* source,        \
+                                                           size_t nelems, uint64_t* sig_addr,     \
+                                                           uint64_t signal, int sig_op, int pe) { \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>(                                 \
+        "shmem_put" #BITS "_signal", dest, source, nelems * BYTES, sig_addr, signal, sig_op, pe); \
+  }                                                                                               \
+  __device__ __forceinline__ void shmem_put##BITS##_signal_nbi(                                   \
+      void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,         \
+      int sig_op, int pe) {                                                                       \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_put" #BITS "_signal_nbi", \
+                                                                 dest, source, nelems * BYTES,    \
+                                                                 sig_addr, signal, sig_op, pe);   \
   }
 VSHMEM_RMA_SIZES(VSHMEMI_DEV_SIGNAL_SIZED)
 #undef VSHMEMI_DEV_SIGNAL_SIZED
 
 __device__ __forceinline__ void shmem_putmem_signal(void* dest, const void* source, size_t nelems,
-                                                    uint64_t* sig_addr, uint64_t signal,
-                                                    int sig_op, int pe) {
+                                                    uint64_t* sig_addr, uint64_t signal, int sig_op,
+                                                    int pe) {
   vshmem::device::put_signal_group<VSHMEMI_DEV_G(ThreadGroup)>(
       "shmem_putmem_signal", dest, source, nelems, sig_addr, signal, sig_op, pe);
 }
@@ -289,85 +275,79 @@ __device__ __forceinline__ uint64_t shmem_signal_wait_until(uint64_t* sig_addr, 
   return vshmem::device::wait_value("shmem_signal_wait_until", sig_addr, cmp, cmp_value);
 }
 
-#define VSHMEMI_DEV_P2P(NAME, TYPE)                                                              \
-  __device__ __forceinline__ void shmem_##NAME##_wait_until(TYPE* ivar, int cmp,                \
-                                                            TYPE cmp_value) {                    \
-    vshmem::device::wait_value("shmem_" #NAME "_wait_until", ivar, cmp, cmp_value);              \
-  }                                                                                              \
-  __device__ __forceinline__ void shmem_##NAME##_wait_until_all(                                 \
-      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE cmp_value) {                  \
-    vshmem::device::wait_all("shmem_" #NAME "_wait_until_all", ivars, nelems, status, cmp,      \
-                             vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});               \
-  }                                                                                              \
-  __device__ __forceinline__ size_t shmem_##NAME##_wait_until_any(                               \
-      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE cmp_value) {                  \
-    return vshmem::device::wait_any("shmem_" #NAME "_wait_until_any", ivars, nelems, status,    \
-                                    cmp, vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});   \
-  }                                                                                              \
-  __device__ __forceinline__ size_t shmem_##NAME##_wait_until_some(                              \
-      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp,                   \
-      TYPE cmp_value) {                                                                          \
-    return vshmem::device::wait_some("shmem_" #NAME "_wait_until_some", ivars, nelems, indices, \
-                                     status, cmp,                                                \
-                                     vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});       \
-  }                                                                                              \
-  __device__ __forceinline__ void shmem_##NAME##_wait_until_all_vector(                          \
-      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values) {          \
-    vshmem::device::wait_all("shmem_" #NAME "_wait_until_all_vector", ivars, nelems, status,    \
-                             cmp, vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});          \
-  }                                                                                              \
-  __device__ __forceinline__ size_t shmem_##NAME##_wait_until_any_vector(                        \
-      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values) {          \
-    return vshmem::device::wait_any("shmem_" #NAME "_wait_until_any_vector", ivars, nelems,     \
-                                    status, cmp,                                                 \
-                                    vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});        \
-  }                                                                                              \
-  __device__ __forceinline__ size_t shmem_##NAME##_wait_until_some_vector(                       \
-      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp,                   \
-      TYPE* cmp_values) {                                                                  \
-    return vshmem::device::wait_some("shmem_" #NAME "_wait_until_some_vector", ivars, nelems,   \
-                                     indices, status, cmp,                                       \
-                                     vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});       \
-  }                                                                                              \
-  __device__ __forceinline__ int shmem_##NAME##_test(TYPE* ivar, int cmp, TYPE cmp_value) {     \
-    return vshmem::device::test_all("shmem_" #NAME "_test", ivar, 1, nullptr, cmp,              \
-                                    vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});        \
-  }                                                                                              \
-  __device__ __forceinline__ int shmem_##NAME##_test_all(TYPE* ivars, size_t nelems,            \
-                                                         const int* status, int cmp,            \
-                                                         TYPE cmp_value) {                       \
-    return vshmem::device::test_all("shmem_" #NAME "_test_all", ivars, nelems, status, cmp,     \
-                                    vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});        \
-  }                                                                                              \
-  __device__ __forceinline__ size_t shmem_##NAME##_test_any(TYPE* ivars, size_t nelems,         \
-                                                            const int* status, int cmp,         \
-                                                            TYPE cmp_value) {                    \
-    return vshmem::device::test_any("shmem_" #NAME "_test_any", ivars, nelems, status, cmp,     \
-                                    vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});        \
-  }                                                                                              \
-  __device__ __forceinline__ size_t shmem_##NAME##_test_some(                                    \
-      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp,                   \
-      TYPE cmp_value) {                                                                          \
-    return vshmem::device::test_some("shmem_" #NAME "_test_some", ivars, nelems, indices,       \
-                                     status, cmp,                                                \
-                                     vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});       \
-  }                                                                                              \
-  __device__ __forceinline__ int shmem_##NAME##_test_all_vector(                                 \
-      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values) {          \
-    return vshmem::device::test_all("shmem_" #NAME "_test_all_vector", ivars, nelems, status,   \
-                                    cmp, vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});   \
-  }                                                                                              \
-  __device__ __forceinline__ size_t shmem_##NAME##_test_any_vector(                              \
-      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values) {          \
-    return vshmem::device::test_any("shmem_" #NAME "_test_any_vector", ivars, nelems, status,   \
-                                    cmp, vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});   \
-  }                                                                                              \
-  __device__ __forceinline__ size_t shmem_##NAME##_test_some_vector(                             \
-      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp,                   \
-      TYPE* cmp_values) {                                                                  \
-    return vshmem::device::test_some("shmem_" #NAME "_test_some_vector", ivars, nelems,         \
-                                     indices, status, cmp,                                       \
-                                     vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});       \
+#define VSHMEMI_DEV_P2P(NAME, TYPE)                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_wait_until(TYPE* ivar, int cmp, TYPE cmp_value) { \
+    vshmem::device::wait_value("shmem_" #NAME "_wait_until", ivar, cmp, cmp_value);                \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_wait_until_all(                                   \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE cmp_value) {                    \
+    vshmem::device::wait_all("shmem_" #NAME "_wait_until_all", ivars, nelems, status, cmp,         \
+                             vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});                 \
+  }                                                                                                \
+  __device__ __forceinline__ size_t shmem_##NAME##_wait_until_any(                                 \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE cmp_value) {                    \
+    return vshmem::device::wait_any("shmem_" #NAME "_wait_until_any", ivars, nelems, status, cmp,  \
+                                    vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});          \
+  }                                                                                                \
+  __device__ __forceinline__ size_t shmem_##NAME##_wait_until_some(                                \
+      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp, TYPE cmp_value) {   \
+    return vshmem::device::wait_some("shmem_" #NAME "_wait_until_some", ivars, nelems, indices,    \
+                                     status, cmp,                                                  \
+                                     vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});         \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_wait_until_all_vector(                            \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values) {                  \
+    vshmem::device::wait_all("shmem_" #NAME "_wait_until_all_vector", ivars, nelems, status, cmp,  \
+                             vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});   \
+  }                                                                                                \
+  __device__ __forceinline__ size_t shmem_##NAME##_wait_until_any_vector(                          \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values) {                  \
+    return vshmem::device::wait_any(                                                               \
+        "shmem_" #NAME "_wait_until_any_vector", ivars, nelems, status, cmp,                       \
+        vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});                        \
+  }                                                                                                \
+  __device__ __forceinline__ size_t shmem_##NAME##_wait_until_some_vector(                         \
+      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp, TYPE* cmp_values) { \
+    return vshmem::device::wait_some(                                                              \
+        "shmem_" #NAME "_wait_until_some_vector", ivars, nelems, indices, status, cmp,             \
+        vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});                        \
+  }                                                                                                \
+  __device__ __forceinline__ int shmem_##NAME##_test(TYPE* ivar, int cmp, TYPE cmp_value) {        \
+    return vshmem::device::test_all("shmem_" #NAME "_test", ivar, 1, nullptr, cmp,                 \
+                                    vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});          \
+  }                                                                                                \
+  __device__ __forceinline__ int shmem_##NAME##_test_all(                                          \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE cmp_value) {                    \
+    return vshmem::device::test_all("shmem_" #NAME "_test_all", ivars, nelems, status, cmp,        \
+                                    vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});          \
+  }                                                                                                \
+  __device__ __forceinline__ size_t shmem_##NAME##_test_any(                                       \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE cmp_value) {                    \
+    return vshmem::device::test_any("shmem_" #NAME "_test_any", ivars, nelems, status, cmp,        \
+                                    vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});          \
+  }                                                                                                \
+  __device__ __forceinline__ size_t shmem_##NAME##_test_some(                                      \
+      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp, TYPE cmp_value) {   \
+    return vshmem::device::test_some("shmem_" #NAME "_test_some", ivars, nelems, indices, status,  \
+                                     cmp, vshmem::device::CmpValues<TYPE>{nullptr, cmp_value});    \
+  }                                                                                                \
+  __device__ __forceinline__ int shmem_##NAME##_test_all_vector(                                   \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values) {                  \
+    return vshmem::device::test_all(                                                               \
+        "shmem_" #NAME "_test_all_vector", ivars, nelems, status, cmp,                             \
+        vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});                        \
+  }                                                                                                \
+  __device__ __forceinline__ size_t shmem_##NAME##_test_any_vector(                                \
+      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values) {                  \
+    return vshmem::device::test_any(                                                               \
+        "shmem_" #NAME "_test_any_vector", ivars, nelems, status, cmp,                             \
+        vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});                        \
+  }                                                                                                \
+  __device__ __forceinline__ size_t shmem_##NAME##_test_some_vector(                               \
+      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp, TYPE* cmp_values) { \
+    return vshmem::device::test_some(                                                              \
+        "shmem_" #NAME "_test_some_vector", ivars, nelems, indices, status, cmp,                   \
+        vshmem::device::CmpValues<TYPE>{cmp_values, static_cast<TYPE>(0)});                        \
   }
 VSHMEMI_DEV_P2P_TYPES(VSHMEMI_DEV_P2P)
 #undef VSHMEMI_DEV_P2P
@@ -385,20 +365,20 @@ __device__ __forceinline__ void shmemx_signal_op(uint64_t* sig_addr, uint64_t si
   vshmem::device::signal_op("shmemx_signal_op", sig_addr, signal, sig_op, pe);
 }
 
-#define VSHMEMI_DEV_SIGNAL_TYPED_GROUP(NAME, TYPE, SUFFIX, G)                                  \
-  __device__ __forceinline__ void shmemx_##NAME##_put_signal_##SUFFIX(                         \
-      TYPE* dest, const TYPE* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
-      int sig_op, int pe) {                                                                    \
-    vshmem::device::put_signal_group<VSHMEMI_DEV_G(G)>(                                        \
-        "shmemx_" #NAME "_put_signal_" #SUFFIX, dest, source, nelems * sizeof(TYPE), sig_addr, \
-        signal, sig_op, pe);                                                                   \
-  }                                                                                            \
-  __device__ __forceinline__ void shmemx_##NAME##_put_signal_nbi_##SUFFIX(                     \
-      TYPE* dest, const TYPE* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
-      int sig_op, int pe) {                                                                    \
-    vshmem::device::put_signal_group<VSHMEMI_DEV_G(G)>(                                        \
-        "shmemx_" #NAME "_put_signal_nbi_" #SUFFIX, dest, source, nelems * sizeof(TYPE),       \
-        sig_addr, signal, sig_op, pe);                                                         \
+#define VSHMEMI_DEV_SIGNAL_TYPED_GROUP(NAME, TYPE, SUFFIX, G)                                      \
+  __device__ __forceinline__ void shmemx_##NAME##_put_signal_##SUFFIX(                             \
+      TYPE* dest, const TYPE* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,          \
+      int sig_op, int pe) {                                                                        \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(G)>("shmemx_" #NAME "_put_signal_" #SUFFIX,     \
+                                                       dest, source, nelems * sizeof(TYPE),        \
+                                                       sig_addr, signal, sig_op, pe);              \
+  }                                                                                                \
+  __device__ __forceinline__ void shmemx_##NAME##_put_signal_nbi_##SUFFIX(                         \
+      TYPE* dest, const TYPE* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,          \
+      int sig_op, int pe) {                                                                        \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(G)>("shmemx_" #NAME "_put_signal_nbi_" #SUFFIX, \
+                                                       dest, source, nelems * sizeof(TYPE),        \
+                                                       sig_addr, signal, sig_op, pe);              \
   }
 #define VSHMEMI_DEV_SIGNAL_TYPED_WARP(NAME, TYPE) \
   VSHMEMI_DEV_SIGNAL_TYPED_GROUP(NAME, TYPE, warp, WarpGroup)
@@ -410,20 +390,18 @@ VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_SIGNAL_TYPED_BLOCK)
 #undef VSHMEMI_DEV_SIGNAL_TYPED_BLOCK
 #undef VSHMEMI_DEV_SIGNAL_TYPED_GROUP
 
-#define VSHMEMI_DEV_SIGNAL_MEM_GROUP(SUFFIX, G)                                                \
-  __device__ __forceinline__ void shmemx_putmem_signal_##SUFFIX(                               \
-      void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
-      int sig_op, int pe) {                                                                    \
-    vshmem::device::put_signal_group<VSHMEMI_DEV_G(G)>("shmemx_putmem_signal_" #SUFFIX, dest,  \
-                                                       source, nelems, sig_addr, signal,       \
-                                                       sig_op, pe);                            \
-  }                                                                                            \
-  __device__ __forceinline__ void shmemx_putmem_signal_nbi_##SUFFIX(                           \
-      void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
-      int sig_op, int pe) {                                                                    \
-    vshmem::device::put_signal_group<VSHMEMI_DEV_G(G)>("shmemx_putmem_signal_nbi_" #SUFFIX,    \
-                                                       dest, source, nelems, sig_addr, signal, \
-                                                       sig_op, pe);                            \
+#define VSHMEMI_DEV_SIGNAL_MEM_GROUP(SUFFIX, G)                                                   \
+  __device__ __forceinline__ void shmemx_putmem_signal_##SUFFIX(                                  \
+      void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,         \
+      int sig_op, int pe) {                                                                       \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(G)>(                                           \
+        "shmemx_putmem_signal_" #SUFFIX, dest, source, nelems, sig_addr, signal, sig_op, pe);     \
+  }                                                                                               \
+  __device__ __forceinline__ void shmemx_putmem_signal_nbi_##SUFFIX(                              \
+      void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,         \
+      int sig_op, int pe) {                                                                       \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(G)>(                                           \
+        "shmemx_putmem_signal_nbi_" #SUFFIX, dest, source, nelems, sig_addr, signal, sig_op, pe); \
   }
 VSHMEMI_DEV_SIGNAL_MEM_GROUP(warp, WarpGroup)
 VSHMEMI_DEV_SIGNAL_MEM_GROUP(block, BlockGroup)

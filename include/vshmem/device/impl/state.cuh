@@ -88,8 +88,7 @@ __device__ __forceinline__ void check_pe(const char* call, int pe) {
 }
 
 // With checks on: [addr, addr + bytes) must lie in the committed part of the symmetric heap.
-__device__ __forceinline__ void check_symmetric(const char* call, const void* addr,
-                                                size_t bytes) {
+__device__ __forceinline__ void check_symmetric(const char* call, const void* addr, size_t bytes) {
   if (!debug_on()) return;
   const GpuState& s = vshmemi_device_state;
   uint64_t a = reinterpret_cast<uint64_t>(addr);
@@ -144,9 +143,7 @@ struct BlockGroup {
   static __device__ __forceinline__ unsigned rank() {
     return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   }
-  static __device__ __forceinline__ unsigned size() {
-    return blockDim.x * blockDim.y * blockDim.z;
-  }
+  static __device__ __forceinline__ unsigned size() { return blockDim.x * blockDim.y * blockDim.z; }
   static __device__ __forceinline__ void sync() { __syncthreads(); }
 };
 

@@ -125,22 +125,22 @@ __device__ __forceinline__ int shmem_team_sync(shmem_team_t team) {
 // ---- shmemx forms (device only). ----
 extern "C" {
 
-#define VSHMEMI_DEV_SYNC_GROUP(SUFFIX, G)                                                     \
-  __device__ __forceinline__ void shmemx_barrier_all_##SUFFIX(void) {                         \
-    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_barrier_all_" #SUFFIX, true);        \
-  }                                                                                           \
-  __device__ __forceinline__ void shmemx_sync_all_##SUFFIX(void) {                            \
-    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_sync_all_" #SUFFIX, false);          \
-  }                                                                                           \
-  __device__ __forceinline__ int shmemx_team_sync_##SUFFIX(shmem_team_t team) {               \
-    vshmem::device::check_world_team("shmemx_team_sync_" #SUFFIX, team);                      \
-    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_team_sync_" #SUFFIX, false);         \
-    return 0;                                                                                 \
-  }                                                                                           \
-  __device__ __forceinline__ int shmemx_barrier_##SUFFIX(shmem_team_t team) {                 \
-    vshmem::device::check_world_team("shmemx_barrier_" #SUFFIX, team);                        \
-    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_barrier_" #SUFFIX, true);            \
-    return 0;                                                                                 \
+#define VSHMEMI_DEV_SYNC_GROUP(SUFFIX, G)                                              \
+  __device__ __forceinline__ void shmemx_barrier_all_##SUFFIX(void) {                  \
+    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_barrier_all_" #SUFFIX, true); \
+  }                                                                                    \
+  __device__ __forceinline__ void shmemx_sync_all_##SUFFIX(void) {                     \
+    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_sync_all_" #SUFFIX, false);   \
+  }                                                                                    \
+  __device__ __forceinline__ int shmemx_team_sync_##SUFFIX(shmem_team_t team) {        \
+    vshmem::device::check_world_team("shmemx_team_sync_" #SUFFIX, team);               \
+    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_team_sync_" #SUFFIX, false);  \
+    return 0;                                                                          \
+  }                                                                                    \
+  __device__ __forceinline__ int shmemx_barrier_##SUFFIX(shmem_team_t team) {          \
+    vshmem::device::check_world_team("shmemx_barrier_" #SUFFIX, team);                 \
+    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_barrier_" #SUFFIX, true);     \
+    return 0;                                                                          \
   }
 VSHMEMI_DEV_SYNC_GROUP(warp, WarpGroup)
 VSHMEMI_DEV_SYNC_GROUP(block, BlockGroup)
