@@ -1,7 +1,9 @@
 /* The device API: under nvcc, shmem.h includes this header and every OpenSHMEM call that makes
  * sense in a kernel is also a device function with the same name (plus the shmemx _warp/_block
- * forms). Link vshmem::device and compile with separable compilation (-rdc=true; the CMake
- * target adds it to CUDA sources of its consumers).
+ * forms). Link vshmem::device (find_package(vshmem)) and set CUDA_SEPARABLE_COMPILATION ON on
+ * the target with the kernels: vshmem::device adds -rdc=true to its consumers' CUDA sources, but
+ * CMake device-links only targets that set the property themselves. By hand: nvcc -rdc=true
+ * ... -lvshmem_device -lvshmem -lcudart.
  *
  * How host and device functions with one name coexist: shmem_*.h declare those calls with
  * VSHMEM_HOSTDEV, which is `__host__ __device__` under nvcc. The device definitions below are
