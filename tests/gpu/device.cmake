@@ -32,3 +32,17 @@ foreach(_ex ring_kernel jacobi)
     endforeach()
   endif()
 endforeach()
+
+# Bad input in device code traps with a message naming the call, the block and the thread.
+vshmem_add_mpe_test(NAME device_errors_pe SOURCES ${CMAKE_CURRENT_LIST_DIR}/device_errors.cu
+                    NPES 1 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS pe
+                    ENV VSHMEM_BACKEND=cuda CUDA_MPS_PIPE_DIRECTORY=/nonexistent-no-mps
+                    WILL_FAIL_REGEX "shmem_int_p \\(block 0,0,0 thread 0,0,0\\): PE 1 is not a valid PE")
+vshmem_device_link(mpe_device_errors_pe)
+vshmem_add_mpe_test(NAME device_errors_addr TARGET mpe_device_errors_pe NPES 1
+                    LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS addr
+                    ENV VSHMEM_BACKEND=cuda VSHMEM_DEBUG_DEVICE=1
+                        CUDA_MPS_PIPE_DIRECTORY=/nonexistent-no-mps
+                    WILL_FAIL_REGEX "shmem_int_p \\(block 0,0,0 thread 0,0,0\\): address 0x[0-9a-f]+ \\(\\+4 bytes\\) is not inside the symmetric heap")
+set_tests_properties(mpe.device_errors_pe.vshmemrun.1 mpe.device_errors_addr.vshmemrun.1
+                     PROPERTIES SKIP_REGULAR_EXPRESSION "no CUDA device: skipped")
