@@ -62,7 +62,9 @@ typedef float _Complex vshmem_complexf_t;
   X(longlong, long long)               \
   X(ptrdiff, ptrdiff_t)                \
   VSHMEM_REDUCE_BITWISE_TYPES(X)
-#define VSHMEM_REDUCE_REAL_TYPES(X) X(float, float) X(double, double) X(longdouble, long double)
+/* Device code has the real types but long double (nvcc narrows it to double there). */
+#define VSHMEM_REDUCE_DEVICE_REAL_TYPES(X) X(float, float) X(double, double)
+#define VSHMEM_REDUCE_REAL_TYPES(X) VSHMEM_REDUCE_DEVICE_REAL_TYPES(X) X(longdouble, long double)
 #define VSHMEM_REDUCE_MINMAX_TYPES(X) VSHMEM_REDUCE_INTEGER_TYPES(X) VSHMEM_REDUCE_REAL_TYPES(X)
 #define VSHMEM_REDUCE_COMPLEX_TYPES(X) X(complexd, vshmem_complexd_t) X(complexf, vshmem_complexf_t)
 #define VSHMEM_REDUCE_ARITH_TYPES(X) VSHMEM_REDUCE_MINMAX_TYPES(X) VSHMEM_REDUCE_COMPLEX_TYPES(X)

@@ -101,11 +101,12 @@ typedef struct {
 #endif
 #endif
 
-/* The standard RMA type table: X(TYPENAME, TYPE). */
-#define VSHMEM_RMA_TYPES(X)        \
+/* The standard RMA type table: X(TYPENAME, TYPE). Device code has every type but long double,
+ * which nvcc narrows to double there. */
+#define VSHMEM_RMA_TYPES(X) VSHMEM_RMA_DEVICE_TYPES(X) X(longdouble, long double)
+#define VSHMEM_RMA_DEVICE_TYPES(X) \
   X(float, float)                  \
   X(double, double)                \
-  X(longdouble, long double)       \
   X(char, char)                    \
   X(schar, signed char)            \
   X(short, short)                  \

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "vshmem/device/impl/memory.cuh"
+#include "vshmem/shmem_amo.h"
 
 #ifdef __CUDACC__
 
@@ -49,31 +50,9 @@ __device__ __forceinline__ void amo_add(const char* call, T* dest, T value, int 
 }  // namespace vshmem::device
 
 // The AMO type tables of OpenSHMEM 1.5 (Tables 10-12).
-#define VSHMEMI_DEV_AMO_STANDARD_TYPES(X) \
-  X(int, int)                             \
-  X(long, long)                           \
-  X(longlong, long long)                  \
-  X(uint, unsigned int)                   \
-  X(ulong, unsigned long)                 \
-  X(ulonglong, unsigned long long)        \
-  X(int32, int32_t)                       \
-  X(int64, int64_t)                       \
-  X(uint32, uint32_t)                     \
-  X(uint64, uint64_t)                     \
-  X(size, size_t)                         \
-  X(ptrdiff, ptrdiff_t)
-#define VSHMEMI_DEV_AMO_EXTENDED_TYPES(X) \
-  VSHMEMI_DEV_AMO_STANDARD_TYPES(X)       \
-  X(float, float)                         \
-  X(double, double)
-#define VSHMEMI_DEV_AMO_BITWISE_TYPES(X) \
-  X(uint, unsigned int)                  \
-  X(ulong, unsigned long)                \
-  X(ulonglong, unsigned long long)       \
-  X(int32, int32_t)                      \
-  X(int64, int64_t)                      \
-  X(uint32, uint32_t)                    \
-  X(uint64, uint64_t)
+#define VSHMEMI_DEV_AMO_STANDARD_TYPES(X) VSHMEM_AMO_STANDARD_TYPES(X)
+#define VSHMEMI_DEV_AMO_EXTENDED_TYPES(X) VSHMEM_AMO_EXTENDED_TYPES(X)
+#define VSHMEMI_DEV_AMO_BITWISE_TYPES(X) VSHMEM_AMO_BITWISE_TYPES(X)
 
 // Declarations for both compilation passes (the host definitions are in libvshmem).
 #define VSHMEMI_DEV_DECL_AMO_EXTENDED(NAME, TYPE)                                               \

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "vshmem/device/impl/sync.cuh"
+#include "vshmem/shmem_coll.h"
 
 #ifdef __CUDACC__
 
@@ -142,32 +143,9 @@ __device__ __forceinline__ int reduce_group(const char* call, shmem_team_t team,
 }  // namespace vshmem::device
 
 // Reduction type tables of OpenSHMEM 1.5 (Table 14) without long double and complex types.
-#define VSHMEMI_DEV_REDUCE_BITWISE_TYPES(X) \
-  X(uchar, unsigned char)                   \
-  X(ushort, unsigned short)                 \
-  X(uint, unsigned int)                     \
-  X(ulong, unsigned long)                   \
-  X(ulonglong, unsigned long long)          \
-  X(int8, int8_t)                           \
-  X(int16, int16_t)                         \
-  X(int32, int32_t)                         \
-  X(int64, int64_t)                         \
-  X(uint8, uint8_t)                         \
-  X(uint16, uint16_t)                       \
-  X(uint32, uint32_t)                       \
-  X(uint64, uint64_t)                       \
-  X(size, size_t)
+#define VSHMEMI_DEV_REDUCE_BITWISE_TYPES(X) VSHMEM_REDUCE_BITWISE_TYPES(X)
 #define VSHMEMI_DEV_REDUCE_ARITH_TYPES(X) \
-  X(char, char)                           \
-  X(schar, signed char)                   \
-  X(short, short)                         \
-  X(int, int)                             \
-  X(long, long)                           \
-  X(longlong, long long)                  \
-  X(ptrdiff, ptrdiff_t)                   \
-  X(float, float)                         \
-  X(double, double)                       \
-  VSHMEMI_DEV_REDUCE_BITWISE_TYPES(X)
+  VSHMEM_REDUCE_INTEGER_TYPES(X) VSHMEM_REDUCE_DEVICE_REAL_TYPES(X)
 
 #define VSHMEMI_DEV_DECL_COLL_TYPED(NAME, TYPE)                                                  \
   VSHMEM_HOSTDEV int shmem_##NAME##_broadcast(shmem_team_t team, TYPE* dest, const TYPE* source, \

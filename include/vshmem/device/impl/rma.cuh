@@ -103,30 +103,7 @@ struct SizedWord<16> {
 
 // The RMA types without long double: nvcc narrows long double to double in device code, so the
 // long double calls are host-only (their device declarations have no definition).
-#define VSHMEMI_DEV_VALUE_TYPES(X) \
-  X(float, float)                  \
-  X(double, double)                \
-  X(char, char)                    \
-  X(schar, signed char)            \
-  X(short, short)                  \
-  X(int, int)                      \
-  X(long, long)                    \
-  X(longlong, long long)           \
-  X(uchar, unsigned char)          \
-  X(ushort, unsigned short)        \
-  X(uint, unsigned int)            \
-  X(ulong, unsigned long)          \
-  X(ulonglong, unsigned long long) \
-  X(int8, int8_t)                  \
-  X(int16, int16_t)                \
-  X(int32, int32_t)                \
-  X(int64, int64_t)                \
-  X(uint8, uint8_t)                \
-  X(uint16, uint16_t)              \
-  X(uint32, uint32_t)              \
-  X(uint64, uint64_t)              \
-  X(size, size_t)                  \
-  X(ptrdiff, ptrdiff_t)
+#define VSHMEMI_DEV_VALUE_TYPES(X) VSHMEM_RMA_DEVICE_TYPES(X)
 
 #define VSHMEMI_DEV_G(G) vshmem::device::G
 

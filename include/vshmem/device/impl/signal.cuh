@@ -9,6 +9,7 @@
 #pragma once
 
 #include "vshmem/device/impl/rma.cuh"
+#include "vshmem/shmem_wait.h"
 
 #ifdef __CUDACC__
 
@@ -143,21 +144,7 @@ __device__ __forceinline__ int test_all(const char* call, T* ivars, size_t n, co
 }  // namespace vshmem::device
 
 // Point-to-point synchronization types (OpenSHMEM 1.5 Table 13).
-#define VSHMEMI_DEV_P2P_TYPES(X)   \
-  X(short, short)                  \
-  X(int, int)                      \
-  X(long, long)                    \
-  X(longlong, long long)           \
-  X(ushort, unsigned short)        \
-  X(uint, unsigned int)            \
-  X(ulong, unsigned long)          \
-  X(ulonglong, unsigned long long) \
-  X(int32, int32_t)                \
-  X(int64, int64_t)                \
-  X(uint32, uint32_t)              \
-  X(uint64, uint64_t)              \
-  X(size, size_t)                  \
-  X(ptrdiff, ptrdiff_t)
+#define VSHMEMI_DEV_P2P_TYPES(X) VSHMEM_P2P_TYPES(X)
 
 #define VSHMEMI_DEV_DECL_SIGNAL_TYPED(NAME, TYPE)                                                  \
   VSHMEM_HOSTDEV void shmem_##NAME##_put_signal(TYPE* dest, const TYPE* source, size_t nelems,     \
