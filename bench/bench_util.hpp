@@ -22,8 +22,7 @@
 namespace vshmem::bench {
 
 inline double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // Wall-clock time, the same clock in every process of a node (start-up is compared across PEs).
@@ -62,9 +61,21 @@ inline bool parse_size(const char* s, uint64_t* out) {
   if (end == s || v < 0) return false;
   uint64_t mul = 1;
   switch (*end) {
-    case 'k': case 'K': mul = 1ull << 10; ++end; break;
-    case 'm': case 'M': mul = 1ull << 20; ++end; break;
-    case 'g': case 'G': mul = 1ull << 30; ++end; break;
+    case 'k':
+    case 'K':
+      mul = 1ull << 10;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      mul = 1ull << 20;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      mul = 1ull << 30;
+      ++end;
+      break;
     default: break;
   }
   if (*end != '\0') return false;
@@ -78,7 +89,7 @@ struct Options {
   std::vector<std::string> only;  // benchmark groups to run; empty: all
   uint64_t max_bytes = 0;         // largest transfer; 0: the program's default
   std::vector<std::pair<std::string, std::string>> tags;  // extra fields in every record
-  int reps = 0;                   // timed repetitions (median taken); 0: default
+  int reps = 0;  // timed repetitions (median taken); 0: default
 
   bool wants(const char* group) const {
     if (only.empty()) return true;

@@ -50,17 +50,16 @@ static constexpr char kImpl[] = "vshmem";
 namespace vshmem::bench {
 namespace {
 
-constexpr char kGroups[] =
-    "init,malloc,rma_bw,host_bw,p_lat,pingpong,amo,barrier,coll,on_stream";
+constexpr char kGroups[] = "init,malloc,rma_bw,host_bw,p_lat,pingpong,amo,barrier,coll,on_stream";
 
-#define CK(call)                                                                           \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                               \
-      fprintf(stderr, "bench(%s): PE %d: %s:%d: %s: %s\n", kImpl, S(my_pe)(), __FILE__,   \
-              __LINE__, #call, cudaGetErrorString(e_));                                    \
-      S(global_exit)(1);                                                                   \
-    }                                                                                      \
+#define CK(call)                                                                                  \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
+      fprintf(stderr, "bench(%s): PE %d: %s:%d: %s: %s\n", kImpl, S(my_pe)(), __FILE__, __LINE__, \
+              #call, cudaGetErrorString(e_));                                                     \
+      S(global_exit)(1);                                                                          \
+    }                                                                                             \
   } while (0)
 #define CK_LAUNCH() CK(cudaGetLastError())
 
@@ -133,8 +132,8 @@ __global__ void rma_bw_kernel(char* remote, char* local, size_t bytes, size_t ch
 using RmaKernel = void (*)(char*, char*, size_t, size_t, int, int);
 
 RmaKernel rma_kernel(int scope, bool nbi, bool put) {
-#define PICK(SC)                                                                        \
-  if (scope == SC) {                                                                    \
+#define PICK(SC)                                                                          \
+  if (scope == SC) {                                                                      \
     if (put) return nbi ? rma_bw_kernel<SC, true, true> : rma_bw_kernel<SC, false, true>; \
     return nbi ? rma_bw_kernel<SC, true, false> : rma_bw_kernel<SC, false, false>;        \
   }
@@ -382,10 +381,9 @@ Ceilings measure_ceilings(const Ctx& c, char* a, char* b, uint64_t bytes, int it
     CK_LAUNCH();
   });
   if (c.me == 0) {
-    c.rep.emit({"ceiling_bw", "cudaMemcpy_d2d", bytes, k.memcpy_gbs, "GB/s", "", NAN, iters,
-                c.reps});
-    c.rep.emit({"ceiling_bw", "copy_kernel", bytes, k.kernel_gbs, "GB/s", "", NAN, iters,
-                c.reps});
+    c.rep.emit(
+        {"ceiling_bw", "cudaMemcpy_d2d", bytes, k.memcpy_gbs, "GB/s", "", NAN, iters, c.reps});
+    c.rep.emit({"ceiling_bw", "copy_kernel", bytes, k.kernel_gbs, "GB/s", "", NAN, iters, c.reps});
   }
   return k;
 }
@@ -406,8 +404,8 @@ void bench_rma_bw(const Ctx& c, char* sym_a, char* sym_b, char* priv_a, char* pr
   for (uint64_t s : sizes) {
     // About 256 MiB per timing (at least one pass): ~0.1 s at HBM speed, far above launch and
     // event overheads, and the whole sweep stays within a few minutes of device time.
-    const int iters = iters_for(s, c.opt.quick ? (64u << 20) : (256u << 20), 1,
-                                c.opt.quick ? 100 : 1000);
+    const int iters =
+        iters_for(s, c.opt.quick ? (64u << 20) : (256u << 20), 1, c.opt.quick ? 100 : 1000);
     c.rep.progress("device RMA bandwidth %s (%d iterations)", size_str(s).c_str(), iters);
     Ceilings k = measure_ceilings(c, priv_a, priv_b, s, iters);
     for (int scope : {kThread, kWarp, kBlock}) {
@@ -424,8 +422,8 @@ void bench_rma_bw(const Ctx& c, char* sym_a, char* sym_b, char* priv_a, char* pr
           });
           std::string variant = std::string(kScopeName[scope]) + (nbi ? ",nbi" : "");
           const char* bench = put ? "put_bw" : "get_bw";
-          c.rep.emit({bench, variant, s, gbs, "GB/s", "cudaMemcpy_d2d", k.memcpy_gbs, iters,
-                      c.reps});
+          c.rep.emit(
+              {bench, variant, s, gbs, "GB/s", "cudaMemcpy_d2d", k.memcpy_gbs, iters, c.reps});
           c.rep.emit({std::string(bench) + "_vs_kernel", variant, s, gbs, "GB/s", "copy_kernel",
                       k.kernel_gbs, iters, c.reps});
         }
@@ -441,8 +439,8 @@ void bench_host_bw(const Ctx& c, char* sym_a, char* sym_b, char* priv_a, char* p
   std::vector<uint64_t> sizes;
   for (uint64_t s = 8; s <= max; s <<= (c.opt.quick ? 10 : 4)) sizes.push_back(s);
   for (uint64_t s : sizes) {
-    const int iters = iters_for(s, c.opt.quick ? (64u << 20) : (256u << 20), 1,
-                                c.opt.quick ? 50 : 500);
+    const int iters =
+        iters_for(s, c.opt.quick ? (64u << 20) : (256u << 20), 1, c.opt.quick ? 50 : 500);
     c.rep.progress("host-API bandwidth on GPU memory %s", size_str(s).c_str());
     Ceilings k = measure_ceilings(c, priv_a, priv_b, s, iters);
     for (int put = 1; put >= 0; --put) {
@@ -460,8 +458,8 @@ void bench_host_bw(const Ctx& c, char* sym_a, char* sym_b, char* priv_a, char* p
       }
       S(barrier_all)();
       double gbs = median(samples);
-      c.rep.emit({put ? "host_put_bw" : "host_get_bw", "blocking", s, gbs, "GB/s",
-                  "cudaMemcpy_d2d", k.memcpy_gbs, iters, c.reps});
+      c.rep.emit({put ? "host_put_bw" : "host_get_bw", "blocking", s, gbs, "GB/s", "cudaMemcpy_d2d",
+                  k.memcpy_gbs, iters, c.reps});
     }
   }
 }
@@ -500,9 +498,8 @@ void bench_p_lat(const Ctx& c, long* var) {
 void bench_amo(const Ctx& c, uint64_t* ctr, double* scratch) {
   if (c.npes >= 2) {
     const int iters = c.opt.quick ? 1000 : 20000;
-    double f = lat_on_pe0(c, iters, [&] {
-      fetch_add_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
-    });
+    double f = lat_on_pe0(
+        c, iters, [&] { fetch_add_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out); });
     c.rep.emit({"fetch_add_lat", "thread", 8, f, "us", "", NAN, iters, c.reps});
   }
   // Contention: every thread of every PE on PE 0's counter; the total is checked.
@@ -530,8 +527,8 @@ void bench_amo(const Ctx& c, uint64_t* ctr, double* scratch) {
       expected += (uint64_t)blocks * threads * iters * c.npes;
       if (r >= 0) rates.push_back((double)blocks * threads * iters * c.npes / (worst_ms * 1e3));
     }
-    c.rep.emit({fetch ? "fetch_add_rate" : "add_rate", "all_pes_to_pe0", 8, median(rates),
-                "Mops/s", "", NAN, iters, c.reps});
+    c.rep.emit({fetch ? "fetch_add_rate" : "add_rate", "all_pes_to_pe0", 8, median(rates), "Mops/s",
+                "", NAN, iters, c.reps});
   }
   S(barrier_all)();
   if (c.me == 0) {
@@ -570,8 +567,8 @@ void bench_pingpong(const Ctx& c, long* flag, uint64_t* sig, char* data, const c
       seq += iters + 1;
       sseq += iters + 1;
     }
-    c.rep.emit({"pingpong_lat", kind == 0 ? "p" : "put_signal", 8, median(us), "us", "", NAN,
-                iters, c.reps});
+    c.rep.emit({"pingpong_lat", kind == 0 ? "p" : "put_signal", 8, median(us), "us", "", NAN, iters,
+                c.reps});
   }
   S(barrier_all)();
 }
@@ -599,8 +596,7 @@ void bench_barrier(const Ctx& c) {
       collective(c, (const void*)barrier_kernel, 128, args);
       if (r >= 0) us.push_back((double)read_out(c.g) / 1e3 / iters);
     }
-    c.rep.emit({"barrier_all_lat", kScopeName[scope], 0, median(us), "us", "", NAN, iters,
-                c.reps});
+    c.rep.emit({"barrier_all_lat", kScopeName[scope], 0, median(us), "us", "", NAN, iters, c.reps});
   }
 }
 

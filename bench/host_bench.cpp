@@ -103,8 +103,7 @@ void bench_init(const Ctx& c, double t_in, double t_out) {
       last_in = std::max(last_in, shmem_double_g(&t[2 * p], 0));
       last_out = std::max(last_out, shmem_double_g(&t[2 * p + 1], 0));
     }
-    c.rep.emit({"init", "last_in_to_last_out", 0, (last_out - last_in) * 1e3, "ms", "", NAN, 1,
-                1});
+    c.rep.emit({"init", "last_in_to_last_out", 0, (last_out - last_in) * 1e3, "ms", "", NAN, 1, 1});
   }
   shmem_barrier_all();
   shmem_free(t);
@@ -327,8 +326,7 @@ void bench_pingpong(const Ctx& c) {
       double t = now_s() - t0;
       if (r >= 0) samples.push_back(t / it / 2);
     }
-    c.rep.emit({"pingpong_lat", "put_signal", 8, median(samples) * 1e6, "us", "", NAN, it,
-                c.reps});
+    c.rep.emit({"pingpong_lat", "put_signal", 8, median(samples) * 1e6, "us", "", NAN, it, c.reps});
     shmem_free(data);
     shmem_free(sig);
   } else {
@@ -442,8 +440,7 @@ int main(int argc, char** argv) {
   const char* backend = getenv("VSHMEM_BACKEND");
   Reporter rep(opt, "host", "vshmem", me, npes);
   opt.tags.emplace_back("backend", backend && *backend ? backend : "auto");
-  Ctx c{opt, rep, me, npes, opt.reps ? opt.reps : (opt.quick ? 3 : 9),
-        opt.quick ? 100 : 2000};
+  Ctx c{opt, rep, me, npes, opt.reps ? opt.reps : (opt.quick ? 3 : 9), opt.quick ? 100 : 2000};
 
   if (opt.wants("init")) bench_init(c, t_in, t_out);
   // Growth is measured first, while the heap holds only what shmem_init committed.

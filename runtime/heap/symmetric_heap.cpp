@@ -127,9 +127,9 @@ Status SymmetricHeap::grow(size_t bytes) {
   if (!made) return made;
   for (int p = 0; p < n; ++p) {
     if (!oks[p]) {
-      return error(Code::kOutOfMemory,
-                   log::format("PE %d could not add %zu bytes of memory (see its message)", p,
-                               bytes));
+      return error(
+          Code::kOutOfMemory,
+          log::format("PE %d could not add %zu bytes of memory (see its message)", p, bytes));
     }
   }
 

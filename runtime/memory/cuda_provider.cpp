@@ -651,7 +651,8 @@ class CudaProvider final : public MemoryProvider {
     CUdevice dev;
     int domain = 0, bus = 0, slot = 0;
     if (drv_.cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
-        drv_.cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev) != CUDA_SUCCESS ||
+        drv_.cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev) !=
+            CUDA_SUCCESS ||
         drv_.cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) != CUDA_SUCCESS ||
         drv_.cuDeviceGetAttribute(&slot, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev) != CUDA_SUCCESS) {
       return ~0ull - static_cast<uint64_t>(ordinal);  // unknown: matches only itself

@@ -121,14 +121,14 @@ static void set_active(int start, int log_stride, int size) {
 
 #define D_BIT(NAME, TYPE) \
   DEF_REDUCE(NAME, TYPE, and, INT) DEF_REDUCE(NAME, TYPE, or, INT) DEF_REDUCE(NAME, TYPE, xor, INT)
-#define D_INT(NAME, TYPE)                                           \
-  DEF_REDUCE(NAME, TYPE, max, INT)                                  \
-  DEF_REDUCE(NAME, TYPE, min, INT) DEF_REDUCE(NAME, TYPE, sum, INT) \
-      DEF_REDUCE(NAME, TYPE, prod, INT)
-#define D_REAL(NAME, TYPE)                                            \
-  DEF_REDUCE(NAME, TYPE, max, REAL)                                   \
-  DEF_REDUCE(NAME, TYPE, min, REAL) DEF_REDUCE(NAME, TYPE, sum, REAL) \
-      DEF_REDUCE(NAME, TYPE, prod, REAL)
+#define D_INT(NAME, TYPE)          \
+  DEF_REDUCE(NAME, TYPE, max, INT) \
+  DEF_REDUCE(NAME, TYPE, min, INT) \
+  DEF_REDUCE(NAME, TYPE, sum, INT) DEF_REDUCE(NAME, TYPE, prod, INT)
+#define D_REAL(NAME, TYPE)          \
+  DEF_REDUCE(NAME, TYPE, max, REAL) \
+  DEF_REDUCE(NAME, TYPE, min, REAL) \
+  DEF_REDUCE(NAME, TYPE, sum, REAL) DEF_REDUCE(NAME, TYPE, prod, REAL)
 #define D_CPLX(NAME, TYPE) DEF_REDUCE(NAME, TYPE, sum, CPLX) DEF_REDUCE(NAME, TYPE, prod, CPLX)
 INT_BITWISE(D_BIT)
 INT_ALL(D_INT)
@@ -137,15 +137,17 @@ CPLX_ALL(D_CPLX)
 
 #define OLD_INT(X) X(short, short) X(int, int) X(long, long) X(longlong, long long)
 #define OLD_REAL(X) X(float, float) X(double, double) X(longdouble, long double)
-#define T_INT(NAME, TYPE)                                               \
-  DEF_TO_ALL(NAME, TYPE, and, INT)                                      \
-  DEF_TO_ALL(NAME, TYPE, or, INT) DEF_TO_ALL(NAME, TYPE, xor, INT)      \
-      DEF_TO_ALL(NAME, TYPE, max, INT) DEF_TO_ALL(NAME, TYPE, min, INT) \
-          DEF_TO_ALL(NAME, TYPE, sum, INT) DEF_TO_ALL(NAME, TYPE, prod, INT)
-#define T_REAL(NAME, TYPE)                                            \
-  DEF_TO_ALL(NAME, TYPE, max, REAL)                                   \
-  DEF_TO_ALL(NAME, TYPE, min, REAL) DEF_TO_ALL(NAME, TYPE, sum, REAL) \
-      DEF_TO_ALL(NAME, TYPE, prod, REAL)
+#define T_INT(NAME, TYPE)          \
+  DEF_TO_ALL(NAME, TYPE, and, INT) \
+  DEF_TO_ALL(NAME, TYPE, or, INT)  \
+  DEF_TO_ALL(NAME, TYPE, xor, INT) \
+  DEF_TO_ALL(NAME, TYPE, max, INT) \
+  DEF_TO_ALL(NAME, TYPE, min, INT) \
+  DEF_TO_ALL(NAME, TYPE, sum, INT) DEF_TO_ALL(NAME, TYPE, prod, INT)
+#define T_REAL(NAME, TYPE)          \
+  DEF_TO_ALL(NAME, TYPE, max, REAL) \
+  DEF_TO_ALL(NAME, TYPE, min, REAL) \
+  DEF_TO_ALL(NAME, TYPE, sum, REAL) DEF_TO_ALL(NAME, TYPE, prod, REAL)
 #define T_CPLX(NAME, TYPE) DEF_TO_ALL(NAME, TYPE, sum, CPLX) DEF_TO_ALL(NAME, TYPE, prod, CPLX)
 OLD_INT(T_INT)
 OLD_REAL(T_REAL)
