@@ -409,8 +409,9 @@ int run_local(const Options& o) {
   // Each PE's environment is built before fork: count_gpus may have started driver threads,
   // and after fork in a threaded process only async-signal-safe calls are allowed.
   const std::vector<std::string> ours = {
-      "VSHMEM_BOOTSTRAP=", "VSHMEM_SOCKET_ADDR=", "VSHMEM_JOB_ID=",     "VSHMEM_JOB_SECRET=",
-      "VSHMEM_RANK=",      "VSHMEM_NPES=",        "VSHMEM_LOCAL_RANK=", "VSHMEM_LOCAL_SIZE="};
+      "VSHMEM_BOOTSTRAP=",  "VSHMEM_SOCKET_ADDR=", "VSHMEM_JOB_ID=",
+      "VSHMEM_JOB_SECRET=", "VSHMEM_RANK=",        "VSHMEM_NPES=",
+      "VSHMEM_LOCAL_RANK=", "VSHMEM_LOCAL_SIZE=",  "VSHMEM_LAUNCHER_PID="};
   std::vector<std::string> base;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv = *e;
@@ -430,6 +431,8 @@ int run_local(const Options& o) {
     envs[r].push_back("VSHMEM_NPES=" + std::to_string(o.npes));
     envs[r].push_back("VSHMEM_LOCAL_RANK=" + std::to_string(r));
     envs[r].push_back("VSHMEM_LOCAL_SIZE=" + std::to_string(o.npes));
+    // shmem_global_exit tells us its status with SIGUSR1 (sigqueue) before the PE exits.
+    envs[r].push_back("VSHMEM_LAUNCHER_PID=" + std::to_string(self));
     if (ngpus > 0) envs[r].push_back("VSHMEM_DEVICE=" + std::to_string(r % ngpus));
     for (std::string& s : envs[r]) envps[r].push_back(s.data());
     envps[r].push_back(nullptr);
@@ -442,7 +445,7 @@ int run_local(const Options& o) {
   // Signals are taken through a signalfd so that the supervision loop is a plain poll loop.
   sigset_t mask, old_mask;
   sigemptyset(&mask);
-  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&mask, s);
+  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1}) sigaddset(&mask, s);
   ::sigprocmask(SIG_BLOCK, &mask, &old_mask);
   int sfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0) {
@@ -554,6 +557,7 @@ int run_local(const Options& o) {
   };
 
   int received_signal = 0;
+  std::optional<int> global_exit_status;  // set by a PE's shmem_global_exit
   std::optional<Clock::time_point> drain_until;
   for (;;) {
     bool streams_open = false;
@@ -592,6 +596,18 @@ int run_local(const Options& o) {
       while (::read(sfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
         int sig = static_cast<int>(si.ssi_signo);
         if (sig == SIGCHLD) continue;
+        if (sig == SIGUSR1) {
+          auto it = std::find_if(pes.begin(), pes.end(), [&](const Pe& p) {
+            return p.pid == static_cast<pid_t>(si.ssi_pid);
+          });
+          if (it == pes.end() || global_exit_status) continue;  // not from a PE, or not the first
+          global_exit_status = si.ssi_int;
+          std::fprintf(stderr,
+                       "vshmemrun: PE %d called shmem_global_exit(%d); stopping the other PEs\n",
+                       static_cast<int>(it - pes.begin()), si.ssi_int);
+          begin_stopping();
+          continue;
+        }
         // Forwarded, not acted on: the PEs decide how to react; the grace period bounds it.
         if (received_signal == 0 && running > 0) {
           std::fprintf(stderr, "vshmemrun: received signal %s; forwarding it to the PEs\n",
@@ -624,6 +640,7 @@ int run_local(const Options& o) {
       kill_at = Clock::now() + std::chrono::hours(1);  // SIGKILL cannot be resisted
     }
   }
+  if (global_exit_status) return *global_exit_status & 0xff;
   if (exit_code == 0 && received_signal != 0) exit_code = 128 + received_signal;
   return exit_code;
 }

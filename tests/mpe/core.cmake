@@ -22,3 +22,9 @@ vshmem_add_mpe_test(NAME errors_pe_dies TARGET mpe_errors ARGS pe_dies NPES 2 4
 vshmem_add_mpe_test(NAME staged SOURCES staged.c NPES 2 4 5)
 vshmem_add_mpe_test(NAME staged_remote_put TARGET mpe_staged ARGS remote_put NPES 2 4
   WILL_FAIL_REGEX "shmem_long_p: put to PE [0-9]+: its memory is not mapped here")
+vshmem_add_mpe_test(NAME errors_global_exit TARGET mpe_errors ARGS global_exit7 NPES 2 4
+  WILL_FAIL_REGEX "shmem_global_exit\\(7\\)")
+# vshmemrun ends the job with the status given, zero included (other launchers turn a zero
+# into a failure, or their other PEs would wait forever).
+vshmem_add_mpe_test(NAME global_exit_zero TARGET mpe_errors ARGS global_exit0 NPES 2 3
+  LAUNCHERS vshmemrun TIMEOUT 30)

@@ -25,6 +25,12 @@ int main(int argc, char** argv) {
     /* Every PE sees the mismatch and gets NULL; nothing is corrupted. */
     CHECK(p == NULL, "an asymmetric malloc must fail");
     return 3;
+  } else if (strncmp(what, "global_exit", 11) == 0) {
+    /* PE 1 ends the whole job with a status while the others wait in a barrier. */
+    if (me == 1 % n) shmem_global_exit(atoi(what + 11));
+    shmem_barrier_all();
+    shmem_barrier_all();
+    return 99; /* not reached: the job ends with PE 1's status */
   } else if (strcmp(what, "pe_dies") == 0) {
     if (me == 1) {
       fprintf(stderr, "PE 1 dies on purpose\n");
