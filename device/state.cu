@@ -179,6 +179,11 @@ void on_state(const DeviceState* s) {
     cudaGetLastError();
     return;  // no GPU here: the device API is not usable, nothing to keep in step
   }
+  // The runtime's memory provider leaves no context current in this thread (it restores what
+  // was current before each driver call), and asking the driver about the heap's memory needs
+  // one: make the runtime's primary context current first.
+  cudaFree(nullptr);
+  cudaGetLastError();
   const uint64_t sync_base = s->heap_base + s->sync_offset;
   const int heap_device = device_of(reinterpret_cast<void*>(sync_base));
   if (heap_device < 0) {
