@@ -22,4 +22,4 @@ mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
 "$mps" -d && echo "MPS started"
 trap 'echo quit | "$mps"' EXIT
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-ctest --test-dir "$bdir" -L gpu --output-on-failure --timeout 240 "$@" 2>&1 | tee "$out/ctest-gpu.log" | grep -vE "^\s+Start|^\s*$" | tail -60
+ctest --test-dir "$bdir" -L gpu --output-on-failure --timeout 90 "$@" 2>&1 | tee "$out/ctest-gpu.log" | grep -vE "^\s+Start|^\s*$" | tail -60
