@@ -54,41 +54,8 @@ __device__ __forceinline__ void amo_add(const char* call, T* dest, T value, int 
 #define VSHMEMI_DEV_AMO_EXTENDED_TYPES(X) VSHMEM_AMO_EXTENDED_TYPES(X)
 #define VSHMEMI_DEV_AMO_BITWISE_TYPES(X) VSHMEM_AMO_BITWISE_TYPES(X)
 
-// Declarations for both compilation passes (the host definitions are in libvshmem).
-#define VSHMEMI_DEV_DECL_AMO_EXTENDED(NAME, TYPE)                                               \
-  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch(const TYPE* source, int pe);                  \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_set(TYPE* dest, TYPE value, int pe);                \
-  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_swap(TYPE* dest, TYPE value, int pe);               \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_nbi(TYPE* fetch, const TYPE* source, int pe); \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_swap_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);
-#define VSHMEMI_DEV_DECL_AMO_STANDARD(NAME, TYPE)                                                \
-  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_compare_swap(TYPE* dest, TYPE cond, TYPE value,      \
-                                                         int pe);                                \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_compare_swap_nbi(TYPE* fetch, TYPE* dest, TYPE cond, \
-                                                             TYPE value, int pe);                \
-  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch_inc(TYPE* dest, int pe);                       \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_inc(TYPE* dest, int pe);                             \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_inc_nbi(TYPE* fetch, TYPE* dest, int pe);      \
-  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch_add(TYPE* dest, TYPE value, int pe);           \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_add(TYPE* dest, TYPE value, int pe);                 \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_add_nbi(TYPE* fetch, TYPE* dest, TYPE value,   \
-                                                          int pe);
-#define VSHMEMI_DEV_DECL_AMO_BITWISE_OP(NAME, TYPE, OP)                                           \
-  VSHMEM_HOSTDEV TYPE shmem_##NAME##_atomic_fetch_##OP(TYPE* dest, TYPE value, int pe);           \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_##OP(TYPE* dest, TYPE value, int pe);                 \
-  VSHMEM_HOSTDEV void shmem_##NAME##_atomic_fetch_##OP##_nbi(TYPE* fetch, TYPE* dest, TYPE value, \
-                                                             int pe);
-#define VSHMEMI_DEV_DECL_AMO_BITWISE(NAME, TYPE)   \
-  VSHMEMI_DEV_DECL_AMO_BITWISE_OP(NAME, TYPE, and) \
-  VSHMEMI_DEV_DECL_AMO_BITWISE_OP(NAME, TYPE, or)  \
-  VSHMEMI_DEV_DECL_AMO_BITWISE_OP(NAME, TYPE, xor)
-
-extern "C" {
-VSHMEMI_DEV_AMO_EXTENDED_TYPES(VSHMEMI_DEV_DECL_AMO_EXTENDED)
-VSHMEMI_DEV_AMO_STANDARD_TYPES(VSHMEMI_DEV_DECL_AMO_STANDARD)
-VSHMEMI_DEV_AMO_BITWISE_TYPES(VSHMEMI_DEV_DECL_AMO_BITWISE)
-}
-
+// The declarations (__host__ __device__ under nvcc) are those of vshmem/shmem_amo.h; the device
+// definitions follow.
 #ifdef __CUDA_ARCH__
 extern "C" {
 

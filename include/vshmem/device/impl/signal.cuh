@@ -9,6 +9,7 @@
 #pragma once
 
 #include "vshmem/device/impl/rma.cuh"
+#include "vshmem/shmem_signal.h"
 #include "vshmem/shmem_wait.h"
 
 #ifdef __CUDACC__
@@ -146,61 +147,8 @@ __device__ __forceinline__ int test_all(const char* call, T* ivars, size_t n, co
 // Point-to-point synchronization types (OpenSHMEM 1.5 Table 13).
 #define VSHMEMI_DEV_P2P_TYPES(X) VSHMEM_P2P_TYPES(X)
 
-#define VSHMEMI_DEV_DECL_SIGNAL_TYPED(NAME, TYPE)                                                  \
-  VSHMEM_HOSTDEV void shmem_##NAME##_put_signal(TYPE* dest, const TYPE* source, size_t nelems,     \
-                                                uint64_t* sig_addr, uint64_t signal, int sig_op,   \
-                                                int pe);                                           \
-  VSHMEM_HOSTDEV void shmem_##NAME##_put_signal_nbi(TYPE* dest, const TYPE* source, size_t nelems, \
-                                                    uint64_t* sig_addr, uint64_t signal,           \
-                                                    int sig_op, int pe);
-#define VSHMEMI_DEV_DECL_SIGNAL_SIZED(BITS, BYTES)                                                \
-  VSHMEM_HOSTDEV void shmem_put##BITS##_signal(void* dest, const void* source, size_t nelems,     \
-                                               uint64_t* sig_addr, uint64_t signal, int sig_op,   \
-                                               int pe);                                           \
-  VSHMEM_HOSTDEV void shmem_put##BITS##_signal_nbi(void* dest, const void* source, size_t nelems, \
-                                                   uint64_t* sig_addr, uint64_t signal,           \
-                                                   int sig_op, int pe);
-#define VSHMEMI_DEV_DECL_P2P(NAME, TYPE)                                                           \
-  VSHMEM_HOSTDEV void shmem_##NAME##_wait_until(TYPE* ivar, int cmp, TYPE cmp_value);              \
-  VSHMEM_HOSTDEV void shmem_##NAME##_wait_until_all(TYPE* ivars, size_t nelems, const int* status, \
-                                                    int cmp, TYPE cmp_value);                      \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_any(TYPE* ivars, size_t nelems,                  \
-                                                      const int* status, int cmp, TYPE cmp_value); \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_some(                                            \
-      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp, TYPE cmp_value);    \
-  VSHMEM_HOSTDEV void shmem_##NAME##_wait_until_all_vector(                                        \
-      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values);                   \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_any_vector(                                      \
-      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values);                   \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_wait_until_some_vector(                                     \
-      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp, TYPE* cmp_values);  \
-  VSHMEM_HOSTDEV int shmem_##NAME##_test(TYPE* ivar, int cmp, TYPE cmp_value);                     \
-  VSHMEM_HOSTDEV int shmem_##NAME##_test_all(TYPE* ivars, size_t nelems, const int* status,        \
-                                             int cmp, TYPE cmp_value);                             \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_any(TYPE* ivars, size_t nelems, const int* status,     \
-                                                int cmp, TYPE cmp_value);                          \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_some(TYPE* ivars, size_t nelems, size_t* indices,      \
-                                                 const int* status, int cmp, TYPE cmp_value);      \
-  VSHMEM_HOSTDEV int shmem_##NAME##_test_all_vector(TYPE* ivars, size_t nelems, const int* status, \
-                                                    int cmp, TYPE* cmp_values);                    \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_any_vector(                                            \
-      TYPE* ivars, size_t nelems, const int* status, int cmp, TYPE* cmp_values);                   \
-  VSHMEM_HOSTDEV size_t shmem_##NAME##_test_some_vector(                                           \
-      TYPE* ivars, size_t nelems, size_t* indices, const int* status, int cmp, TYPE* cmp_values);
-
-extern "C" {
-VSHMEM_RMA_TYPES(VSHMEMI_DEV_DECL_SIGNAL_TYPED)
-VSHMEM_RMA_SIZES(VSHMEMI_DEV_DECL_SIGNAL_SIZED)
-VSHMEM_HOSTDEV void shmem_putmem_signal(void* dest, const void* source, size_t nelems,
-                                        uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
-VSHMEM_HOSTDEV void shmem_putmem_signal_nbi(void* dest, const void* source, size_t nelems,
-                                            uint64_t* sig_addr, uint64_t signal, int sig_op,
-                                            int pe);
-VSHMEM_HOSTDEV uint64_t shmem_signal_fetch(const uint64_t* sig_addr);
-VSHMEM_HOSTDEV uint64_t shmem_signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t cmp_value);
-VSHMEMI_DEV_P2P_TYPES(VSHMEMI_DEV_DECL_P2P)
-}
-
+// The declarations (__host__ __device__ under nvcc) are those of vshmem/shmem_signal.h and
+// vshmem/shmem_wait.h; the device definitions follow.
 #ifdef __CUDA_ARCH__
 extern "C" {
 
