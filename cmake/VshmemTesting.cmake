@@ -4,11 +4,13 @@
 #   A GoogleTest executable linked with the runtime's internals; label "unit".
 #
 # vshmem_add_mpe_test(NAME n SOURCES s... [NPES 1 2 3 4 8] [LAUNCHERS vshmemrun mpi pmix]
-#                     [ENV K=V...] [ARGS a...] [LABELS l...] [TIMEOUT s] [WILL_FAIL_REGEX re])
+#                     [ENV K=V...] [ARGS a...] [LABELS l...] [TIMEOUT s] [WILL_FAIL_REGEX re]
+#                     [LAUNCHER_ARGS a...])
 #   A multi-PE program (it exits non-zero on failure) run once per PE count and launcher:
 #   vshmemrun (socket bootstrap), mpirun with the mpi bootstrap, mpirun with the pmix bootstrap.
 #   Tests are named mpe.<n>.<launcher>.<npes>. WILL_FAIL_REGEX: the run must fail AND print a
-#   line matching the regex (for bad-input tests).
+#   line matching the regex (for bad-input tests). LAUNCHER_ARGS go to vshmemrun before the
+#   program (e.g. --simulate-nodes 2); only the vshmemrun launcher takes them.
 #   Unless NO_GPU_RERUN is given, the vshmemrun runs with 2, 4 or 8 PEs are registered a second
 #   time as gpu.<n>.<npes> with VSHMEM_BACKEND=cuda and the label "gpu": the host-API suite on
 #   the GPU heap (skipped where no GPU is usable).
@@ -43,7 +45,7 @@ endfunction()
 # The command line that starts `npes` PEs of a program with the given launcher.
 function(vshmem_launch_command out launcher npes)
   if(launcher STREQUAL "vshmemrun")
-    set(cmd $<TARGET_FILE:vshmemrun> -n ${npes} --)
+    set(cmd $<TARGET_FILE:vshmemrun> -n ${npes} ${ARGN} --)
   elseif(launcher STREQUAL "mpi" OR launcher STREQUAL "pmix")
     set(cmd ${VSHMEM_MPIRUN} --allow-run-as-root --oversubscribe --bind-to none
             --mca btl self,vader -np ${npes} -x VSHMEM_BOOTSTRAP=${launcher})
@@ -55,7 +57,7 @@ endfunction()
 
 function(vshmem_add_mpe_test)
   cmake_parse_arguments(A "NO_GPU_RERUN" "NAME;TIMEOUT;WILL_FAIL_REGEX;TARGET"
-                        "SOURCES;NPES;LAUNCHERS;ENV;ARGS;LABELS;LIBS" ${ARGN})
+                        "SOURCES;NPES;LAUNCHERS;ENV;ARGS;LABELS;LIBS;LAUNCHER_ARGS" ${ARGN})
   if(NOT A_NPES)
     set(A_NPES ${VSHMEM_DEFAULT_NPES})
   endif()
@@ -79,7 +81,10 @@ function(vshmem_add_mpe_test)
     endif()
     foreach(n IN LISTS A_NPES)
       set(tname mpe.${A_NAME}.${launcher}.${n})
-      vshmem_launch_command(cmd ${launcher} ${n})
+      if(A_LAUNCHER_ARGS AND NOT launcher STREQUAL "vshmemrun")
+        message(FATAL_ERROR "${A_NAME}: LAUNCHER_ARGS are for the vshmemrun launcher only")
+      endif()
+      vshmem_launch_command(cmd ${launcher} ${n} ${A_LAUNCHER_ARGS})
       if(A_WILL_FAIL_REGEX)
         add_test(NAME ${tname} COMMAND ${CMAKE_COMMAND} -DREGEX=${A_WILL_FAIL_REGEX}
                  -P ${PROJECT_SOURCE_DIR}/cmake/expect_failure.cmake -- ${cmd}

@@ -48,6 +48,10 @@ constexpr char kUsage[] =
     "  --tag-output          prefix every line of output with \"[PE k] \"\n"
     "  --grace SECONDS       after a PE fails, how long the others get between SIGTERM and\n"
     "                        SIGKILL (default 3)\n"
+    "  --simulate-nodes K    run the PEs as K simulated nodes (for testing): PE r gets\n"
+    "                        VSHMEM_NODE_ID=sim<r*K/N> (unless VSHMEM_NODE_ID is set), so peers\n"
+    "                        of other simulated nodes take the staged transport, over loopback\n"
+    "                        (VSHMEM_STAGED_ADDR=127.0.0.1 unless set)\n"
     "  -h, --help            this text\n"
     "\n"
     "Several nodes (the job is handed to srun inside a Slurm allocation, else to Open MPI's\n"
@@ -71,6 +75,7 @@ struct Options {
   std::string hostfile;
   int ppn = 0;
   bool dry_run = false;
+  int simulate_nodes = 0;  // 0: the PEs see the real node
   std::vector<std::string> launcher_args;
   std::vector<std::string> program;  // program and its arguments
 };
@@ -137,6 +142,11 @@ Options parse_args(int argc, char** argv) {
       o.launcher_args.push_back(value(a));
     } else if (a == "--dry-run") {
       o.dry_run = true;
+    } else if (a == "--simulate-nodes") {
+      std::string v = value(a);
+      auto n = parse_positive(v);
+      if (!n || *n > 1000000) usage_error(a + " '" + v + "': expected a positive number of nodes");
+      o.simulate_nodes = static_cast<int>(*n);
     } else {
       usage_error("unknown option '" + a + "'");
     }
@@ -144,6 +154,13 @@ Options parse_args(int argc, char** argv) {
   for (; i < argc; ++i) o.program.push_back(argv[i]);
   if (o.npes < 0) usage_error("-n N is required (the number of PEs)");
   if (o.program.empty()) usage_error("no program given");
+  if (o.simulate_nodes > o.npes) {
+    usage_error("--simulate-nodes " + std::to_string(o.simulate_nodes) + ": more nodes than the " +
+                std::to_string(o.npes) + " PEs");
+  }
+  if (o.simulate_nodes > 0 && (!o.hosts.empty() || !o.hostfile.empty() || o.ppn > 0)) {
+    usage_error("--simulate-nodes applies to one node only, not with --hosts / --hostfile / -ppn");
+  }
   return o;
 }
 
@@ -404,6 +421,9 @@ int run_local(const Options& o) {
   // Abstract namespace: the name disappears with PE 0, so a crash leaves nothing behind.
   const std::string address = "@vshmem-" + job_id + "-bootstrap";
   const bool user_device = std::getenv("VSHMEM_DEVICE") != nullptr;
+  // Simulated nodes all live here: their staged traffic stays on loopback.
+  const bool user_node_id = std::getenv("VSHMEM_NODE_ID") != nullptr;
+  const bool user_staged_addr = std::getenv("VSHMEM_STAGED_ADDR") != nullptr;
   const int ngpus = user_device ? 0 : count_gpus();
 
   // Each PE's environment is built before fork: count_gpus may have started driver threads,
@@ -434,6 +454,11 @@ int run_local(const Options& o) {
     // shmem_global_exit tells us its status with SIGUSR1 (sigqueue) before the PE exits.
     envs[r].push_back("VSHMEM_LAUNCHER_PID=" + std::to_string(self));
     if (ngpus > 0) envs[r].push_back("VSHMEM_DEVICE=" + std::to_string(r % ngpus));
+    if (o.simulate_nodes > 0) {
+      const long long node = static_cast<long long>(r) * o.simulate_nodes / o.npes;
+      if (!user_node_id) envs[r].push_back("VSHMEM_NODE_ID=sim" + std::to_string(node));
+      if (!user_staged_addr) envs[r].push_back("VSHMEM_STAGED_ADDR=127.0.0.1");
+    }
     for (std::string& s : envs[r]) envps[r].push_back(s.data());
     envps[r].push_back(nullptr);
   }

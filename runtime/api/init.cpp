@@ -39,6 +39,8 @@ void print_info_and_version(const Runtime& rt) {
         "  VSHMEM_DEVICE            the GPU of this PE (default: by local rank)\n"
         "  VSHMEM_NODE_ID           override the node identity (simulate several nodes)\n"
         "  VSHMEM_DISABLE_P2P       1: map no peer (every peer takes the staged path)\n"
+        "  VSHMEM_STAGED_ADDR       IPv4 address the staged proxy listens on and advertises\n"
+        "                           (default: the hostname's address)\n"
         "  VSHMEM_DEBUG / SHMEM_DEBUG  error|warn|info|trace\n"
         "  SHMEM_VERSION / SHMEM_INFO  print the version / this text at start-up\n",
         VSHMEM_VERSION_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
@@ -88,6 +90,19 @@ Status initialize(const BootstrapOptions& options, int requested) {
   VSHMEM_ASSIGN_OR_RETURN(rt->heap,
                           SymmetricHeap::create(*rt->provider, *rt->bootstrap, rt->topology,
                                                 rt->plan.mapped(), rt->fd_exchange.get(), config));
+  if (rt->plan.job_has_staged) {
+    StagedOptions staged;
+    staged.my_pe = rt->my_pe;
+    staged.n_pes = rt->n_pes;
+    staged.secret = rt->job.secret;
+    VSHMEM_ASSIGN_OR_RETURN(staged.timeout, bootstrap_timeout());
+    staged.provider = rt->provider.get();
+    staged.heap_base = rt->heap->base();
+    staged.heap_size = rt->heap->size();
+    staged.committed = rt->heap->committed();
+    VSHMEM_ASSIGN_OR_RETURN(rt->staged, StagedTransport::create(*rt->bootstrap, rt->topology,
+                                                                rt->plan.staged(), staged));
+  }
   Runtime* raw = rt.get();
   rt->heap->set_growth_listener([raw] { publish_device_state(*raw); });
 
@@ -169,6 +184,7 @@ void shmem_finalize(void) {
   Runtime* rt = g_runtime;
   g_runtime = nullptr;
   api_finalize(*rt);
+  rt->staged.reset();  // the barrier above: no peer has a request in flight to us
   rt->heap.reset();
   publish_device_state(*rt);  // initialized = 0
   // A last bootstrap barrier: nobody tears down its sockets while a peer still needs them.
@@ -202,16 +218,19 @@ int _my_pe(void) { return shmem_my_pe(); }
 int _num_pes(void) { return shmem_n_pes(); }
 void start_pes(int) { shmem_init(); }
 
+// OpenSHMEM: accessible means reachable by RMA and AMOs, which every PE of the job is (mapped
+// peers directly, the others through the staged transport); shmem_ptr tells the two apart.
 int shmem_pe_accessible(int pe) {
   Runtime* rt = g_runtime;
   if (rt == nullptr || pe < 0 || pe >= rt->n_pes) return 0;
-  return rt->plan.path[pe] != PeerPath::kStaged;
+  return rt->plan.path[pe] != PeerPath::kStaged || rt->staged != nullptr;
 }
 
 int shmem_addr_accessible(const void* addr, int pe) {
   Runtime* rt = g_runtime;
   if (rt == nullptr || pe < 0 || pe >= rt->n_pes) return 0;
-  return rt->heap->contains(addr, 1) && rt->plan.path[pe] != PeerPath::kStaged;
+  return rt->heap->contains(addr, 1) &&
+         (rt->plan.path[pe] != PeerPath::kStaged || rt->staged != nullptr);
 }
 
 void* shmem_ptr(const void* dest, int pe) {

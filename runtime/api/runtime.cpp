@@ -56,7 +56,7 @@ void rma_put(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, 
   check_symmetric(rt, dest, bytes, call, "dest");
   void* target = rt.heap->translate(dest, pe);
   Status st = target != nullptr ? rt.provider->copy(target, source, bytes)
-                                : staged_put(pe, dest, source, bytes);
+                                : staged_put(rt.staged.get(), pe, dest, source, bytes);
   if (!st) fail(call, st);
 }
 
@@ -65,8 +65,8 @@ void rma_get(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, 
   if (bytes == 0) return;
   check_symmetric(rt, source, bytes, call, "source");
   const void* from = rt.heap->translate(source, pe);
-  Status st =
-      from != nullptr ? rt.provider->copy(dest, from, bytes) : staged_get(pe, dest, source, bytes);
+  Status st = from != nullptr ? rt.provider->copy(dest, from, bytes)
+                              : staged_get(rt.staged.get(), pe, dest, source, bytes);
   if (!st) fail(call, st);
 }
 
@@ -83,7 +83,7 @@ uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call
     request.address = target;
     st = rt.provider->atomic(request, &result);
   } else {
-    st = staged_atomic(pe, request, &result);
+    st = staged_atomic(rt.staged.get(), pe, request, &result);
   }
   if (!st) fail(call, st);
   return result;
@@ -125,6 +125,8 @@ void publish_device_state(Runtime& rt) {
     s.peer_slot = rt.heap->peer_slots().data();
     s.sync_offset = reinterpret_cast<uintptr_t>(rt.device_sync) - rt.heap->base();
     s.sync_bytes = rt.device_sync_bytes;
+    // The proxy serves peers up to what is committed (this runs after every growth).
+    if (rt.staged) rt.staged->set_committed(rt.heap->committed());
   }
   if (g_device_listener != nullptr) g_device_listener(&s);
 }

@@ -14,6 +14,7 @@
 #include "runtime/heap/symmetric_heap.hpp"
 #include "runtime/ipc/fd_passing.hpp"
 #include "runtime/memory/memory.hpp"
+#include "runtime/transport/staged_transport.hpp"
 #include "runtime/transport/transport.hpp"
 
 namespace vshmem::detail {
@@ -28,6 +29,9 @@ struct Runtime {
   TransportPlan plan;
   std::unique_ptr<FdExchange> fd_exchange;
   std::unique_ptr<SymmetricHeap> heap;
+  // Serves peers from our heap and reaches theirs when they are not mapped; null when no peer of
+  // ours is staged. Goes before the heap it serves.
+  std::unique_ptr<StagedTransport> staged;
 
   int my_pe = -1;
   int n_pes = 0;

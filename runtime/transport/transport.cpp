@@ -2,6 +2,7 @@
 
 #include "runtime/common/env.hpp"
 #include "runtime/common/log.hpp"
+#include "runtime/transport/staged_transport.hpp"
 
 namespace vshmem {
 
@@ -24,6 +25,12 @@ int TransportPlan::n_mapped() const {
   int n = 0;
   for (PeerPath p : path) n += p == PeerPath::kMapped;
   return n;
+}
+
+std::vector<bool> TransportPlan::staged() const {
+  std::vector<bool> out(path.size());
+  for (size_t i = 0; i < path.size(); ++i) out[i] = path[i] == PeerPath::kStaged;
+  return out;
 }
 
 bool TransportPlan::all_mapped() const {
@@ -60,6 +67,14 @@ Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topo
       plan.path[p] = PeerPath::kStaged;
     }
   }
+  // A pair is staged when either side cannot map the other; every PE sees the same matrix.
+  for (int p = 0; p < bootstrap.size(); ++p) {
+    for (int q = 0; q < bootstrap.size(); ++q) {
+      if (p != q && (!all[p * bootstrap.size() + q] || !all[q * bootstrap.size() + p])) {
+        plan.job_has_staged = true;
+      }
+    }
+  }
   if (log::enabled(log::Level::kInfo)) {
     std::string s;
     for (int p = 0; p < bootstrap.size(); ++p) {
@@ -71,19 +86,29 @@ Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topo
 }
 
 namespace {
-Status unreachable(int pe, const char* what) {
-  return error(Code::kUnsupported,
-               log::format("%s PE %d: its memory is not mapped here (another node, no peer path, "
-                           "or VSHMEM_DISABLE_P2P) and the staged (proxy) transport is not "
-                           "available in this build",
-                           what, pe));
+Status no_transport(int pe, const char* what) {
+  return error(Code::kState, log::format("%s PE %d: its memory is not mapped here and this PE has "
+                                         "no staged transport (the transport plan disagrees)",
+                                         what, pe));
 }
 }  // namespace
 
-Status staged_put(int pe, void*, const void*, size_t) { return unreachable(pe, "put to"); }
-Status staged_get(int pe, void*, const void*, size_t) { return unreachable(pe, "get from"); }
-Status staged_atomic(int pe, const AtomicRequest&, uint64_t*) {
-  return unreachable(pe, "atomic on");
+Status staged_put(StagedTransport* transport, int pe, void* dest, const void* source,
+                  size_t bytes) {
+  if (transport == nullptr) return no_transport(pe, "put to");
+  return transport->put(pe, dest, source, bytes);
+}
+
+Status staged_get(StagedTransport* transport, int pe, void* dest, const void* source,
+                  size_t bytes) {
+  if (transport == nullptr) return no_transport(pe, "get from");
+  return transport->get(pe, dest, source, bytes);
+}
+
+Status staged_atomic(StagedTransport* transport, int pe, const AtomicRequest& request,
+                     uint64_t* result) {
+  if (transport == nullptr) return no_transport(pe, "atomic on");
+  return transport->atomic(pe, request, result);
 }
 
 }  // namespace vshmem

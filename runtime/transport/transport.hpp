@@ -3,9 +3,8 @@
 //   kSelf    - our own memory, at its symmetric address;
 //   kMapped  - the peer's memory is mapped in our window: loads, stores and atomics go straight
 //              through the mapping (p2p);
-//   kStaged  - not mappable (another node, or no P2P between the GPUs): a proxy moves the data.
-//              The staged transport is not built yet: operations on such a peer fail with a
-//              message saying so, and shmem_ptr returns NULL for it.
+//   kStaged  - not mappable (another node, or no P2P between the GPUs): the peer's proxy thread
+//              moves the data over TCP (staged_transport.hpp); shmem_ptr returns NULL for it.
 #pragma once
 
 #include <cstddef>
@@ -26,16 +25,23 @@ struct TransportPlan {
   std::vector<bool> mapped() const;
   int n_mapped() const;
   bool all_mapped() const;  // every PE is self or mapped: node-local shared-memory algorithms work
+  std::vector<bool> staged() const;
+  // Some pair of PEs in the job (not necessarily us) uses the staged path: the same on every PE,
+  // so that the staged transport's collective set-up is entered by all PEs or by none.
+  bool job_has_staged = false;
 };
 
 // Collective. VSHMEM_DISABLE_P2P=1 forces every other PE onto the staged path (for tests).
 Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topology,
                                       MemoryProvider& provider);
 
-// The staged transport's entry points. Until the proxy exists they return a Status that names
-// the peer and why it is unreachable.
-Status staged_put(int pe, void* dest, const void* source, size_t bytes);
-Status staged_get(int pe, void* dest, const void* source, size_t bytes);
-Status staged_atomic(int pe, const AtomicRequest& request, uint64_t* result);
+class StagedTransport;
+
+// The staged transport's entry points: dest / source (put, get) and request.address (atomic) are
+// symmetric addresses. transport is null when this PE has no staged peer (an error then).
+Status staged_put(StagedTransport* transport, int pe, void* dest, const void* source, size_t bytes);
+Status staged_get(StagedTransport* transport, int pe, void* dest, const void* source, size_t bytes);
+Status staged_atomic(StagedTransport* transport, int pe, const AtomicRequest& request,
+                     uint64_t* result);
 
 }  // namespace vshmem

@@ -1,6 +1,13 @@
 /* Peers on another node (simulated with VSHMEM_NODE_ID) are not mapped: shmem_ptr is NULL for
- * them, barriers still reach them (over the bootstrap), node-local RMA works, and RMA to a remote
- * PE fails with a message naming the PE and the reason. */
+ * them, but RMA and atomics reach them through the staged transport (the peer's proxy thread,
+ * over TCP), so they are accessible in the OpenSHMEM sense. Node-local RMA still goes through the
+ * mapping. Modes (argv[1]):
+ *   (none)      the above, with fresh random data
+ *   peer_dies   the last PE (other node) exits without shmem_finalize after a first staged put;
+ *               PE 0's next put to it must fail with a message naming it, not hang
+ *   peer_hangs  the last PE stops (SIGSTOP): PE 0's put must fail after the time limit
+ *               (VSHMEM_BOOTSTRAP_TIMEOUT), naming the PE */
+#include <signal.h>
 #include <string.h>
 
 #include "mpe_check.h"
@@ -12,6 +19,26 @@ static int rank_from_launcher(void) {
     if (v) return atoi(v);
   }
   return 0;
+}
+
+static void peer_fails(int me, int n, long* x, int hang) {
+  /* A first put opens the connection, so that the failure comes mid-stream. */
+  if (me == 0) shmem_long_p(&x[0], 42, n - 1);
+  shmem_barrier_all();
+  if (me == n - 1) {
+    if (hang) raise(SIGSTOP);
+    _exit(0); /* no finalize: its proxy and sockets vanish with the process */
+  }
+  /* No barrier from here on (the bootstrap would report the missing PE first): PE 0 waits until
+   * the peer is surely gone, the others idle until the job is ended by PE 0's failure. */
+  usleep(300 * 1000);
+  if (me == 0) {
+    shmem_long_p(&x[0], 43, n - 1);
+    fprintf(stderr, "FAIL: a put to a dead PE %d returned\n", n - 1);
+    exit(2);
+  }
+  sleep(60);
+  exit(3);
 }
 
 int main(int argc, char** argv) {
@@ -29,21 +56,48 @@ int main(int argc, char** argv) {
   for (int p = 0; p < n; ++p) {
     int same = (p < half) == (me < half);
     CHECK((shmem_ptr(x, p) != NULL) == same, "shmem_ptr to PE %d (same node: %d)", p, same);
-    CHECK(shmem_pe_accessible(p) == same, "pe_accessible(%d)", p);
+    CHECK(shmem_pe_accessible(p) == 1, "pe_accessible(%d) (same node: %d)", p, same);
+    CHECK(shmem_addr_accessible(x, p) == 1, "addr_accessible(x, %d) (same node: %d)", p, same);
+  }
+  if (argc > 1 && (strcmp(argv[1], "peer_dies") == 0 || strcmp(argv[1], "peer_hangs") == 0)) {
+    peer_fails(me, n, x, strcmp(argv[1], "peer_hangs") == 0);
   }
   for (int i = 0; i < 50; ++i) shmem_barrier_all();
-  /* Node-local RMA still works. */
-  int buddy = me < half ? (me + 1) % (half ? half : 1) : half + (me - half + 1) % (n - half);
-  shmem_long_p(&x[me], me * 10 + 1, buddy);
+
+  /* Every PE puts a fresh value into its slot on every PE (either node), then reads them all
+   * back from every PE. */
+  unsigned long long s = mpe_seed() + (unsigned long long)me;
+  long* mine = (long*)malloc(sizeof(long) * (size_t)n);
+  for (int p = 0; p < n; ++p) mine[p] = (long)mpe_rand(&s);
+  for (int p = 0; p < n; ++p) shmem_long_p(&x[p], -1, me); /* poison our own copy */
   shmem_barrier_all();
-  int from = me < half ? (me + half - 1) % half : half + (me - half + n - half - 1) % (n - half);
-  long got = sym_long(&x[from]);
-  CHECK(got == from * 10 + 1, "node-local put from PE %d: %ld", from, got);
+  for (int p = 0; p < n; ++p) shmem_long_put(&x[me], &mine[p], 1, p);
   shmem_barrier_all();
-  if (argc > 1 && strcmp(argv[1], "remote_put") == 0 && me == 0) {
-    shmem_long_p(&x[0], 1, n - 1); /* PE n-1 is on the other node */
+  long* all = (long*)shmem_malloc(sizeof(long) * (size_t)n * (size_t)n);
+  CHECK(all != NULL, "malloc");
+  shmem_long_put(&all[(size_t)me * (size_t)n], mine, (size_t)n, 0);
+  shmem_barrier_all();
+  for (int p = 0; p < n; ++p) {
+    long theirs = shmem_long_g(&all[(size_t)p * (size_t)n + (size_t)me], 0); /* p's value for me */
+    long got = sym_long(&x[p]);
+    CHECK(got == theirs, "put from PE %d (same node: %d): %ld, expected %ld", p,
+          (p < half) == (me < half), got, theirs);
+    long remote = shmem_long_g(&x[me], p);
+    CHECK(remote == mine[p], "get from PE %d: %ld, expected %ld", p, remote, mine[p]);
   }
+  /* Atomics from every PE on one counter of the last PE (on node b). */
   shmem_barrier_all();
+  if (me == n - 1) shmem_long_p(&x[0], 0, me);
+  shmem_barrier_all();
+  for (int i = 0; i < 100; ++i) shmem_long_atomic_add(&x[0], me + 1, n - 1);
+  shmem_barrier_all();
+  long expected = 100L * n * (n + 1) / 2;
+  long total = shmem_long_atomic_fetch(&x[0], n - 1);
+  CHECK(total == expected, "atomic adds on PE %d: %ld, expected %ld", n - 1, total, expected);
+  shmem_barrier_all();
+  shmem_free(all);
+  shmem_free(x);
+  free(mine);
   if (me == 0) printf("staged: %d PEs on 2 simulated nodes OK\n", n);
   shmem_finalize();
   return 0;
