@@ -104,7 +104,11 @@ Status initialize(const BootstrapOptions& options, int requested) {
                                                                 rt->plan.staged(), staged));
   }
   Runtime* raw = rt.get();
-  rt->heap->set_growth_listener([raw] { publish_device_state(*raw); });
+  rt->heap->set_growth_listener([raw] {
+    // Peers' requests are served up to the committed size, and kernels learn it too.
+    if (raw->staged) raw->staged->set_committed(raw->heap->committed());
+    publish_device_state(*raw);
+  });
 
   // Internal symmetric objects come first in the heap, allocated identically on every PE.
   void* p = nullptr;

@@ -125,8 +125,6 @@ void publish_device_state(Runtime& rt) {
     s.peer_slot = rt.heap->peer_slots().data();
     s.sync_offset = reinterpret_cast<uintptr_t>(rt.device_sync) - rt.heap->base();
     s.sync_bytes = rt.device_sync_bytes;
-    // The proxy serves peers up to what is committed (this runs after every growth).
-    if (rt.staged) rt.staged->set_committed(rt.heap->committed());
   }
   if (g_device_listener != nullptr) g_device_listener(&s);
 }
