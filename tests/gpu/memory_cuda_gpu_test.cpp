@@ -23,37 +23,14 @@
 #include "runtime/memory/cuda_driver.hpp"
 #include "runtime/memory/cuda_provider.hpp"
 #include "runtime/memory/memory.hpp"
+#include "tests/support/test_env.hpp"
 #include "vshmem/peer_access.h"
 
 namespace vshmem {
 namespace {
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value->c_str(), 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using testing::contains;
+using testing::ScopedEnv;
 
 std::mt19937_64& rng() {
   static std::mt19937_64 engine([] {

@@ -13,6 +13,7 @@
 
 #include "runtime/memory/cuda_provider.hpp"
 #include "runtime/memory/memory.hpp"
+#include "tests/support/test_env.hpp"
 #include "vshmem/peer_access.h"
 
 namespace vshmem {
@@ -22,32 +23,8 @@ using detail::Backend;
 using detail::HandleTypeChoice;
 
 // Sets (or unsets, for nullopt) a variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value->c_str(), 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using testing::contains;
+using testing::ScopedEnv;
 
 // Whether a CUDA device is usable here: decides which answer the selection tests expect.
 bool device_usable() {
