@@ -22,4 +22,6 @@ mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
 "$mps" -d && echo "MPS started"
 trap 'echo quit | "$mps"' EXIT
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+# The GPU interconnect (NVLink / PCIe paths), for the record of multi-GPU runs.
+nvidia-smi topo -m >"$out/topology.txt" 2>&1 && head -20 "$out/topology.txt"
 ctest --test-dir "$bdir" -L gpu --output-on-failure --timeout 90 "$@" 2>&1 | tee "$out/ctest-gpu.log" | grep -vE "^\s+Start|^\s*$" | tail -60
