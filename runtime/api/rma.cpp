@@ -11,6 +11,19 @@ using namespace vshmem::detail;
 
 namespace {
 
+// The bytes from the first to the end of the last of nelems elements `stride` elements apart;
+// fails the call when that overflows (a wrapped extent would pass the heap check while the
+// elements land outside it).
+size_t strided_extent(const char* call, size_t nelems, ptrdiff_t stride, size_t elem) {
+  size_t span, extent;
+  if (__builtin_mul_overflow(nelems - 1, static_cast<size_t>(stride), &span) ||
+      __builtin_add_overflow(span, 1, &span) || __builtin_mul_overflow(span, elem, &extent)) {
+    fail(call, "%zu elements of %zu bytes at a stride of %td elements overflow size_t", nelems,
+         elem, stride);
+  }
+  return extent;
+}
+
 // Strided copies: one element at a time through the same path as put/get.
 void strided_put(const char* call, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst,
                  size_t nelems, size_t elem, int pe) {
@@ -18,7 +31,7 @@ void strided_put(const char* call, void* dest, const void* source, ptrdiff_t dst
   check_pe(rt, pe, call);
   if (nelems == 0) return;
   if (dst <= 0 || sst <= 0) fail(call, "strides must be positive (dst %td, sst %td)", dst, sst);
-  check_symmetric(rt, dest, ((nelems - 1) * static_cast<size_t>(dst) + 1) * elem, call, "dest");
+  check_symmetric(rt, dest, strided_extent(call, nelems, dst, elem), call, "dest");
   auto* d = static_cast<char*>(dest);
   auto* s = static_cast<const char*>(source);
   for (size_t i = 0; i < nelems; ++i) {
@@ -32,7 +45,7 @@ void strided_get(const char* call, void* dest, const void* source, ptrdiff_t dst
   check_pe(rt, pe, call);
   if (nelems == 0) return;
   if (dst <= 0 || sst <= 0) fail(call, "strides must be positive (dst %td, sst %td)", dst, sst);
-  check_symmetric(rt, source, ((nelems - 1) * static_cast<size_t>(sst) + 1) * elem, call, "source");
+  check_symmetric(rt, source, strided_extent(call, nelems, sst, elem), call, "source");
   auto* d = static_cast<char*>(dest);
   auto* s = static_cast<const char*>(source);
   for (size_t i = 0; i < nelems; ++i) {

@@ -1,0 +1,31 @@
+/* Bad input found in review: each case must end the job with a message naming the PE, the call
+ * and the cause (WILL_FAIL_REGEX in review.cmake), never a crash or silent corruption. */
+#include <stdint.h>
+#include <string.h>
+
+#include "mpe_check.h"
+
+int main(int argc, char** argv) {
+  const char* c = argc > 1 ? argv[1] : "";
+  shmem_init();
+  const int me = shmem_my_pe(), npes = shmem_n_pes();
+  unsigned long long seed = mpe_seed();
+  long* buf = (long*)shmem_malloc(64 * sizeof(long));
+  for (int i = 0; i < 64; ++i) buf[i] = (long)(mpe_rand(&seed) | 1);
+  const long before = buf[7];
+  shmem_barrier_all();
+  if (!strcmp(c, "iput_stride_wraps")) {
+    /* (nelems - 1) * dst + 1 elements wraps to 0 bytes: the second element would land 8 bytes
+     * before dest, in the neighbouring object. */
+    long src[2] = {(long)mpe_rand(&seed), (long)mpe_rand(&seed)};
+    if (me == 0) shmem_long_iput(buf + 8, src, (ptrdiff_t)((1ull << 61) - 1), 1, 2, npes - 1);
+  } else if (!strcmp(c, "iget_stride_wraps")) {
+    long dst[2];
+    if (me == 0) shmem_long_iget(dst, buf + 8, 1, (ptrdiff_t)((1ull << 61) - 1), 2, npes - 1);
+  }
+  shmem_barrier_all();
+  CHECK(buf[7] == before, "buf[7] was overwritten: %ld instead of %ld", buf[7], before);
+  shmem_free(buf);
+  shmem_finalize();
+  return 0;
+}

@@ -1,0 +1,10 @@
+# Bad input found in review: the job ends with a message naming the PE, the call and the cause.
+add_executable(mpe_review review.c)
+target_link_libraries(mpe_review PRIVATE vshmem)
+target_include_directories(mpe_review PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+function(_review_error name regex)
+  vshmem_add_mpe_test(NAME review_${name} TARGET mpe_review ARGS ${name} NPES 2
+                      LAUNCHERS vshmemrun NO_GPU_RERUN WILL_FAIL_REGEX "${regex}")
+endfunction()
+_review_error(iput_stride_wraps "PE 0: shmem_long_iput: .*overflow")
+_review_error(iget_stride_wraps "PE 0: shmem_long_iget: .*overflow")
