@@ -48,6 +48,15 @@ void check_symmetric(Runtime& rt, const void* addr, size_t bytes, const char* ca
          which, addr, bytes, static_cast<unsigned long>(rt.heap->base()),
          static_cast<unsigned long>(rt.heap->base() + rt.heap->size()));
   }
+  // The heap's VA budget is reserved but only its committed part is backed: an access beyond
+  // it would fault (or reach a peer's proxy, which refuses it).
+  const size_t offset = reinterpret_cast<uintptr_t>(addr) - rt.heap->base();
+  if (offset + bytes > rt.heap->committed()) {
+    fail(call,
+         "%s %p (+%zu bytes) is not inside a symmetric allocation: it reaches past the %zu "
+         "bytes of the symmetric heap in use",
+         which, addr, bytes, rt.heap->committed());
+  }
 }
 
 void rma_put(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, const char* call) {

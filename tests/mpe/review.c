@@ -22,6 +22,11 @@ int main(int argc, char** argv) {
   } else if (!strcmp(c, "iget_stride_wraps")) {
     long dst[2];
     if (me == 0) shmem_long_iget(dst, buf + 8, 1, (ptrdiff_t)((1ull << 61) - 1), 2, npes - 1);
+  } else if (!strcmp(c, "put_past_committed")) {
+    /* Inside the heap's VA budget (1G by default) but beyond what is committed (32M chunks). */
+    if (me == 0) shmem_long_p((long*)((char*)buf + (256 << 20)), 1, npes - 1);
+  } else if (!strcmp(c, "get_past_committed_self")) {
+    if (me == 0) CHECK(shmem_long_g((long*)((char*)buf + (256 << 20)), 0) != 1, "read");
   }
   shmem_barrier_all();
   CHECK(buf[7] == before, "buf[7] was overwritten: %ld instead of %ld", buf[7], before);

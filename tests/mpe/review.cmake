@@ -8,3 +8,7 @@ function(_review_error name regex)
 endfunction()
 _review_error(iput_stride_wraps "PE 0: shmem_long_iput: .*overflow")
 _review_error(iget_stride_wraps "PE 0: shmem_long_iget: .*overflow")
+_review_error(put_past_committed
+              "PE 0: shmem_long_p: dest .* reaches past the [0-9]+ bytes of the symmetric heap")
+_review_error(get_past_committed_self
+              "PE 0: shmem_long_g: source .* reaches past the [0-9]+ bytes of the symmetric heap")
