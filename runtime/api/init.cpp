@@ -188,7 +188,13 @@ void shmem_finalize(void) {
   Runtime* rt = g_runtime;
   g_runtime = nullptr;
   api_finalize(*rt);
-  rt->staged.reset();  // the barrier above: no peer has a request in flight to us
+  if (rt->plan.job_has_staged) {
+    // The barrier's last atomics may have reached our heap before their replies left our proxy:
+    // once every PE is past it, no peer has a request in flight to us.
+    Status st = rt->bootstrap->barrier();
+    if (!st) log::message(log::Level::kWarn, "shmem_finalize: %s", st.message().c_str());
+  }
+  rt->staged.reset();
   rt->heap.reset();
   publish_device_state(*rt);  // initialized = 0
   // A last bootstrap barrier: nobody tears down its sockets while a peer still needs them.

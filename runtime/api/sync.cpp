@@ -20,17 +20,18 @@ void quiet(Runtime& rt, const char* call) {
 
 void sync_all(Runtime& rt, const char* call) {
   if (rt.n_pes == 1) return;
-  if (!rt.plan.all_mapped() || !rt.host_memory) {
-    // Some PE is only reachable through the staged path: the bootstrap reaches everyone. On the
-    // GPU heap the host cannot poll counters in device memory without launching work on the GPU
-    // for every poll, which competes with the application's kernels (measured: 35 us per
-    // barrier and slower device latencies on the PEs' shared GPU); the bootstrap waits in the
-    // kernel instead.
+  if (!rt.host_memory) {
+    // On the GPU heap the host cannot poll counters in device memory without launching work on
+    // the GPU for every poll, which competes with the application's kernels (measured: 35 us
+    // per barrier and slower device latencies on the PEs' shared GPU); the bootstrap waits in
+    // the kernel instead.
     Status st = rt.bootstrap->barrier();
     if (!st) fail(call, st);
     return;
   }
-  // Dissemination barrier over the heap: ceil(log2 n) rounds; in round k PE i signals
+  // Dissemination barrier over the heap, also with staged peers (their proxies serve the
+  // atomics): unlike a bootstrap barrier it has no time limit, so a PE that computes for long
+  // is waited for, as OpenSHMEM requires. ceil(log2 n) rounds; in round k PE i signals
   // PE (i + 2^k) mod n and waits for PE (i - 2^k) mod n. Counters only grow, so a signal that
   // arrives early for the next barrier is simply counted there.
   const uint64_t epoch = ++rt.barrier_epoch;
