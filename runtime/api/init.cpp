@@ -222,6 +222,18 @@ void shmem_global_exit(int status) {
   std::_Exit(status == 0 ? 1 : status);
 }
 
+}  // extern "C"
+
+namespace {
+// In the committed part of the heap: the VA budget beyond it is reserved but not backed.
+bool in_use(const Runtime& rt, const void* addr) {
+  return rt.heap->contains(addr, 1) &&
+         reinterpret_cast<uintptr_t>(addr) - rt.heap->base() < rt.heap->committed();
+}
+}  // namespace
+
+extern "C" {
+
 int shmem_my_pe(void) { return g_runtime != nullptr ? g_runtime->my_pe : -1; }
 int shmem_n_pes(void) { return g_runtime != nullptr ? g_runtime->n_pes : -1; }
 int _my_pe(void) { return shmem_my_pe(); }
@@ -239,13 +251,12 @@ int shmem_pe_accessible(int pe) {
 int shmem_addr_accessible(const void* addr, int pe) {
   Runtime* rt = g_runtime;
   if (rt == nullptr || pe < 0 || pe >= rt->n_pes) return 0;
-  return rt->heap->contains(addr, 1) &&
-         (rt->plan.path[pe] != PeerPath::kStaged || rt->staged != nullptr);
+  return in_use(*rt, addr) && (rt->plan.path[pe] != PeerPath::kStaged || rt->staged != nullptr);
 }
 
 void* shmem_ptr(const void* dest, int pe) {
   Runtime* rt = g_runtime;
-  if (rt == nullptr || pe < 0 || pe >= rt->n_pes || !rt->heap->contains(dest, 1)) return nullptr;
+  if (rt == nullptr || pe < 0 || pe >= rt->n_pes || !in_use(*rt, dest)) return nullptr;
   return rt->heap->translate(dest, pe);
 }
 

@@ -22,6 +22,16 @@ int main(int argc, char** argv) {
   } else if (!strcmp(c, "iget_stride_wraps")) {
     long dst[2];
     if (me == 0) shmem_long_iget(dst, buf + 8, 1, (ptrdiff_t)((1ull << 61) - 1), 2, npes - 1);
+  } else if (!strcmp(c, "ptr_past_committed")) {
+    /* Past the committed heap nothing is backed: no PE's copy is accessible there. */
+    char* past = (char*)buf + (256 << 20);
+    for (int p = 0; p < npes; ++p) {
+      CHECK(shmem_ptr(past, p) == NULL, "shmem_ptr(%p, %d) = %p", (void*)past, p,
+            shmem_ptr(past, p));
+      CHECK(!shmem_addr_accessible(past, p), "shmem_addr_accessible(%p, %d)", (void*)past, p);
+      CHECK(shmem_ptr(buf + 63, p) != NULL || p != me, "shmem_ptr(buf + 63, me) is NULL");
+      CHECK(shmem_addr_accessible(buf + 63, p), "buf + 63 is not accessible on PE %d", p);
+    }
   } else if (!strcmp(c, "put_past_committed")) {
     /* Inside the heap's VA budget (1G by default) but beyond what is committed (32M chunks). */
     if (me == 0) shmem_long_p((long*)((char*)buf + (256 << 20)), 1, npes - 1);
