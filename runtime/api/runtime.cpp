@@ -63,6 +63,7 @@ void rma_put(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, 
   check_pe(rt, pe, call);
   if (bytes == 0) return;
   check_symmetric(rt, dest, bytes, call, "dest");
+  if (source == nullptr) fail(call, "source is NULL (%zu bytes to put)", bytes);
   void* target = rt.heap->translate(dest, pe);
   Status st = target != nullptr ? rt.provider->copy(target, source, bytes)
                                 : staged_put(rt.staged.get(), pe, dest, source, bytes);
@@ -73,6 +74,7 @@ void rma_get(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, 
   check_pe(rt, pe, call);
   if (bytes == 0) return;
   check_symmetric(rt, source, bytes, call, "source");
+  if (dest == nullptr) fail(call, "dest is NULL (%zu bytes to get)", bytes);
   const void* from = rt.heap->translate(source, pe);
   Status st = from != nullptr ? rt.provider->copy(dest, from, bytes)
                               : staged_get(rt.staged.get(), pe, dest, source, bytes);

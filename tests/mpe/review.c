@@ -32,6 +32,10 @@ int main(int argc, char** argv) {
       CHECK(shmem_ptr(buf + 63, p) != NULL || p != me, "shmem_ptr(buf + 63, me) is NULL");
       CHECK(shmem_addr_accessible(buf + 63, p), "buf + 63 is not accessible on PE %d", p);
     }
+  } else if (!strcmp(c, "put_null_source")) {
+    if (me == 0) shmem_long_put(buf, NULL, 4, npes - 1);
+  } else if (!strcmp(c, "get_null_dest")) {
+    if (me == 0) shmem_getmem(NULL, buf, 16, npes - 1);
   } else if (!strcmp(c, "put_past_committed")) {
     /* Inside the heap's VA budget (1G by default) but beyond what is committed (32M chunks). */
     if (me == 0) shmem_long_p((long*)((char*)buf + (256 << 20)), 1, npes - 1);

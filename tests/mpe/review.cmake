@@ -25,3 +25,5 @@ vshmem_add_mpe_test(NAME review_barrier_slow_pe_mapped TARGET mpe_review_barrier
                     ENV VSHMEM_BOOTSTRAP_TIMEOUT=2)
 vshmem_add_mpe_test(NAME review_ptr_past_committed TARGET mpe_review ARGS ptr_past_committed
                     NPES 1 2 3 LAUNCHERS vshmemrun NO_GPU_RERUN)
+_review_error(put_null_source "PE 0: shmem_long_put: source is NULL")
+_review_error(get_null_dest "PE 0: shmem_getmem: dest is NULL")
