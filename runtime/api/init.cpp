@@ -90,6 +90,15 @@ Status initialize(const BootstrapOptions& options, int requested) {
   VSHMEM_ASSIGN_OR_RETURN(rt->heap,
                           SymmetricHeap::create(*rt->provider, *rt->bootstrap, rt->topology,
                                                 rt->plan.mapped(), rt->fd_exchange.get(), config));
+  if (rt->n_pes > 1 && !rt->plan.job_has_staged) {
+    // Every PE maps every other (one node): the barrier counters go in shared host pages.
+    std::vector<int> peers;
+    for (int p = 0; p < rt->n_pes; ++p) {
+      if (p != rt->my_pe) peers.push_back(p);
+    }
+    VSHMEM_ASSIGN_OR_RETURN(rt->host_sync,
+                            HostSyncArea::create(*rt->fd_exchange, peers, rt->my_pe, rt->n_pes));
+  }
   if (rt->plan.job_has_staged) {
     StagedOptions staged;
     staged.my_pe = rt->my_pe;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "device/state.h"
+#include "runtime/api/host_sync.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/common/log.hpp"
 #include "runtime/common/status.hpp"
@@ -32,6 +33,9 @@ struct Runtime {
   // Serves peers from our heap and reaches theirs when they are not mapped; null when no peer of
   // ours is staged. Goes before the heap it serves.
   std::unique_ptr<StagedTransport> staged;
+  // The job-wide barrier's counters in host memory shared by every PE; null when some PE is
+  // staged (then the heap's counters are used).
+  std::unique_ptr<HostSyncArea> host_sync;
 
   int my_pe = -1;
   int n_pes = 0;

@@ -7,7 +7,7 @@
 namespace vshmem::detail {
 namespace {
 
-// The heap is host memory here (see sync_all): a plain acquire load sees the peers' atomics.
+// The counters are host memory (see sync_all): a plain acquire load sees the peers' atomics.
 uint64_t load_own(const uint64_t* addr) { return __atomic_load_n(addr, __ATOMIC_ACQUIRE); }
 
 }  // namespace
@@ -20,27 +20,34 @@ void quiet(Runtime& rt, const char* call) {
 
 void sync_all(Runtime& rt, const char* call) {
   if (rt.n_pes == 1) return;
-  if (!rt.host_memory) {
-    // On the GPU heap the host cannot poll counters in device memory without launching work on
-    // the GPU for every poll, which competes with the application's kernels (measured: 35 us
-    // per barrier and slower device latencies on the PEs' shared GPU); the bootstrap waits in
-    // the kernel instead.
+  if (rt.host_sync == nullptr && !rt.host_memory) {
+    // Staged peers and a GPU heap: the host cannot poll counters in device memory without
+    // launching GPU work for every poll, so the bootstrap carries the barrier (with its time
+    // limit: a PE computing longer than VSHMEM_BOOTSTRAP_TIMEOUT between barriers ends the job).
     Status st = rt.bootstrap->barrier();
     if (!st) fail(call, st);
     return;
   }
-  // Dissemination barrier over the heap, also with staged peers (their proxies serve the
-  // atomics): unlike a bootstrap barrier it has no time limit, so a PE that computes for long
-  // is waited for, as OpenSHMEM requires. ceil(log2 n) rounds; in round k PE i signals
-  // PE (i + 2^k) mod n and waits for PE (i - 2^k) mod n. Counters only grow, so a signal that
-  // arrives early for the next barrier is simply counted there.
+  // Dissemination barrier: ceil(log2 n) rounds; in round k PE i signals PE (i + 2^k) mod n and
+  // waits for PE (i - 2^k) mod n. Counters only grow, so a signal that arrives early for the
+  // next barrier is simply counted there. No time limit: a PE that computes for long is waited
+  // for, as OpenSHMEM requires. The counters are the node's shared host pages when every PE is
+  // mapped (plain host atomics, whatever the heap is made of), else the heap's, which the
+  // staged peers' proxies update.
   const uint64_t epoch = ++rt.barrier_epoch;
   for (int k = 0; (1 << k) < rt.n_pes; ++k) {
     int peer = (rt.my_pe + (1 << k)) % rt.n_pes;
-    AtomicRequest add{AtomicOp::kFetchAdd, &rt.barrier_counters[k], 8, 1, 0};
-    rma_atomic(rt, add, peer, call);
+    const uint64_t* own;
+    if (rt.host_sync != nullptr) {
+      __atomic_fetch_add(rt.host_sync->counter(peer, k), 1, __ATOMIC_SEQ_CST);
+      own = rt.host_sync->counter(rt.my_pe, k);
+    } else {
+      AtomicRequest add{AtomicOp::kFetchAdd, &rt.barrier_counters[k], 8, 1, 0};
+      rma_atomic(rt, add, peer, call);
+      own = &rt.barrier_counters[k];
+    }
     Backoff backoff;
-    while (load_own(&rt.barrier_counters[k]) < epoch) backoff.pause();
+    while (load_own(own) < epoch) backoff.pause();
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }

@@ -21,7 +21,7 @@ vshmem_add_mpe_test(NAME review_barrier_slow_pe_no_p2p TARGET mpe_review_barrier
                     NPES 3 LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
                     ENV VSHMEM_BOOTSTRAP_TIMEOUT=2 VSHMEM_DISABLE_P2P=1)
 vshmem_add_mpe_test(NAME review_barrier_slow_pe_mapped TARGET mpe_review_barrier_slow_pe_staged
-                    NPES 3 LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
+                    NPES 2 3 4 LAUNCHERS vshmemrun TIMEOUT 60
                     ENV VSHMEM_BOOTSTRAP_TIMEOUT=2)
 vshmem_add_mpe_test(NAME review_ptr_past_committed TARGET mpe_review ARGS ptr_past_committed
                     NPES 1 2 3 LAUNCHERS vshmemrun NO_GPU_RERUN)

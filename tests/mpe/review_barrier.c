@@ -23,8 +23,9 @@ int main(void) {
     shmem_barrier_all();
     for (int p = 0; p < npes; ++p) {
       const long want = seed ^ (long)(round * 0x9e3779b9L) ^ p;
-      CHECK(slots[p] == want, "round %d: slot of PE %d holds %ld, not %ld (seed %ld)", round, p,
-            slots[p], want, seed);
+      const long got = sym_long(&slots[p]); /* through the API: the heap may be GPU memory */
+      CHECK(got == want, "round %d: slot of PE %d holds %ld, not %ld (seed %ld)", round, p, got,
+            want, seed);
     }
     shmem_barrier_all(); /* nobody overwrites a slot before everyone has checked it */
   }

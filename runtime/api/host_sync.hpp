@@ -1,0 +1,40 @@
+// Barrier counters in host memory shared by the PEs of a node, whatever the heap is made of.
+//
+// The job-wide host barrier needs counters that every PE can update atomically and that a PE
+// can poll cheaply. When the heap is GPU memory, polling it from the host launches GPU work for
+// every poll (it competes with the application's kernels), and a bootstrap barrier has a time
+// limit that a long computation between two barriers must not hit. A one-page memfd per PE,
+// shared with the node-local peers through the handle exchange, serves both backends: plain
+// host atomics, no GPU traffic, no time limit.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/common/status.hpp"
+#include "runtime/ipc/fd_passing.hpp"
+#include "runtime/memory/memory.hpp"
+
+namespace vshmem::detail {
+
+class HostSyncArea {
+ public:
+  static constexpr int kCounters = 64;
+
+  // Collective among `peers` (the node-local PEs, without my_pe) over `exchange`.
+  static Result<std::unique_ptr<HostSyncArea>> create(FdExchange& exchange,
+                                                      const std::vector<int>& peers, int my_pe,
+                                                      int n_pes);
+
+  // Counter k of PE pe (pe is my_pe or one of the peers).
+  uint64_t* counter(int pe, int k) const { return base_[pe] + k; }
+
+ private:
+  HostSyncArea() = default;
+  std::unique_ptr<MemoryProvider> provider_;
+  std::vector<std::unique_ptr<Mapping>> mappings_;
+  std::vector<uint64_t*> base_;  // per PE; null for PEs not shared with us
+};
+
+}  // namespace vshmem::detail
