@@ -56,25 +56,59 @@ void reset_team(vshmem_team_s& t) {
 
 // Collective over parent: `count` slots that are free on every member of the parent (so on
 // every member of any team split off it), lowest first; empty when there are not enough.
-std::vector<int> agree_free_slots(Runtime& rt, const Group& parent, int count, const char* call) {
-  uint64_t used[kSlotWords] = {};
-  static_assert(kTeamSlots <= 64 * kSlotWords, "the used-slot bitmap must fit the slot words");
+// What a split call asks for, packed in two words: every member of the parent team must pass the
+// same, and a member whose own checks failed says so here instead of leaving the rest waiting.
+struct SplitArgs {
+  uint64_t a = 0, b = 0;
+  bool operator==(const SplitArgs& o) const { return a == o.a && b == o.b; }
+};
+SplitArgs pack_args(int64_t x, int64_t y, int64_t z, bool valid) {
+  return {(static_cast<uint64_t>(static_cast<uint32_t>(x)) << 32) | static_cast<uint32_t>(y),
+          (static_cast<uint64_t>(static_cast<uint32_t>(z)) << 32) | (valid ? 1u : 0u)};
+}
+
+// Collective over the parent team: the lowest `count` team slots free on every member, and
+// whether the members agree on the arguments. Empty slots when they disagree, when some member's
+// arguments are invalid (each says why), or when too few slots are free (`*why` tells which).
+std::vector<int> agree_free_slots(Runtime& rt, const Group& parent, int count, SplitArgs args,
+                                  const char* call, bool* args_ok) {
+  static_assert(kSlotWords >= 4, "the slot words hold the bitmap and the split's arguments");
+  uint64_t mine[kSlotWords] = {};
+  static_assert(kTeamSlots <= 64 * 2, "the used-slot bitmap must fit two slot words");
   for (int s = 0; s < kTeamSlots; ++s) {
     if (s <= kActiveSetSlot || g_team_table[s].magic == kTeamMagic)
-      used[s / 64] |= 1ull << (s % 64);
+      mine[s / 64] |= 1ull << (s % 64);
   }
+  mine[2] = args.a;
+  mine[3] = args.b;
+  uint64_t used[2] = {mine[0], mine[1]};
   uint64_t* words = group_words(parent);
-  local_copy(rt, words, used, sizeof(used), call);
+  local_copy(rt, words, mine, sizeof(mine), call);
   group_barrier(rt, parent, call);
+  *args_ok = (args.b & 1u) != 0;
   for (int i = 0; i < parent.size(); ++i) {
     if (i == parent.my_index) continue;
     uint64_t theirs[kSlotWords];
     rma_get(rt, theirs, words, sizeof(theirs), parent.members[i], call);
-    for (int w = 0; w < kSlotWords; ++w) used[w] |= theirs[w];
+    used[0] |= theirs[0];
+    used[1] |= theirs[1];
+    SplitArgs other{theirs[2], theirs[3]};
+    if (!(other == args) && *args_ok) {
+      // Report the first disagreement once, from this PE's point of view.
+      log::message(log::Level::kError,
+                   "%s: the PEs of the parent team disagree on the arguments (PE %d passed "
+                   "%d, %d, %d; this PE %d, %d, %d) or PE %d's were invalid; nothing was done",
+                   call, parent.members[i], static_cast<int>(other.a >> 32),
+                   static_cast<int>(other.a & 0xffffffffu), static_cast<int>(other.b >> 32),
+                   static_cast<int>(args.a >> 32), static_cast<int>(args.a & 0xffffffffu),
+                   static_cast<int>(args.b >> 32), parent.members[i]);
+      *args_ok = false;
+    }
   }
   // Nobody rewrites its words (next split or collect over this slot) before all have read.
   group_barrier(rt, parent, call);
   std::vector<int> slots;
+  if (!*args_ok) return slots;
   for (int s = 0; s < kTeamSlots && static_cast<int>(slots.size()) < count; ++s) {
     if (!(used[s / 64] & (1ull << (s % 64)))) slots.push_back(s);
   }
@@ -248,15 +282,21 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
   }
   const int n = parent->group.size();
   const long long last = start + static_cast<long long>(size - 1) * stride;
+  bool valid = true;
   if (size < 1 || start < 0 || start >= n || last < 0 || last >= n || (stride == 0 && size > 1)) {
     log::message(log::Level::kError,
                  "%s(start %d, stride %d, size %d): the PEs do not all lie in the parent team "
                  "(PEs 0..%d) or repeat",
                  kCall, start, stride, size, n - 1);
-    return 1;
+    valid = false;
   }
-  if (!config_ok(config, config_mask, kCall)) return 1;
-  std::vector<int> slots = agree_free_slots(rt, parent->group, 1, kCall);
+  if (!config_ok(config, config_mask, kCall)) valid = false;
+  // Checked with the whole parent team, so that a PE with bad arguments fails together with the
+  // others instead of leaving them waiting for it.
+  bool args_ok = false;
+  std::vector<int> slots = agree_free_slots(rt, parent->group, 1,
+                                            pack_args(start, stride, size, valid), kCall, &args_ok);
+  if (!args_ok) return 1;
   if (slots.empty()) {
     log::message(log::Level::kError,
                  "%s: every one of the %d team slots is in use on some PE of "
@@ -291,16 +331,20 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
     }
     return 1;
   }
+  bool valid = true;
   if (xrange < 1) {
     log::message(log::Level::kError, "%s: xrange %d must be positive", kCall, xrange);
-    return 1;
+    valid = false;
   }
   if (!config_ok(xaxis_config, xaxis_mask, kCall) || !config_ok(yaxis_config, yaxis_mask, kCall)) {
-    return 1;
+    valid = false;
   }
   const int n = parent->group.size();
+  bool args_ok = false;
+  std::vector<int> slots =
+      agree_free_slots(rt, parent->group, 2, pack_args(xrange, 0, 0, valid), kCall, &args_ok);
+  if (!args_ok) return 1;
   xrange = std::min(xrange, n);
-  std::vector<int> slots = agree_free_slots(rt, parent->group, 2, kCall);
   if (slots.empty()) {
     log::message(log::Level::kError,
                  "%s: fewer than 2 of the %d team slots are free on every "

@@ -29,7 +29,7 @@ constexpr int kTeamSlots = 128;
 constexpr int kWorldSlot = 0;
 constexpr int kSharedSlot = 1;
 constexpr int kActiveSetSlot = 2;
-constexpr int kSlotWords = 2;
+constexpr int kSlotWords = 4;  // 2: used-slot bitmap; 2: the split's arguments
 constexpr uint32_t kTeamMagic = 0x7465616d;
 
 // Collective. Reserves the team pool and sets up the predefined teams. Called by shmem_init after

@@ -27,3 +27,7 @@ vshmem_add_mpe_test(NAME errors_global_exit TARGET mpe_errors ARGS global_exit7 
 # into a failure, or their other PEs would wait forever).
 vshmem_add_mpe_test(NAME global_exit_zero TARGET mpe_errors ARGS global_exit0 NPES 2 3
   LAUNCHERS vshmemrun TIMEOUT 30)
+# Team splits with arguments that differ between PEs fail everywhere (no hang).
+vshmem_add_mpe_test(NAME team_args SOURCES team_args.c ARGS disagree NPES 2 3 4 TIMEOUT 60)
+vshmem_add_mpe_test(NAME team_args_invalid_on_one TARGET mpe_team_args ARGS invalid_on_one
+  NPES 3 4 TIMEOUT 60)
