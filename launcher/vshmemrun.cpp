@@ -31,6 +31,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/bootstrap/launcher_protocol.hpp"
+
 extern char** environ;
 
 namespace vshmem::launcher {
@@ -362,6 +364,7 @@ struct OutputStream {
 struct Pe {
   pid_t pid = -1;
   bool running = false;
+  bool in_shmem = false;  // between a successful shmem_init and the end of shmem_finalize
   OutputStream out, err;
 };
 
@@ -470,7 +473,10 @@ int run_local(const Options& o) {
   // Signals are taken through a signalfd so that the supervision loop is a plain poll loop.
   sigset_t mask, old_mask;
   sigemptyset(&mask);
-  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1}) sigaddset(&mask, s);
+  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, launcher_protocol::global_exit_signal(),
+                launcher_protocol::shmem_state_signal()}) {
+    sigaddset(&mask, s);
+  }
   ::sigprocmask(SIG_BLOCK, &mask, &old_mask);
   int sfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0) {
@@ -565,6 +571,16 @@ int run_local(const Options& o) {
         code = 128 + WTERMSIG(status);
         what = "was killed by signal " + signal_description(WTERMSIG(status));
       }
+      if (code == 0 && it->in_shmem && !stopping && running > 0) {
+        std::fprintf(stderr,
+                     "vshmemrun: PE %d (pid %d) exited with status 0 after shmem_init without "
+                     "calling shmem_finalize; the other PEs would wait for it forever: stopping "
+                     "them\n",
+                     rank, static_cast<int>(pid));
+        exit_code = 1;
+        begin_stopping();
+        continue;
+      }
       if (code == 0 || stopping) {
         if (code != 0 && exit_code == 0) exit_code = code;
         continue;  // a clean exit, or a PE we are stopping ourselves
@@ -621,7 +637,13 @@ int run_local(const Options& o) {
       while (::read(sfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
         int sig = static_cast<int>(si.ssi_signo);
         if (sig == SIGCHLD) continue;
-        if (sig == SIGUSR1) {
+        if (sig == launcher_protocol::shmem_state_signal()) {
+          for (Pe& p : pes) {
+            if (p.pid == static_cast<pid_t>(si.ssi_pid)) p.in_shmem = si.ssi_int != 0;
+          }
+          continue;
+        }
+        if (sig == launcher_protocol::global_exit_signal()) {
           auto it = std::find_if(pes.begin(), pes.end(), [&](const Pe& p) {
             return p.pid == static_cast<pid_t>(si.ssi_pid);
           });

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "runtime/api/runtime.hpp"
+#include "runtime/bootstrap/launcher_protocol.hpp"
 #include "runtime/api/team.hpp"
 #include "runtime/common/env.hpp"
 #include "shmem.h"
@@ -142,6 +143,22 @@ Status initialize(const BootstrapOptions& options, int requested) {
   return Status::ok();
 }
 
+// The pid of the vshmemrun that started this PE, or 0.
+pid_t launcher_pid() {
+  auto launcher = env::get("VSHMEM_LAUNCHER_PID");
+  if (!launcher) return 0;
+  auto pid = env::parse_int(*launcher, 1, 1 << 30);
+  return pid ? static_cast<pid_t>(*pid) : 0;
+}
+
+void tell_launcher(int signal, int value) {
+  if (pid_t pid = launcher_pid()) {
+    union sigval v;
+    v.sival_int = value;
+    sigqueue(pid, signal, v);
+  }
+}
+
 int init_common(const BootstrapOptions& options, int requested, int* provided) {
   std::lock_guard<std::mutex> lock(g_init_mutex);
   if (g_runtime == nullptr) {
@@ -150,6 +167,7 @@ int init_common(const BootstrapOptions& options, int requested, int* provided) {
       log::message(log::Level::kError, "shmem_init: %s", st.message().c_str());
       return 1;
     }
+    tell_launcher(launcher_protocol::shmem_state_signal(), 1);
   }
   if (provided != nullptr) *provided = g_runtime->thread_level;
   return 0;
@@ -210,23 +228,19 @@ void shmem_finalize(void) {
   Status st = rt->bootstrap->barrier();
   if (!st) log::message(log::Level::kWarn, "shmem_finalize: %s", st.message().c_str());
   delete rt;
+  tell_launcher(launcher_protocol::shmem_state_signal(), 0);
 }
 
 void shmem_global_exit(int status) {
   log::message(log::Level::kError, "shmem_global_exit(%d) called; ending the job", status);
   std::fflush(stdout);
   std::fflush(stderr);
-  // vshmemrun learns the status from SIGUSR1's value, stops every other PE and exits with it.
-  // Under other launchers a non-zero exit makes them stop the rest; a zero status has to be
+  // vshmemrun learns the status from the signal's value, stops every other PE and exits with
+  // it. Under other launchers a non-zero exit makes them stop the rest; a zero status has to be
   // turned into a failure there, or the other PEs would wait forever.
-  if (auto launcher = env::get("VSHMEM_LAUNCHER_PID")) {
-    auto pid = env::parse_int(*launcher, 1, 1 << 30);
-    if (pid) {
-      union sigval v;
-      v.sival_int = status;
-      sigqueue(static_cast<pid_t>(*pid), SIGUSR1, v);
-      std::_Exit(status);
-    }
+  if (launcher_pid() != 0) {
+    tell_launcher(launcher_protocol::global_exit_signal(), status);
+    std::_Exit(status);
   }
   std::_Exit(status == 0 ? 1 : status);
 }

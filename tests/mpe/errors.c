@@ -31,6 +31,12 @@ int main(int argc, char** argv) {
     shmem_barrier_all();
     shmem_barrier_all();
     return 99; /* not reached: the job ends with PE 1's status */
+  } else if (strcmp(what, "exit_without_finalize") == 0) {
+    /* PE 1 leaves with status 0 but never calls shmem_finalize: the others, waiting for it in
+     * a barrier, must be stopped with a message rather than wait forever. */
+    if (me == 1) exit(0);
+    shmem_barrier_all();
+    shmem_barrier_all();
   } else if (strcmp(what, "pe_dies") == 0) {
     if (me == 1) {
       fprintf(stderr, "PE 1 dies on purpose\n");
