@@ -552,11 +552,55 @@ int run_local(const Options& o) {
     }
   }
 
+  int received_signal = 0;
+  std::optional<int> global_exit_status;  // set by a PE's shmem_global_exit
+  // Reads every pending signal. Called before each reap, so that what a PE said before it
+  // exited (shmem_finalize done, global_exit) is known when its exit is judged.
+  const auto handle_signals = [&]() {
+    signalfd_siginfo si;
+    while (::read(sfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+      int sig = static_cast<int>(si.ssi_signo);
+      if (sig == SIGCHLD) continue;
+      if (sig == launcher_protocol::shmem_state_signal()) {
+        for (Pe& p : pes) {
+          if (p.pid == static_cast<pid_t>(si.ssi_pid)) p.in_shmem = si.ssi_int != 0;
+        }
+        continue;
+      }
+      if (sig == launcher_protocol::global_exit_signal()) {
+        auto it = std::find_if(pes.begin(), pes.end(), [&](const Pe& p) {
+          return p.pid == static_cast<pid_t>(si.ssi_pid);
+        });
+        if (it == pes.end() || global_exit_status) continue;  // not from a PE, or not the first
+        global_exit_status = si.ssi_int;
+        std::fprintf(stderr,
+                     "vshmemrun: PE %d called shmem_global_exit(%d); stopping the other PEs\n",
+                     static_cast<int>(it - pes.begin()), si.ssi_int);
+        begin_stopping();
+        continue;
+      }
+      // Forwarded, not acted on: the PEs decide how to react; the grace period bounds it.
+      if (received_signal == 0 && running > 0) {
+        std::fprintf(stderr, "vshmemrun: received signal %s; forwarding it to the PEs\n",
+                     signal_description(sig).c_str());
+      }
+      received_signal = sig;
+      stop_all(sig);
+      if (!stopping) {
+        stopping = true;
+        kill_at = Clock::now() + grace;
+      }
+    }
+  };
+
   const auto reap = [&]() {
+    handle_signals();
     for (;;) {
       int status = 0;
       pid_t pid = ::waitpid(-1, &status, WNOHANG);
       if (pid <= 0) return;
+      // Whatever this PE signalled was sent before it exited, so it is pending by now.
+      handle_signals();
       auto it = std::find_if(pes.begin(), pes.end(), [&](const Pe& p) { return p.pid == pid; });
       if (it == pes.end()) continue;
       it->running = false;
@@ -597,8 +641,6 @@ int run_local(const Options& o) {
     }
   };
 
-  int received_signal = 0;
-  std::optional<int> global_exit_status;  // set by a PE's shmem_global_exit
   std::optional<Clock::time_point> drain_until;
   for (;;) {
     bool streams_open = false;
@@ -632,47 +674,10 @@ int run_local(const Options& o) {
       stop_all(SIGKILL);
       return 1;
     }
-    if (pr > 0 && (pfds[0].revents & POLLIN)) {
-      signalfd_siginfo si;
-      while (::read(sfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
-        int sig = static_cast<int>(si.ssi_signo);
-        if (sig == SIGCHLD) continue;
-        if (sig == launcher_protocol::shmem_state_signal()) {
-          for (Pe& p : pes) {
-            if (p.pid == static_cast<pid_t>(si.ssi_pid)) p.in_shmem = si.ssi_int != 0;
-          }
-          continue;
-        }
-        if (sig == launcher_protocol::global_exit_signal()) {
-          auto it = std::find_if(pes.begin(), pes.end(), [&](const Pe& p) {
-            return p.pid == static_cast<pid_t>(si.ssi_pid);
-          });
-          if (it == pes.end() || global_exit_status) continue;  // not from a PE, or not the first
-          global_exit_status = si.ssi_int;
-          std::fprintf(stderr,
-                       "vshmemrun: PE %d called shmem_global_exit(%d); stopping the other PEs\n",
-                       static_cast<int>(it - pes.begin()), si.ssi_int);
-          begin_stopping();
-          continue;
-        }
-        // Forwarded, not acted on: the PEs decide how to react; the grace period bounds it.
-        if (received_signal == 0 && running > 0) {
-          std::fprintf(stderr, "vshmemrun: received signal %s; forwarding it to the PEs\n",
-                       signal_description(sig).c_str());
-        }
-        received_signal = sig;
-        stop_all(sig);
-        if (!stopping) {
-          stopping = true;
-          kill_at = Clock::now() + grace;
-        }
-      }
-      reap();
-    }
     for (size_t i = 1; i < pfds.size(); ++i) {
       if (pfds[i].revents & (POLLIN | POLLHUP | POLLERR)) pump(*streams[i], ranks[i]);
     }
-    reap();
+    reap();  // reads the pending signals too
     if (stopping && running > 0 && Clock::now() >= kill_at) {
       std::vector<std::string> left;
       for (int r = 0; r < o.npes; ++r) {

@@ -27,6 +27,16 @@ static void peer_fails(int me, int n, long* x, int hang) {
   shmem_barrier_all();
   if (me == n - 1) {
     if (hang) raise(SIGSTOP);
+    /* vshmemrun would stop the job itself when a PE exits before shmem_finalize; this test is
+     * about the transport noticing a dead peer (as it must under launchers that do not), so the
+     * PE tells vshmemrun it finalized (runtime/bootstrap/launcher_protocol.hpp) and vanishes. */
+    const char* launcher = getenv("VSHMEM_LAUNCHER_PID");
+    if (launcher) {
+      union sigval v;
+      v.sival_int = 0;
+      sigqueue((pid_t)atoi(launcher), SIGRTMIN + 1, v);
+      usleep(100 * 1000);
+    }
     _exit(0); /* no finalize: its proxy and sockets vanish with the process */
   }
   /* No barrier from here on (the bootstrap would report the missing PE first): PE 0 waits until
