@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,19 @@ namespace {
 
 using vshmem::Code;
 
+// Process-wide, not per bootstrap: keys must never repeat across shmem_init/shmem_finalize
+// cycles, or a get could return the previous cycle's value.
+uint64_t g_seq = 0;
+// PMIx_Init calls not yet matched by a PMIx_Finalize. PMIx is finalized at exit, not at
+// shmem_finalize: a PE that finalizes PMIx while its peers still fence (they leave
+// shmem_finalize at different times) makes their fences fail, and the next shmem_init needs it.
+int g_pmix_inits = 0;
+
 struct Ctx {
   pmix_proc_t me;
   int rank = 0;
   int size = 1;
   long timeout_ms = 120000;
-  uint64_t seq = 0;
   int broken = 0;
   std::string broken_text;
 };
@@ -138,8 +146,8 @@ int plugin_allgather(void* ctx, const void* in, void* out, size_t bytes, char* e
   auto* c = static_cast<Ctx*>(ctx);
   if (c->broken)
     return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
-  ++c->seq;
-  const std::string key = key_for("allgather", c->seq);
+  ++g_seq;
+  const std::string key = key_for("allgather", g_seq);
   if (int rc = put(c, key, in, bytes, "allgather", err, errlen)) return rc;
   if (int rc = fence(c, true, "allgather", err, errlen)) return rc;
   // Into scratch first: out is written only on success, and in may alias out.
@@ -161,8 +169,8 @@ int plugin_broadcast(void* ctx, void* buf, size_t bytes, int root, char* err, si
   auto* c = static_cast<Ctx*>(ctx);
   if (c->broken)
     return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
-  ++c->seq;
-  const std::string key = key_for("broadcast", c->seq);
+  ++g_seq;
+  const std::string key = key_for("broadcast", g_seq);
   if (c->rank == root) {
     if (int rc = put(c, key, buf, bytes, "broadcast", err, errlen)) return rc;
   }
@@ -179,15 +187,11 @@ int plugin_barrier(void* ctx, char* err, size_t errlen) {
   auto* c = static_cast<Ctx*>(ctx);
   if (c->broken)
     return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
-  ++c->seq;
+  ++g_seq;
   return fence(c, false, "barrier", err, errlen);
 }
 
-void plugin_finalize(void* ctx) {
-  auto* c = static_cast<Ctx*>(ctx);
-  PMIx_Finalize(nullptr, 0);
-  delete c;
-}
+void plugin_finalize(void* ctx) { delete static_cast<Ctx*>(ctx); }
 
 }  // namespace
 
@@ -237,6 +241,15 @@ extern "C" __attribute__((visibility("default"))) int vshmem_bootstrap_plugin_in
   }
   c->rank = static_cast<int>(c->me.rank);
   c->size = static_cast<int>(size);
+  // This plugin is never unloaded, so the handler stays valid until exit.
+  if (g_pmix_inits++ == 0) {
+    std::atexit([] {
+      while (g_pmix_inits > 0) {
+        --g_pmix_inits;
+        PMIx_Finalize(nullptr, 0);
+      }
+    });
+  }
   out->abi_version = VSHMEM_BOOTSTRAP_ABI_VERSION;
   out->ctx = c;
   out->rank = c->rank;
