@@ -145,11 +145,16 @@ void broadcast_error(Ctx* c, int code, const std::string& text) {
   c->graveyard.push_back(std::move(msg));
 }
 
+// Set once a collective failed (peers dead or gone): MPI_Finalize could then block forever, so
+// the exit handler leaves MPI as it is and the launcher reports the failed job.
+bool g_mpi_broken = false;
+
 int fail(Ctx* c, char* err, size_t errlen, Code code, const char* call, const std::string& cause) {
   if (c->broken != 0)
     return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
   c->broken = static_cast<int>(code);
   c->broken_text = std::string(call) + ": " + cause;
+  g_mpi_broken = true;
   if (c->rank == 0)
     broadcast_error(c, static_cast<int>(code), c->broken_text + " (reported by PE 0)");
   return report(err, errlen, code, "%s", c->broken_text.c_str());
@@ -316,6 +321,7 @@ int leaf_collective(Ctx* c, const Header& mine, const void* payload, size_t payl
                          std::min<size_t>(rh.length, reply.size() - sizeof(Header)));
         c->broken = rh.status;
         c->broken_text = text;
+        g_mpi_broken = true;
         return report(err, errlen, static_cast<Code>(rh.status), "%s", text.c_str());
       }
       if (rh.seq != mine.seq || rh.length != result_len) {
@@ -439,7 +445,7 @@ extern "C" __attribute__((visibility("default"))) int vshmem_bootstrap_plugin_in
     std::atexit([] {
       int done = 0;
       MPI_Finalized(&done);
-      if (!done) MPI_Finalize();
+      if (!done && !g_mpi_broken) MPI_Finalize();
     });
   }
   // MPI_Comm_dup is collective and blocking: the one step without a time limit (a rank that
