@@ -159,13 +159,9 @@ Status api_init(Runtime& rt) {
   std::vector<int> world(rt.n_pes);
   for (int i = 0; i < rt.n_pes; ++i) world[i] = i;
   init_team(g_team_table[kWorldSlot], kWorldSlot, std::move(world), rt.my_pe, rt.n_pes);
-  // SHMEM_TEAM_SHARED: the PEs whose memory is mapped here, plus ourselves. The transport plan
-  // maps node-local peers symmetrically, so every member computes the same list.
-  std::vector<int> shared;
-  for (int i = 0; i < rt.n_pes; ++i) {
-    if (rt.plan.path[i] != PeerPath::kStaged) shared.push_back(i);
-  }
-  init_team(g_team_table[kSharedSlot], kSharedSlot, std::move(shared), rt.my_pe, rt.n_pes);
+  // SHMEM_TEAM_SHARED: the transport plan's job-wide answer (the same set on every member, also
+  // where GPU peer access is not transitive).
+  init_team(g_team_table[kSharedSlot], kSharedSlot, rt.plan.shared_team, rt.my_pe, rt.n_pes);
   return Status::ok();
 }
 

@@ -1,5 +1,7 @@
 #include "runtime/transport/transport.hpp"
 
+#include <algorithm>
+
 #include "runtime/common/env.hpp"
 #include "runtime/common/log.hpp"
 #include "runtime/transport/staged_transport.hpp"
@@ -40,6 +42,31 @@ bool TransportPlan::all_mapped() const {
   return true;
 }
 
+std::vector<int> shared_team_of(const std::vector<uint8_t>& mapped, int n, int me) {
+  const auto linked = [&](int p, int q) { return mapped[p * n + q] && mapped[q * n + p]; };
+  std::vector<bool> seen(n, false);
+  std::vector<int> component{me}, todo{me};
+  seen[me] = true;
+  while (!todo.empty()) {
+    int p = todo.back();
+    todo.pop_back();
+    for (int q = 0; q < n; ++q) {
+      if (!seen[q] && q != p && linked(p, q)) {
+        seen[q] = true;
+        component.push_back(q);
+        todo.push_back(q);
+      }
+    }
+  }
+  for (int p : component) {
+    for (int q : component) {
+      if (p != q && !linked(p, q)) return {me};
+    }
+  }
+  std::sort(component.begin(), component.end());
+  return component;
+}
+
 Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topology,
                                       MemoryProvider& provider) {
   bool disable_p2p = false;
@@ -67,6 +94,7 @@ Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topo
       plan.path[p] = PeerPath::kStaged;
     }
   }
+  plan.shared_team = shared_team_of(all, bootstrap.size(), bootstrap.rank());
   // A pair is staged when either side cannot map the other; every PE sees the same matrix.
   for (int p = 0; p < bootstrap.size(); ++p) {
     for (int q = 0; q < bootstrap.size(); ++q) {

@@ -29,7 +29,18 @@ struct TransportPlan {
   // Some pair of PEs in the job (not necessarily us) uses the staged path: the same on every PE,
   // so that the staged transport's collective set-up is entered by all PEs or by none.
   bool job_has_staged = false;
+  // The members of SHMEM_TEAM_SHARED for this PE (ascending, ourselves included): the same set on
+  // every member. See shared_team_of.
+  std::vector<int> shared_team;
 };
+
+// The PEs that share memory with `me`, as SHMEM_TEAM_SHARED needs them: a set every member
+// computes identically. mapped[p * n + q] says p maps q (either direction counts only when
+// both hold). It is the connected component of `me` in the mutual-mapping graph when that
+// component is a clique (every pair maps each other, e.g. the PEs of a node on the host heap),
+// else {me} alone: with peer access that is not transitive (GPU 0-1 and 1-2, not 0-2) the
+// PEs would otherwise disagree on who is in the team.
+std::vector<int> shared_team_of(const std::vector<uint8_t>& mapped, int n, int me);
 
 // Collective. VSHMEM_DISABLE_P2P=1 forces every other PE onto the staged path (for tests).
 Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topology,
