@@ -45,16 +45,16 @@ bool TransportPlan::all_mapped() const {
 std::vector<int> shared_team_of(const std::vector<uint8_t>& mapped, int n, int me) {
   const auto linked = [&](int p, int q) { return mapped[p * n + q] && mapped[q * n + p]; };
   std::vector<bool> seen(n, false);
-  std::vector<int> component{me}, todo{me};
+  std::vector<int> component{me}, frontier{me};
   seen[me] = true;
-  while (!todo.empty()) {
-    int p = todo.back();
-    todo.pop_back();
+  while (!frontier.empty()) {
+    int p = frontier.back();
+    frontier.pop_back();
     for (int q = 0; q < n; ++q) {
       if (!seen[q] && q != p && linked(p, q)) {
         seen[q] = true;
         component.push_back(q);
-        todo.push_back(q);
+        frontier.push_back(q);
       }
     }
   }
