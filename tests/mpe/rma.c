@@ -112,7 +112,8 @@ int main(void) {
   int me = shmem_my_pe(), n = shmem_n_pes();
   long s0 = (long)mpe_seed();
   long* sbuf = (long*)shmem_malloc(sizeof(long));
-  if (me == 0) *sbuf = s0;
+  /* Through a shmem call: on the GPU heap host code cannot dereference symmetric memory. */
+  if (me == 0) shmem_long_p(sbuf, s0, 0);
   shmem_barrier_all();
   seed = (unsigned long long)shmem_long_g(sbuf, 0);
   test_identical_addresses(me, n);
