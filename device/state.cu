@@ -90,28 +90,6 @@ Fn driver_fn(const char* name) {
   return reinterpret_cast<Fn>(fn);
 }
 
-// The CUDA ordinal whose memory backs `addr`, or -1 (not VMM device memory). Asks the
-// allocation itself (cuMemRetainAllocationHandle): unlike pointer attributes, this is defined
-// for imported VMM allocations mapped at any address.
-int device_of(const void* addr) {
-  using Retain = CUresult (*)(CUmemGenericAllocationHandle*, void*);
-  using Props = CUresult (*)(CUmemAllocationProp*, CUmemGenericAllocationHandle);
-  using Release = CUresult (*)(CUmemGenericAllocationHandle);
-  static Retain retain = driver_fn<Retain>("cuMemRetainAllocationHandle");
-  static Props props = driver_fn<Props>("cuMemGetAllocationPropertiesFromHandle");
-  static Release release = driver_fn<Release>("cuMemRelease");
-  if (!retain || !props || !release) return -1;
-  CUmemGenericAllocationHandle h{};
-  if (retain(&h, const_cast<void*>(addr)) != CUDA_SUCCESS) return -1;
-  CUmemAllocationProp prop{};
-  int dev = -1;
-  if (props(&prop, h) == CUDA_SUCCESS && prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
-    dev = prop.location.id;
-  }
-  release(h);
-  return dev;
-}
-
 // Whether contexts on `device` are served by an MPS server (CU_DEVICE_ATTRIBUTE_MPS_ENABLED:
 // the driver's own answer, so neither a pipe directory guess nor an environment variable).
 bool mps_enabled(int device) {
@@ -179,13 +157,10 @@ void on_state(const DeviceState* s) {
     cudaGetLastError();
     return;  // no GPU here: the device API is not usable, nothing to keep in step
   }
-  // The runtime's memory provider leaves no context current in this thread (it restores what
-  // was current before each driver call), and asking the driver about the heap's memory needs
-  // one: make the runtime's primary context current first.
-  cudaFree(nullptr);
-  cudaGetLastError();
   const uint64_t sync_base = s->heap_base + s->sync_offset;
-  const int heap_device = device_of(reinterpret_cast<void*>(sync_base));
+  // The runtime says which GPU holds the heap (its memory provider chose it: VSHMEM_DEVICE, the
+  // application's current device, or the local rank).
+  const int heap_device = s->cuda_device;
   if (heap_device < 0) {
     if (!g_warned_host_heap) {
       g_warned_host_heap = true;
@@ -262,14 +237,9 @@ void on_state(const DeviceState* s) {
   g_mirror.device = heap_device;
 
   if (first) {
-    // PEs sharing our GPU: mapped peers whose memory is on our device.
-    int sharing = 1;
-    for (int p = 0; p < s->n_pes; ++p) {
-      if (p == s->my_pe || s->peer_slot[p] < 0) continue;
-      uint64_t peer_sync =
-          s->window_base + static_cast<uint64_t>(s->peer_slot[p]) * s->heap_size + s->sync_offset;
-      if (device_of(reinterpret_cast<void*>(peer_sync)) == heap_device) ++sharing;
-    }
+    // PEs sharing our GPU: node-local PEs whose heap is on the same device (the runtime's
+    // locality exchange).
+    const int sharing = s->pes_sharing_device > 0 ? s->pes_sharing_device : 1;
     g_mirror.pes_sharing_gpu = sharing;
     g_mirror.mps = mps_enabled(heap_device);
     if (sharing > 1 && !g_mirror.mps && !g_warned_sharing && s->my_pe == 0) {

@@ -26,7 +26,13 @@ struct DeviceState {
   uint64_t sync_offset;  // start of the internal synchronization area
   uint64_t sync_bytes;
   int debug_checks;  // VSHMEM_DEBUG_DEVICE=1: validate PEs and addresses, trap on error
-  int reserved[7];
+  // The CUDA ordinal (in this process's numbering) of the GPU whose memory backs this PE's heap,
+  // or -1 when the heap is host memory: the device library makes it current rather than guess.
+  int cuda_device;
+  // Node-local PEs, this one included, whose heap is on the same GPU (from the transport
+  // plan's locality exchange); meaningful when cuda_device >= 0.
+  int pes_sharing_device;
+  int reserved[5];
 };
 
 }  // namespace vshmem

@@ -137,6 +137,8 @@ void publish_device_state(Runtime& rt) {
     s.sync_offset = reinterpret_cast<uintptr_t>(rt.device_sync) - rt.heap->base();
     s.sync_bytes = rt.device_sync_bytes;
   }
+  s.cuda_device = rt.provider ? rt.provider->device_ordinal() : -1;
+  s.pes_sharing_device = rt.plan.same_locality_pes;
   if (g_device_listener != nullptr) g_device_listener(&s);
 }
 

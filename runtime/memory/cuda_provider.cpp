@@ -394,6 +394,7 @@ class CudaProvider final : public MemoryProvider {
   // The device's PCI location (domain, bus, device), which names the same GPU in every process
   // whatever CUDA_VISIBLE_DEVICES says there.
   uint64_t locality_token() const override { return pci_token(device_->ordinal()); }
+  int device_ordinal() const override { return device_->ordinal(); }
 
   // A peer's memory can be mapped here when its GPU is ours, or one of our visible devices that
   // our device can access (cuDeviceCanAccessPeer, directional: the transport layer also asks

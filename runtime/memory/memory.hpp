@@ -150,6 +150,8 @@ class MemoryProvider {
   // whether this PE can map and access the memory of a node-local peer with the given token.
   virtual uint64_t locality_token() const { return 0; }
   virtual bool can_map_peer(uint64_t peer_token) const { return true; }
+  // The CUDA ordinal of the device holding this provider's memory; -1 for host memory.
+  virtual int device_ordinal() const { return -1; }
   // Completes host-issued transfers still in flight (copies are synchronous today).
   virtual Status quiet() { return Status::ok(); }
 };

@@ -77,6 +77,10 @@ Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topo
   VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&token, tokens.data(), sizeof(token)));
   TransportPlan plan;
   plan.path.resize(bootstrap.size(), PeerPath::kStaged);
+  plan.same_locality_pes = 0;
+  for (int p = 0; p < bootstrap.size(); ++p) {
+    if (topology.node_of_pe[p] == topology.my_node && tokens[p] == token) ++plan.same_locality_pes;
+  }
   for (int p = 0; p < bootstrap.size(); ++p) {
     if (p == bootstrap.rank()) {
       plan.path[p] = PeerPath::kSelf;

@@ -32,6 +32,9 @@ struct TransportPlan {
   // The members of SHMEM_TEAM_SHARED for this PE (ascending, ourselves included): the same set on
   // every member. See shared_team_of.
   std::vector<int> shared_team;
+  // Node-local PEs, this one included, whose memory has the same locality token as ours (for
+  // the cuda provider: PEs sharing our GPU).
+  int same_locality_pes = 1;
 };
 
 // The PEs that share memory with `me`, as SHMEM_TEAM_SHARED needs them: a set every member

@@ -35,3 +35,8 @@ vshmem_add_mpe_test(NAME team_args_invalid_on_one TARGET mpe_team_args ARGS inva
 vshmem_add_mpe_test(NAME errors_exit_without_finalize TARGET mpe_errors ARGS exit_without_finalize
   NPES 2 3 LAUNCHERS vshmemrun TIMEOUT 30
   WILL_FAIL_REGEX "PE 1 .* exited with status 0 after shmem_init without calling shmem_finalize")
+# The device state the runtime publishes (GPU ordinal, PEs sharing it), one node and two.
+vshmem_add_mpe_test(NAME device_state SOURCES device_state.cpp NPES 1 2 4
+  LIBS vshmem_internal_for_tests)
+vshmem_add_mpe_test(NAME device_state_nodes TARGET mpe_device_state NPES 4 LAUNCHERS vshmemrun
+  LAUNCHER_ARGS --simulate-nodes 2)
