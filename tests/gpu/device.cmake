@@ -13,7 +13,7 @@ set_tests_properties(gpu.device_mps_stop PROPERTIES FIXTURES_CLEANUP device_mps 
 
 foreach(_t rma amo sync stream)
   vshmem_add_mpe_test(NAME device_${_t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/device_${_t}.cu
-                      NPES 2 4 8 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 240
+                      NPES 2 4 8 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 90
                       ENV VSHMEM_BACKEND=cuda ${_mps_env})
   vshmem_device_link(mpe_device_${_t})
   foreach(_n 2 4 8)
@@ -25,7 +25,7 @@ endforeach()
 foreach(_ex ring_kernel jacobi)
   if(TARGET ${_ex})
     vshmem_add_mpe_test(NAME example_${_ex} TARGET ${_ex} NPES 1 2 4 8 LAUNCHERS vshmemrun
-                        LABELS gpu TIMEOUT 240 ENV VSHMEM_BACKEND=cuda ${_mps_env})
+                        LABELS gpu TIMEOUT 90 ENV VSHMEM_BACKEND=cuda ${_mps_env})
     foreach(_n 1 2 4 8)
       set_tests_properties(mpe.example_${_ex}.vshmemrun.${_n} PROPERTIES
                            FIXTURES_REQUIRED device_mps)

@@ -7,6 +7,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
+# A device-test phase that hangs fails after this many seconds, naming the PE and the phase.
+export VSHMEM_TEST_PHASE_TIMEOUT=${VSHMEM_TEST_PHASE_TIMEOUT:-30}
 bdir=${BUILD_DIR:-build-gpu}
 out=${OUT:-$bdir}
 mkdir -p "$out"
