@@ -229,6 +229,11 @@ void on_state(const DeviceState* s) {
   st.n_pes = s->n_pes;
   st.initialized = 1;
   st.debug_checks = s->debug_checks || env_flag("VSHMEM_DEBUG_DEVICE");
+  // Every PE's heap on this GPU: .gpu scope reaches every thread that can touch the heap
+  // (impl/memory.cuh). VSHMEM_DEVICE_SCOPE=sys keeps system scope regardless.
+  const char* scope = std::getenv("VSHMEM_DEVICE_SCOPE");
+  st.gpu_scope =
+      s->pes_sharing_device == s->n_pes && !(scope != nullptr && std::strcmp(scope, "sys") == 0);
   for (int p = 0; p < kInlinePeerSlots; ++p) {
     st.inline_slot[p] = p < s->n_pes ? s->peer_slot[p] : -1;
   }

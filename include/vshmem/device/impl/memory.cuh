@@ -1,6 +1,6 @@
-// Memory operations at system scope (PTX memory model, sm_70+): the building blocks of RMA,
-// atomics, signals and waits. System scope is what makes them correct against the host's
-// atomics and against other processes' kernels on the same or another GPU.
+// Memory operations at system (or, on one GPU, gpu) scope (PTX memory model, sm_70+): the building
+// blocks of RMA, atomics, signals and waits. System scope is what makes them correct against the
+// host's atomics and against other processes' kernels on the same or another GPU.
 #pragma once
 
 #include "vshmem/device/impl/state.cuh"
@@ -9,78 +9,107 @@
 
 namespace vshmem::device {
 
+// ---- Scope. When every PE of the job keeps its heap on this one GPU (and host-issued atomics
+// run as kernels on it, runtime/memory/cuda_atomic_ptx.cpp), every thread that can touch the
+// heap is on this GPU: .gpu scope is morally strong with all of them and much cheaper than .sys
+// (a .sys fence waits for the PCIe/NVLink fabric). With peers on other GPUs everything is .sys.
+// The choice is uniform (constant memory), made once by the state listener (device/state.cu).
+__device__ __forceinline__ bool gpu_scope() { return vshmemi_device_state.gpu_scope != 0; }
+
+// asm volatile(BEFORE ".gpu" AFTER : operands) or the same with ".sys".
+#define VSHMEMI_ASM_SCOPED(BEFORE, AFTER, ...)       \
+  do {                                               \
+    if (::vshmem::device::gpu_scope()) {             \
+      asm volatile(BEFORE ".gpu" AFTER __VA_ARGS__); \
+    } else {                                         \
+      asm volatile(BEFORE ".sys" AFTER __VA_ARGS__); \
+    }                                                \
+  } while (0)
+
 // ---- Raw-bit atomics. Addresses are generic: heap and window are ordinary global memory. ----
 
 __device__ __forceinline__ uint32_t atom_add(uint32_t* p, uint32_t v) {
   uint32_t r;
-  asm volatile("atom.relaxed.sys.add.u32 %0, [%1], %2;" : "=r"(r) : "l"(p), "r"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("atom.relaxed", ".add.u32 %0, [%1], %2;",
+                     : "=r"(r)
+                     : "l"(p), "r"(v)
+                     : "memory");
   return r;
 }
 __device__ __forceinline__ uint64_t atom_add(uint64_t* p, uint64_t v) {
   uint64_t r;
-  asm volatile("atom.relaxed.sys.add.u64 %0, [%1], %2;" : "=l"(r) : "l"(p), "l"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("atom.relaxed", ".add.u64 %0, [%1], %2;",
+                     : "=l"(r)
+                     : "l"(p), "l"(v)
+                     : "memory");
   return r;
 }
 __device__ __forceinline__ void red_add(uint32_t* p, uint32_t v) {
-  asm volatile("red.relaxed.sys.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("red.relaxed", ".add.u32 [%0], %1;", ::"l"(p), "r"(v) : "memory");
 }
 __device__ __forceinline__ void red_add(uint64_t* p, uint64_t v) {
-  asm volatile("red.relaxed.sys.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("red.relaxed", ".add.u64 [%0], %1;", ::"l"(p), "l"(v) : "memory");
 }
 // Release: everything this thread (and, cumulatively, what it has observed) wrote before is
 // visible to whoever observes the addition.
 __device__ __forceinline__ void red_add_release(uint64_t* p, uint64_t v) {
-  asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("red.release", ".add.u64 [%0], %1;", ::"l"(p), "l"(v) : "memory");
 }
 __device__ __forceinline__ uint32_t atom_cas(uint32_t* p, uint32_t cmp, uint32_t v) {
   uint32_t r;
-  asm volatile("atom.relaxed.sys.cas.b32 %0, [%1], %2, %3;"
-               : "=r"(r)
-               : "l"(p), "r"(cmp), "r"(v)
-               : "memory");
+  VSHMEMI_ASM_SCOPED("atom.relaxed", ".cas.b32 %0, [%1], %2, %3;",
+                     : "=r"(r)
+                     : "l"(p), "r"(cmp), "r"(v)
+                     : "memory");
   return r;
 }
 __device__ __forceinline__ uint64_t atom_cas(uint64_t* p, uint64_t cmp, uint64_t v) {
   uint64_t r;
-  asm volatile("atom.relaxed.sys.cas.b64 %0, [%1], %2, %3;"
-               : "=l"(r)
-               : "l"(p), "l"(cmp), "l"(v)
-               : "memory");
+  VSHMEMI_ASM_SCOPED("atom.relaxed", ".cas.b64 %0, [%1], %2, %3;",
+                     : "=l"(r)
+                     : "l"(p), "l"(cmp), "l"(v)
+                     : "memory");
   return r;
 }
 __device__ __forceinline__ uint32_t atom_exch(uint32_t* p, uint32_t v) {
   uint32_t r;
-  asm volatile("atom.relaxed.sys.exch.b32 %0, [%1], %2;" : "=r"(r) : "l"(p), "r"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("atom.relaxed", ".exch.b32 %0, [%1], %2;",
+                     : "=r"(r)
+                     : "l"(p), "r"(v)
+                     : "memory");
   return r;
 }
 __device__ __forceinline__ uint64_t atom_exch(uint64_t* p, uint64_t v) {
   uint64_t r;
-  asm volatile("atom.relaxed.sys.exch.b64 %0, [%1], %2;" : "=l"(r) : "l"(p), "l"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("atom.relaxed", ".exch.b64 %0, [%1], %2;",
+                     : "=l"(r)
+                     : "l"(p), "l"(v)
+                     : "memory");
   return r;
 }
 
-#define VSHMEMI_DEV_BITOP(OP)                                                          \
-  __device__ __forceinline__ uint32_t atom_##OP(uint32_t* p, uint32_t v) {             \
-    uint32_t r;                                                                        \
-    asm volatile("atom.relaxed.sys." #OP ".b32 %0, [%1], %2;"                          \
-                 : "=r"(r)                                                             \
-                 : "l"(p), "r"(v)                                                      \
-                 : "memory");                                                          \
-    return r;                                                                          \
-  }                                                                                    \
-  __device__ __forceinline__ uint64_t atom_##OP(uint64_t* p, uint64_t v) {             \
-    uint64_t r;                                                                        \
-    asm volatile("atom.relaxed.sys." #OP ".b64 %0, [%1], %2;"                          \
-                 : "=l"(r)                                                             \
-                 : "l"(p), "l"(v)                                                      \
-                 : "memory");                                                          \
-    return r;                                                                          \
-  }                                                                                    \
-  __device__ __forceinline__ void red_##OP(uint32_t* p, uint32_t v) {                  \
-    asm volatile("red.relaxed.sys." #OP ".b32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); \
-  }                                                                                    \
-  __device__ __forceinline__ void red_##OP(uint64_t* p, uint64_t v) {                  \
-    asm volatile("red.relaxed.sys." #OP ".b64 [%0], %1;" ::"l"(p), "l"(v) : "memory"); \
+#define VSHMEMI_DEV_BITOP(OP)                                                                 \
+  __device__ __forceinline__ uint32_t atom_##OP(uint32_t* p, uint32_t v) {                    \
+    uint32_t r;                                                                               \
+    VSHMEMI_ASM_SCOPED("atom.relaxed", "." #OP ".b32 %0, [%1], %2;",                          \
+                       : "=r"(r)                                                              \
+                       : "l"(p), "r"(v)                                                       \
+                       : "memory");                                                           \
+    return r;                                                                                 \
+  }                                                                                           \
+  __device__ __forceinline__ uint64_t atom_##OP(uint64_t* p, uint64_t v) {                    \
+    uint64_t r;                                                                               \
+    VSHMEMI_ASM_SCOPED("atom.relaxed", "." #OP ".b64 %0, [%1], %2;",                          \
+                       : "=l"(r)                                                              \
+                       : "l"(p), "l"(v)                                                       \
+                       : "memory");                                                           \
+    return r;                                                                                 \
+  }                                                                                           \
+  __device__ __forceinline__ void red_##OP(uint32_t* p, uint32_t v) {                         \
+    VSHMEMI_ASM_SCOPED("red.relaxed", "." #OP ".b32 [%0], %1;", ::"l"(p), "r"(v) : "memory"); \
+  }                                                                                           \
+  __device__ __forceinline__ void red_##OP(uint64_t* p, uint64_t v) {                         \
+    VSHMEMI_ASM_SCOPED("red.relaxed", "." #OP ".b64 [%0], %1;", ::"l"(p), "l"(v) : "memory"); \
   }
 VSHMEMI_DEV_BITOP(and)
 VSHMEMI_DEV_BITOP(or)
@@ -91,41 +120,48 @@ VSHMEMI_DEV_BITOP(xor)
 
 __device__ __forceinline__ uint16_t ld_relaxed(const uint16_t* p) {
   uint16_t r;
-  asm volatile("ld.relaxed.sys.b16 %0, [%1];" : "=h"(r) : "l"(p) : "memory");
+  VSHMEMI_ASM_SCOPED("ld.relaxed", ".b16 %0, [%1];", : "=h"(r) : "l"(p) : "memory");
   return r;
 }
 __device__ __forceinline__ uint32_t ld_relaxed(const uint32_t* p) {
   uint32_t r;
-  asm volatile("ld.relaxed.sys.b32 %0, [%1];" : "=r"(r) : "l"(p) : "memory");
+  VSHMEMI_ASM_SCOPED("ld.relaxed", ".b32 %0, [%1];", : "=r"(r) : "l"(p) : "memory");
   return r;
 }
 __device__ __forceinline__ uint64_t ld_relaxed(const uint64_t* p) {
   uint64_t r;
-  asm volatile("ld.relaxed.sys.b64 %0, [%1];" : "=l"(r) : "l"(p) : "memory");
+  VSHMEMI_ASM_SCOPED("ld.relaxed", ".b64 %0, [%1];", : "=l"(r) : "l"(p) : "memory");
   return r;
 }
 __device__ __forceinline__ uint64_t ld_acquire(const uint64_t* p) {
   uint64_t r;
-  asm volatile("ld.acquire.sys.b64 %0, [%1];" : "=l"(r) : "l"(p) : "memory");
+  VSHMEMI_ASM_SCOPED("ld.acquire", ".b64 %0, [%1];", : "=l"(r) : "l"(p) : "memory");
   return r;
 }
 __device__ __forceinline__ void st_relaxed(uint32_t* p, uint32_t v) {
-  asm volatile("st.relaxed.sys.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("st.relaxed", ".b32 [%0], %1;", ::"l"(p), "r"(v) : "memory");
 }
 __device__ __forceinline__ void st_relaxed(uint64_t* p, uint64_t v) {
-  asm volatile("st.relaxed.sys.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("st.relaxed", ".b64 [%0], %1;", ::"l"(p), "l"(v) : "memory");
 }
 __device__ __forceinline__ void st_release(uint64_t* p, uint64_t v) {
-  asm volatile("st.release.sys.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("st.release", ".b64 [%0], %1;", ::"l"(p), "l"(v) : "memory");
 }
 
 // shmem_fence / shmem_quiet. Device stores and atomics are issued synchronously by the thread,
 // so one sequentially consistent system-scope fence both orders them (fence) and, since it
 // waits for the thread's outstanding stores to be performed at system scope, completes them
 // (quiet).
-__device__ __forceinline__ void fence_sys() { asm volatile("fence.sc.sys;" ::: "memory"); }
+__device__ __forceinline__ void fence_sys() { VSHMEMI_ASM_SCOPED("fence.sc", ";", ::: "memory"); }
 // Turns earlier relaxed loads into acquires (after a wait has seen its value).
-__device__ __forceinline__ void fence_acquire() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+__device__ __forceinline__ void fence_acquire() {
+  VSHMEMI_ASM_SCOPED("fence.acq_rel", ";", ::: "memory");
+}
+// Before a relaxed store or atomic that publishes earlier stores (a signal, a barrier flag): the
+// release pattern of the PTX model (fence.acq_rel + strong write), lighter than fence.sc.
+__device__ __forceinline__ void fence_release() {
+  VSHMEMI_ASM_SCOPED("fence.acq_rel", ";", ::: "memory");
+}
 
 // ---- Values <-> raw bits. ----
 
@@ -197,7 +233,18 @@ __device__ __forceinline__ void copy_words(char* d, const char* s, size_t n, uns
   size_t words = (n - head) / sizeof(W);
   W* dw = reinterpret_cast<W*>(d + head);
   const W* sw = reinterpret_cast<const W*>(s + head);
-  for (size_t i = rank; i < words; i += size) dw[i] = sw[i];
+  // Four loads in flight per thread before their stores: a load-store-load loop leaves one
+  // (the compiler cannot hoist the next load above a store that may alias it), which keeps
+  // the copy latency-bound well below the memory's bandwidth.
+  size_t i = rank;
+  for (; i + 3 * static_cast<size_t>(size) < words; i += 4 * static_cast<size_t>(size)) {
+    const W a = sw[i], b = sw[i + size], c = sw[i + 2 * size], e = sw[i + 3 * size];
+    dw[i] = a;
+    dw[i + size] = b;
+    dw[i + 2 * size] = c;
+    dw[i + 3 * size] = e;
+  }
+  for (; i < words; i += size) dw[i] = sw[i];
   for (size_t i = head + words * sizeof(W) + rank; i < n; i += size) d[i] = s[i];
 }
 

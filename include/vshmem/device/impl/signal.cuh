@@ -2,8 +2,9 @@
 // (wait_until*, test*).
 //
 // A signal never overtakes the data it follows: the group's stores are ordered before the
-// signal by a group synchronization and a system-scope fence in the signalling thread (fence
-// cumulativity carries the other members' stores along). Waits poll with system-scope relaxed
+// signal by a group synchronization and a release fence (fence.acq_rel, at the scope of
+// memory.cuh) in the signalling thread (fence cumulativity carries the other members' stores
+// along). Waits poll with system-scope relaxed
 // loads and turn the satisfying load into an acquire, so the data a signal covers is visible to
 // the waiting thread when the wait returns.
 #pragma once
@@ -19,7 +20,7 @@ namespace vshmem::device {
 __device__ __forceinline__ void signal_op(const char* call, uint64_t* sig_addr, uint64_t signal,
                                           int sig_op, int pe) {
   uint64_t* target = peer_ptr(call, sig_addr, sizeof(uint64_t), pe);
-  fence_sys();
+  fence_release();
   if (sig_op == 0) {  // SHMEM_SIGNAL_SET
     st_relaxed(target, signal);
   } else if (sig_op == 1) {  // SHMEM_SIGNAL_ADD

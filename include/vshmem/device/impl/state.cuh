@@ -29,6 +29,7 @@ struct GpuState {
   int n_pes;
   int initialized;   // 0 before shmem_init / after shmem_finalize / heap not in GPU memory
   int debug_checks;  // VSHMEM_DEBUG_DEVICE=1
+  int gpu_scope;     // every PE's heap is on this GPU: memory operations at .gpu scope (memory.cuh)
   int32_t inline_slot[kInlinePeerSlots];
 };
 
@@ -39,6 +40,9 @@ struct SyncLayout {
   static constexpr int kMaxRounds = 64;
   // uint64_t: how many barriers this PE has entered; only this PE touches it. Own cache line.
   static constexpr uint64_t kBarrierEpoch = 1024;
+  // uint64_t[n_pes]: flat-barrier flags; flags[q] is written by PE q only (sync.cuh).
+  static constexpr uint64_t kBarrierFlags = 4096;
+  static constexpr int kFlatMaxPes = 4096;
   // Reduction scratch: results of an in-place reduction wait here until every PE has read.
   static constexpr uint64_t kScratch = 64 * 1024;
   static constexpr uint64_t kScratchBytes = 512 * 1024;

@@ -1,8 +1,11 @@
 // Device setup queries, ordering (fence, quiet) and whole-team synchronization (barrier, sync).
 //
-// Barriers are dissemination barriers over the runtime's synchronization area: ceil(log2 n)
+// Barriers use the runtime's synchronization area. Up to kFlatMaxPes PEs: a flat barrier, in
+// which every PE writes the number of barriers it has entered into its own flag at every peer
+// and waits until its flags from every peer reach that number (one hop of latency; the group
+// forms spread the peers over their threads). Beyond that, a dissemination barrier: ceil(log2 n)
 // rounds; in round r a PE adds 1 (with release) to counter r of PE me + 2^r and waits (with
-// acquire) until its own counter r has reached the number of barriers it has entered. The
+// acquire) until its own counter r has reached the number of barriers it has entered. Flags and
 // counters only grow, so there is no reset race and in-kernel, on-stream and graph-replayed
 // barriers share one sequence. A barrier is entered by ONE thread per PE at a time (the thread
 // form), one warp (_warp) or one block (_block); every PE must make the same sequence of
@@ -37,32 +40,90 @@ __device__ __forceinline__ void check_world_team(const char* call, shmem_team_t 
   }
 }
 
-// One thread: the dissemination barrier itself.
-__device__ __forceinline__ void sync_thread(const char* call) {
+// The dissemination barrier, by one thread (jobs of more than SyncLayout::kFlatMaxPes PEs):
+// ceil(log2 n) rounds; in round r this PE adds 1 to counter r of PE me + 2^r and waits until its
+// own counter r reaches `epoch`.
+__device__ __forceinline__ void dissemination(const char* call, uint64_t epoch) {
   const GpuState& s = vshmemi_device_state;
-  check_initialized(call);
   uint64_t* counters = reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kBarrierCounters);
-  volatile uint64_t* epoch_p =
-      reinterpret_cast<volatile uint64_t*>(s.sync_base + SyncLayout::kBarrierEpoch);
-  const uint64_t epoch = *epoch_p + 1;
-  *epoch_p = epoch;
   const int n = s.n_pes, me = s.my_pe;
   for (int r = 0, d = 1; d < n; ++r, d <<= 1) {
     int to = me + d;
     if (to >= n) to -= n;
     red_add_release(peer_ptr(call, counters + r, sizeof(uint64_t), to), 1);
-    while (ld_acquire(counters + r) < epoch) {
+    while (ld_relaxed(counters + r) < epoch) {
     }
+    fence_acquire();
   }
 }
 
+// The flat barrier, by the members of a group (n <= kFlatMaxPes): flags[q] of PE p holds the
+// number of barriers PE q has entered, written only by q. Each member writes `epoch` into this
+// PE's flag at its share of the peers, then waits for its share of this PE's flags. One hop of
+// latency whatever n is; the stores are independent, so they overlap.
+template <class G>
+__device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quiet) {
+  const GpuState& s = vshmemi_device_state;
+  uint64_t* flags = reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kBarrierFlags);
+  const int n = s.n_pes, me = s.my_pe;
+  const unsigned rank = G::rank(), size = G::size();
+  // The group synchronization before this made every member's earlier stores visible to this
+  // thread; the fence makes them (cumulatively) visible before the flags.
+  if (rank < static_cast<unsigned>(n)) {
+    if (quiet) {
+      fence_sys();
+    } else {
+      fence_release();
+    }
+  }
+  for (unsigned i = rank + 1; i < static_cast<unsigned>(n); i += size) {
+    int to = me + static_cast<int>(i);
+    if (to >= n) to -= n;
+    st_relaxed(peer_ptr(call, flags + me, sizeof(uint64_t), to), epoch);
+  }
+  // The waits poll kPollBatch flags per pass with independent loads, all issued before any is
+  // compared: a thread waiting on many peers (the thread form) then pays about one round trip
+  // per batch instead of one per peer.
+  constexpr unsigned kPollBatch = 8;
+  bool waited = false;
+  for (unsigned base = rank + 1; base < static_cast<unsigned>(n); base += kPollBatch * size) {
+    waited = true;
+    for (;;) {
+      uint64_t seen[kPollBatch];
+#pragma unroll
+      for (unsigned j = 0; j < kPollBatch; ++j) {
+        const unsigned i = base + j * size;
+        int from = me + static_cast<int>(i);
+        if (from >= n) from -= n;
+        seen[j] = i < static_cast<unsigned>(n) ? ld_relaxed(flags + from) : epoch;
+      }
+      uint64_t least = seen[0];
+#pragma unroll
+      for (unsigned j = 1; j < kPollBatch; ++j) least = seen[j] < least ? seen[j] : least;
+      if (least >= epoch) break;
+    }
+  }
+  if (waited) fence_acquire();
+}
+
+// A barrier (quiet: with shmem_quiet semantics first) made by the whole group G: thread, warp or
+// block. Every member reads the epoch before anyone advances it; the leader advances it after.
 template <class G>
 __device__ __forceinline__ void sync_group(const char* call, bool quiet) {
-  G::sync();  // every member's stores precede the leader's release (fence cumulativity)
-  if (G::rank() == 0) {
+  const GpuState& s = vshmemi_device_state;
+  check_initialized(call);
+  volatile uint64_t* epoch_p =
+      reinterpret_cast<volatile uint64_t*>(s.sync_base + SyncLayout::kBarrierEpoch);
+  G::sync();  // every member's stores precede the flags (fence cumulativity)
+  const uint64_t epoch = *epoch_p + 1;
+  if (s.n_pes <= SyncLayout::kFlatMaxPes) {
+    flat<G>(call, epoch, quiet);
+  } else if (G::rank() == 0) {
     if (quiet) fence_sys();
-    sync_thread(call);
+    dissemination(call, epoch);
   }
+  G::sync();  // every member has read the epoch and the waits are over
+  if (G::rank() == 0) *epoch_p = epoch;
   G::sync();
 }
 
