@@ -153,15 +153,25 @@ __global__ void p_lat_kernel(long* var, int iters, int pe) {
   }
 }
 
+// g and fetch_add latencies are dependent chains: each call's address depends on the value the
+// previous one returned (the offset is always 0: the values stay far below 2^62, which the
+// compiler cannot know), so neither library's calls can overlap and each iteration is one full
+// round trip, whatever the compiler does with independent calls.
 __global__ void g_lat_kernel(long* var, int iters, int pe, long* out) {
-  long acc = 0;
-  for (int i = 0; i < iters; ++i) acc += S(long_g)(var, pe);
+  long acc = 0, v = 0;
+  for (int i = 0; i < iters; ++i) {
+    v = S(long_g)(var + (static_cast<unsigned long>(v) >> 62), pe);
+    acc += v;
+  }
   *out = acc;
 }
 
 __global__ void fetch_add_lat_kernel(uint64_t* ctr, int iters, int pe, uint64_t* out) {
-  uint64_t acc = 0;
-  for (int i = 0; i < iters; ++i) acc += S(uint64_atomic_fetch_add)(ctr, 1, pe);
+  uint64_t acc = 0, v = 0;
+  for (int i = 0; i < iters; ++i) {
+    v = S(uint64_atomic_fetch_add)(ctr + (v >> 62), 1, pe);
+    acc += v;
+  }
   *out = acc;
 }
 
@@ -257,6 +267,10 @@ __global__ void reduce_kernel(team_t team, long* dst, const long* src, size_t n,
 
 struct Gpu {
   int sms = 0;
+  int dev = 0;       // this PE's GPU
+  int peer_dev = 0;  // PE 1's GPU (known on PE 0): a put to PE 1 crosses NVLink when it differs
+  char* peer_buf = nullptr;  // on PE 0, a buffer on peer_dev for the cudaMemcpyPeer ceiling
+  uint64_t peer_buf_bytes = 0;
   cudaStream_t st{};
   cudaEvent_t a{}, b{};
   uint64_t* d_out = nullptr;  // kernels' results (elapsed ns, sinks)
@@ -299,6 +313,23 @@ double max_over_pes(const Ctx& c, double* scratch, double x) {
   }
   S(barrier_all)();
   return m;
+#endif
+}
+
+// PE 1's value of `x` (meaningful on PE 0).
+double value_of_pe1(const Ctx& c, double* scratch, double x) {
+  if (c.npes < 2) return x;
+#ifdef VSHMEM_BENCH_NVSHMEM
+  (void)scratch;
+  std::vector<double> all(c.npes);
+  MPI_Allgather(&x, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
+  return all[1];
+#else
+  S(double_p)(&scratch[c.me], x, 0);
+  S(barrier_all)();
+  double v = c.me == 0 ? S(double_g)(&scratch[1], 0) : x;
+  S(barrier_all)();
+  return v;
 #endif
 }
 
@@ -364,9 +395,14 @@ double bw_on_pe0(const Ctx& c, uint64_t bytes, int iters, F&& launch) {
 
 struct Ceilings {
   double memcpy_gbs, kernel_gbs;
+  // Device RMA between two PEs: the ceiling its bandwidth is measured against: cudaMemcpy
+  // device-to-device when PE 1 shares PE 0's GPU, cudaMemcpyPeer to PE 1's GPU otherwise.
+  const char* rma_name = "cudaMemcpy_d2d";
+  double rma_gbs = 0;
 };
 
-Ceilings measure_ceilings(const Ctx& c, char* a, char* b, uint64_t bytes, int iters) {
+Ceilings measure_ceilings(const Ctx& c, char* a, char* b, uint64_t bytes, int iters,
+                          char* sym_dst = nullptr) {
   Ceilings k{};
   k.memcpy_gbs = bw_on_pe0(c, bytes, iters, [&] {
     for (int i = 0; i < iters; ++i) {
@@ -384,6 +420,49 @@ Ceilings measure_ceilings(const Ctx& c, char* a, char* b, uint64_t bytes, int it
     c.rep.emit(
         {"ceiling_bw", "cudaMemcpy_d2d", bytes, k.memcpy_gbs, "GB/s", "", NAN, iters, c.reps});
     c.rep.emit({"ceiling_bw", "copy_kernel", bytes, k.kernel_gbs, "GB/s", "", NAN, iters, c.reps});
+  }
+  k.rma_gbs = k.memcpy_gbs;
+  // Diagnostics (no target): the same copy kernel and cudaMemcpy writing into PE 1's copy of
+  // sym_dst through this process's mapping of it (shmem_ptr): they separate what the mapping
+  // costs from what the library's copy loop costs.
+  char* peer = sym_dst != nullptr && c.npes > 1 ? static_cast<char*>(S(ptr)(sym_dst, 1)) : nullptr;
+  if (peer != nullptr) {
+    double kernel_peer = bw_on_pe0(c, bytes, iters, [&] {
+      unsigned grid = (unsigned)std::clamp<uint64_t>(bytes / (16 * 256), 1, 4ull * c.g.sms);
+      for (int i = 0; i < iters; ++i) copy_kernel<<<grid, 256, 0, c.g.st>>>(peer, a, bytes);
+      CK_LAUNCH();
+    });
+    double memcpy_peer = bw_on_pe0(c, bytes, iters, [&] {
+      for (int i = 0; i < iters; ++i) {
+        CK(cudaMemcpyAsync(peer, a, bytes, cudaMemcpyDeviceToDevice, c.g.st));
+      }
+    });
+    if (c.me == 0) {
+      c.rep.emit(
+          {"ceiling_bw", "copy_kernel_to_pe1", bytes, kernel_peer, "GB/s", "", NAN, iters, c.reps});
+      c.rep.emit(
+          {"ceiling_bw", "cudaMemcpy_to_pe1", bytes, memcpy_peer, "GB/s", "", NAN, iters, c.reps});
+    }
+  }
+  if (c.g.peer_dev != c.g.dev) {
+    if (c.me == 0 && c.g.peer_buf_bytes < bytes) {
+      Gpu& g = c.g;
+      CK(cudaSetDevice(g.peer_dev));
+      if (g.peer_buf != nullptr) CK(cudaFree(g.peer_buf));
+      CK(cudaMalloc(&g.peer_buf, bytes));
+      CK(cudaSetDevice(g.dev));
+      g.peer_buf_bytes = bytes;
+    }
+    k.rma_name = "cudaMemcpyPeer";
+    k.rma_gbs = bw_on_pe0(c, bytes, iters, [&] {
+      for (int i = 0; i < iters; ++i) {
+        CK(cudaMemcpyPeerAsync(c.g.peer_buf, c.g.peer_dev, a, c.g.dev, bytes, c.g.st));
+      }
+    });
+    if (c.me == 0) {
+      c.rep.emit(
+          {"ceiling_bw", "cudaMemcpyPeer", bytes, k.rma_gbs, "GB/s", "", NAN, iters, c.reps});
+    }
   }
   return k;
 }
@@ -407,7 +486,7 @@ void bench_rma_bw(const Ctx& c, char* sym_a, char* sym_b, char* priv_a, char* pr
     const int iters =
         iters_for(s, c.opt.quick ? (64u << 20) : (256u << 20), 1, c.opt.quick ? 100 : 1000);
     c.rep.progress("device RMA bandwidth %s (%d iterations)", size_str(s).c_str(), iters);
-    Ceilings k = measure_ceilings(c, priv_a, priv_b, s, iters);
+    Ceilings k = measure_ceilings(c, priv_a, priv_b, s, iters, sym_b);
     for (int scope : {kThread, kWarp, kBlock}) {
       // Thread and warp forms are for small messages; past 64 MiB only the block form is run.
       if (scope != kBlock && (!full || s > (64u << 20))) continue;
@@ -422,8 +501,7 @@ void bench_rma_bw(const Ctx& c, char* sym_a, char* sym_b, char* priv_a, char* pr
           });
           std::string variant = std::string(kScopeName[scope]) + (nbi ? ",nbi" : "");
           const char* bench = put ? "put_bw" : "get_bw";
-          c.rep.emit(
-              {bench, variant, s, gbs, "GB/s", "cudaMemcpy_d2d", k.memcpy_gbs, iters, c.reps});
+          c.rep.emit({bench, variant, s, gbs, "GB/s", k.rma_name, k.rma_gbs, iters, c.reps});
           c.rep.emit({std::string(bench) + "_vs_kernel", variant, s, gbs, "GB/s", "copy_kernel",
                       k.kernel_gbs, iters, c.reps});
         }
@@ -742,6 +820,7 @@ int main(int argc, char** argv) {
   opt.tags.emplace_back("backend", "cuda");
   Gpu g;
   CK(cudaDeviceGetAttribute(&g.sms, cudaDevAttrMultiProcessorCount, dev));
+  g.dev = dev;
   CK(cudaStreamCreateWithFlags(&g.st, cudaStreamNonBlocking));
   CK(cudaEventCreate(&g.a));
   CK(cudaEventCreate(&g.b));
@@ -749,6 +828,13 @@ int main(int argc, char** argv) {
   Ctx c{opt, rep, g, me, npes, opt.reps ? opt.reps : (opt.quick ? 2 : 3)};
 
   auto* scratch = static_cast<double*>(S(malloc)(sizeof(double) * 2 * npes));
+  g.peer_dev = static_cast<int>(value_of_pe1(c, scratch, dev));
+  if (me == 0 && g.peer_dev != dev) {
+    // cudaMemcpyPeer over NVLink needs peer access (the ceiling); "already enabled" is fine.
+    cudaError_t e = cudaDeviceEnablePeerAccess(g.peer_dev, 0);
+    if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
+    cudaGetLastError();
+  }
   if (opt.wants("init")) {
     // From the last PE entering to the last PE leaving (one clock on one node): start-up skew
     // between the processes is not counted.

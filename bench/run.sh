@@ -71,6 +71,11 @@ export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 ngpus=0
 if ((!host_only)) && command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   ngpus=$(nvidia-smi -L | grep -c '^GPU' || true)
+  # nvidia-smi ignores CUDA_VISIBLE_DEVICES; the PEs see only the devices it names.
+  if [[ -n ${CUDA_VISIBLE_DEVICES:-} ]]; then
+    IFS=, read -ra visible <<<"$CUDA_VISIBLE_DEVICES"
+    ngpus=${#visible[@]}
+  fi
 fi
 
 nvcc=${CUDACXX:-}
