@@ -36,20 +36,22 @@ __global__ void sync_kernel(bool quiet) {
                           quiet);
 }
 
-__global__ void broadcast_kernel(shmem_team_t team, void* dest, const void* source, size_t bytes,
-                                 int root) {
+__global__ void __launch_bounds__(kCollThreads)
+    broadcast_kernel(shmem_team_t team, void* dest, const void* source, size_t bytes, int root) {
   broadcast_group<BlockGroup>("shmemx_broadcastmem_on_stream", team, dest, source, bytes, root);
 }
 
-__global__ void exchange_kernel(shmem_team_t team, void* dest, const void* source, size_t bytes,
-                                bool all_same) {
+__global__ void __launch_bounds__(kCollThreads)
+    exchange_kernel(shmem_team_t team, void* dest, const void* source, size_t bytes,
+                    bool all_same) {
   exchange_group<BlockGroup>(
       all_same ? "shmemx_fcollectmem_on_stream" : "shmemx_alltoallmem_on_stream", team, dest,
       source, bytes, all_same);
 }
 
 template <class Op, class T>
-__global__ void reduce_kernel(shmem_team_t team, T* dest, const T* source, size_t nreduce) {
+__global__ void __launch_bounds__(kCollThreads)
+    reduce_kernel(shmem_team_t team, T* dest, const T* source, size_t nreduce) {
   reduce_group<BlockGroup, Op>("shmemx_reduce_on_stream", team, dest, source, nreduce);
 }
 

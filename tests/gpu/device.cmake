@@ -21,6 +21,11 @@ foreach(_t rma amo sync stream)
   endforeach()
 endforeach()
 
+# 12 PEs: the flat barrier's waits poll 8 peers per pass, so the thread form needs two passes.
+vshmem_add_mpe_test(NAME device_sync_12 TARGET mpe_device_sync NPES 12 LAUNCHERS vshmemrun
+                    LABELS gpu TIMEOUT 90 ENV VSHMEM_BACKEND=cuda)
+set_tests_properties(mpe.device_sync_12.vshmemrun.12 PROPERTIES FIXTURES_REQUIRED device_mps)
+
 # The examples, checked against their single-PE references.
 foreach(_ex ring_kernel jacobi)
   if(TARGET ${_ex})

@@ -15,6 +15,8 @@
 // once (see shmemx_collective_launch).
 #pragma once
 
+#include <type_traits>
+
 #include "vshmem/device/impl/memory.cuh"
 
 #ifdef __CUDACC__
@@ -81,10 +83,11 @@ __device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quie
     if (to >= n) to -= n;
     st_relaxed(peer_ptr(call, flags + me, sizeof(uint64_t), to), epoch);
   }
-  // The waits poll kPollBatch flags per pass with independent loads, all issued before any is
-  // compared: a thread waiting on many peers (the thread form) then pays about one round trip
-  // per batch instead of one per peer.
-  constexpr unsigned kPollBatch = 8;
+  // The thread form polls kPollBatch flags per pass with independent loads, all issued before
+  // any is compared: one round trip per batch instead of one per peer. The group forms spread
+  // the peers over their threads instead and poll one flag each (fewer registers: a block form
+  // must fit 1024-thread blocks).
+  constexpr unsigned kPollBatch = std::is_same_v<G, ThreadGroup> ? 8 : 1;
   bool waited = false;
   for (unsigned base = rank + 1; base < static_cast<unsigned>(n); base += kPollBatch * size) {
     waited = true;
