@@ -117,7 +117,9 @@ Status initialize(const BootstrapOptions& options, int requested) {
   rt->heap->set_growth_listener([raw] {
     // Peers' requests are served up to the committed size, and kernels learn it too.
     if (raw->staged) raw->staged->set_committed(raw->heap->committed());
-    publish_device_state(*raw);
+    // During init the heap grows before the device synchronization area exists: the device
+    // library gets its first, complete state at the end of shmem_init.
+    if (raw->device_sync != nullptr) publish_device_state(*raw);
   });
 
   // Internal symmetric objects come first in the heap, allocated identically on every PE.

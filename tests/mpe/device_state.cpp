@@ -13,9 +13,11 @@
 namespace {
 vshmem::DeviceState g_seen{};
 int g_calls = 0;
+int g_incomplete = 0;  // states published as initialized without the synchronization area
 void listener(const vshmem::DeviceState* s) {
   g_seen = *s;
   ++g_calls;
+  if (s->initialized && s->sync_bytes == 0) ++g_incomplete;
 }
 }  // namespace
 
@@ -24,6 +26,8 @@ int main() {
   shmem_init();
   const int me = shmem_my_pe();
   CHECK(g_calls >= 1 && g_seen.initialized == 1, "no device state published at init");
+  CHECK(g_incomplete == 0, "%d states published before the device synchronization area existed",
+        g_incomplete);
   CHECK(g_seen.my_pe == me && g_seen.n_pes == shmem_n_pes(), "PE %d of %d", g_seen.my_pe,
         g_seen.n_pes);
   const int node_local = shmem_team_n_pes(SHMEM_TEAM_SHARED);
@@ -33,8 +37,8 @@ int main() {
           g_seen.pes_sharing_device, node_local);
   } else {
     CHECK(g_seen.pes_sharing_device >= 1 && g_seen.pes_sharing_device <= node_local,
-          "%d PEs share GPU %d, %d PEs on this node", g_seen.pes_sharing_device,
-          g_seen.cuda_device, node_local);
+          "%d PEs share GPU %d, %d PEs on this node", g_seen.pes_sharing_device, g_seen.cuda_device,
+          node_local);
   }
   const char* backend = std::getenv("VSHMEM_BACKEND");
   if (backend != nullptr && std::strcmp(backend, "host") == 0) {
