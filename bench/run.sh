@@ -3,6 +3,7 @@
 #
 #   bench/run.sh [--quick] [--out FILE] [--build-dir DIR] [--host-only] [--no-nvshmem]
 #                [--npes "2 4 8"] [--gpu-npes "1 2 4 8"] [--no-host] [--init-runs N]
+#                [--gpu-only GROUPS]
 #
 # Always: the host-API suite on the host backend (memfd heap), 2 to 8 PEs.
 # Where a GPU is usable: the device-API suite (vshmem_bench_gpu) on the cuda backend, 1 to 8 PEs
@@ -27,6 +28,7 @@ init_runs=
 with_nvshmem=1
 npes=""
 gpu_npes=""
+gpu_only=""
 
 usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 while (($#)); do
@@ -40,6 +42,7 @@ while (($#)); do
     --no-nvshmem) with_nvshmem=0 ;;
     --npes) npes=$2; shift ;;
     --gpu-npes) gpu_npes=$2; shift ;;
+    --gpu-only) gpu_only=$2; shift ;;  # device suites: these groups only, no host-API suite
     -h|--help) usage ;;
     *) echo "run.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -59,6 +62,8 @@ else
   init_runs=${init_runs:-3}
 fi
 out=$(realpath -m "$out")
+only=()
+[[ -n $gpu_only ]] && only=(--only "$gpu_only")
 : >"$out"
 log() { printf '\n== %s\n' "$*" >&2; }
 
@@ -155,7 +160,7 @@ if ((ngpus > 0)); then
     if [[ -x $build/bench/vshmem_bench_gpu ]]; then
       run_pes "gpu suite, cuda backend, $n PEs" env VSHMEM_BACKEND=cuda SHMEM_SYMMETRIC_SIZE=$heap \
         "$vshmemrun" -n "$n" -- "$build/bench/vshmem_bench_gpu" $qflag --max-bytes "$gpu_max" \
-        --out "$out" --tag "$gpu_tag"
+        "${only[@]}" --out "$out" --tag "$gpu_tag"
     else
       echo "run.sh: no vshmem_bench_gpu in $build (built without CUDA or without the device" \
            "library): device-API benchmarks left out" >&2
@@ -167,7 +172,7 @@ if ((ngpus > 0)); then
           --tag "$gpu_tag"
       done
     fi
-    ((n >= 2)) || continue
+    ((n >= 2)) && [[ -z $gpu_only ]] || continue
     # Host calls on the GPU heap cost microseconds each: the quick sweep says enough there
     # (vshmem_bench_gpu measures host-API bandwidth between GPU buffers in full).
     run_pes "host suite, cuda backend, $n PEs" env VSHMEM_BACKEND=cuda SHMEM_SYMMETRIC_SIZE=$heap \
@@ -221,7 +226,7 @@ if ((ngpus > 0)); then
     for n in $gpu_npes; do
       run_pes "NVSHMEM gpu suite, $n PEs" mpirun --allow-run-as-root --oversubscribe \
         --bind-to none -np "$n" -x NVSHMEM_SYMMETRIC_SIZE=$heap "${mpi_env[@]}" \
-        "$nvbin" $qflag --max-bytes "$gpu_max" --out "$out" --tag "$gpu_tag"
+        "$nvbin" $qflag --max-bytes "$gpu_max" "${only[@]}" --out "$out" --tag "$gpu_tag"
       if ((n == 8)); then
         for ((i = 0; i < init_runs; i++)); do
           limit=60 run_pes "NVSHMEM shmem_init again, $n PEs" mpirun --allow-run-as-root --oversubscribe \

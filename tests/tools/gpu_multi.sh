@@ -24,7 +24,13 @@ command -v nvidia-cuda-mps-control >/dev/null && mps=nvidia-cuda-mps-control
 export CUDA_MPS_PIPE_DIRECTORY=/tmp/vshmem-mps CUDA_MPS_LOG_DIRECTORY=/tmp/vshmem-mps-log
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
 "$mps" -d && echo "MPS started"
-trap 'echo quit | "$mps"' EXIT
+# At exit: stop MPS and wait until its daemon is gone, so that whatever runs next (bench/run.sh)
+# starts its own instead of finding one on its way out.
+stop_mps() {
+  echo quit | "$mps"
+  for _ in $(seq 50); do pgrep -x nvidia-cuda-mps >/dev/null || break; sleep 0.2; done
+}
+trap stop_mps EXIT
 nvidia-smi topo -m >"$out/topology.txt" 2>&1
 ngpus=$(nvidia-smi -L | grep -c '^GPU')
 summary() { grep -E "tests passed|\(Failed\)|\(Timeout\)|\(Not Run\)" "$1"; }
