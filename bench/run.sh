@@ -136,8 +136,15 @@ done
 
 # ---- GPU ----------------------------------------------------------------------------------
 mps_started=0
+# pgrep's name for the MPS control daemon (comm is cut to 15 characters).
+mps_running() { pgrep -x nvidia-cuda-mps >/dev/null 2>&1; }
 stop_mps() {
-  if ((mps_started)); then echo quit | "$mps_ctl" >/dev/null 2>&1 || true; fi
+  if ((mps_started)); then
+    echo quit | "$mps_ctl" >/dev/null 2>&1 || true
+    # Wait until it is gone: a run started right after would otherwise find it on its way out,
+    # start none, and run time-sliced.
+    for _ in $(seq 50); do mps_running || break; sleep 0.2; done
+  fi
 }
 trap stop_mps EXIT
 
@@ -147,11 +154,19 @@ if ((ngpus > 0)); then
   mps_ctl=$(command -v nvidia-cuda-mps-control || true)
   [[ -z $mps_ctl && -x /usr/local/nvidia/bin/nvidia-cuda-mps-control ]] &&
     mps_ctl=/usr/local/nvidia/bin/nvidia-cuda-mps-control
-  if [[ -n $mps_ctl ]] && ! pgrep -x nvidia-cuda-mps >/dev/null 2>&1; then
-    export CUDA_MPS_PIPE_DIRECTORY=${CUDA_MPS_PIPE_DIRECTORY:-/tmp/mps}
-    export CUDA_MPS_LOG_DIRECTORY=${CUDA_MPS_LOG_DIRECTORY:-/tmp/mps-log}
+  export CUDA_MPS_PIPE_DIRECTORY=${CUDA_MPS_PIPE_DIRECTORY:-/tmp/mps}
+  export CUDA_MPS_LOG_DIRECTORY=${CUDA_MPS_LOG_DIRECTORY:-/tmp/mps-log}
+  if [[ -n $mps_ctl ]] && mps_running && ! echo get_server_list | "$mps_ctl" >/dev/null 2>&1; then
+    # A daemon that does not answer on our pipe folder is leaving or serves another folder: our
+    # PEs would not reach it. Give a leaving one time to go, then start ours.
+    for _ in $(seq 50); do mps_running || break; sleep 0.2; done
+  fi
+  if [[ -n $mps_ctl ]] && ! mps_running; then
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
     if "$mps_ctl" -d; then mps_started=1; log "MPS started"; fi
+  elif [[ -n $mps_ctl ]] && ! echo get_server_list | "$mps_ctl" >/dev/null 2>&1; then
+    log "an MPS daemon runs but not in $CUDA_MPS_PIPE_DIRECTORY: PEs sharing a GPU will" \
+      "time-slice; set CUDA_MPS_PIPE_DIRECTORY to its folder"
   fi
   gpu_tag="gpus=$ngpus"
   # Two buffers of the largest size per PE, plus room for the rest.
