@@ -51,3 +51,21 @@ vshmem_add_mpe_test(NAME device_errors_addr TARGET mpe_device_errors_pe NPES 1
                     WILL_FAIL_REGEX "shmem_int_p \\(block 0,0,0 thread 0,0,0\\): address 0x[0-9a-f]+ \\(\\+4 bytes\\) is not inside the symmetric heap")
 set_tests_properties(mpe.device_errors_pe.vshmemrun.1 mpe.device_errors_addr.vshmemrun.1
                      PROPERTIES SKIP_REGULAR_EXPRESSION "no CUDA device: skipped")
+
+# shmem_finalize gives the GPU heap back (device memory and addresses) over init/finalize cycles;
+# several-GiB host-API puts and gets on the GPU heap, aligned and at odd byte offsets.
+vshmem_add_mpe_test(NAME gpu_heap_leak SOURCES ${CMAKE_CURRENT_LIST_DIR}/heap_leak.cu
+                    NPES 2 4 8 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120
+                    ENV VSHMEM_BACKEND=cuda SHMEM_SYMMETRIC_SIZE=2G ${_mps_env})
+vshmem_device_link(mpe_gpu_heap_leak)
+foreach(_n 2 4 8)
+  set_tests_properties(mpe.gpu_heap_leak.vshmemrun.${_n} PROPERTIES FIXTURES_REQUIRED device_mps)
+endforeach()
+vshmem_add_mpe_test(NAME gpu_large_transfer SOURCES ${CMAKE_CURRENT_LIST_DIR}/large_transfer.cu
+                    NPES 2 4 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 240
+                    ENV VSHMEM_BACKEND=cuda SHMEM_SYMMETRIC_SIZE=7G ${_mps_env})
+vshmem_device_link(mpe_gpu_large_transfer)
+foreach(_n 2 4)
+  set_tests_properties(mpe.gpu_large_transfer.vshmemrun.${_n} PROPERTIES
+                       FIXTURES_REQUIRED device_mps)
+endforeach()
