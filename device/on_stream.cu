@@ -36,6 +36,10 @@ __global__ void sync_kernel(bool quiet) {
                           quiet);
 }
 
+__global__ void team_sync_kernel(shmem_team_t team) {
+  team_sync_group<ThreadGroup>("shmemx_team_sync_on_stream", team, false);
+}
+
 __global__ void __launch_bounds__(kCollThreads)
     broadcast_kernel(shmem_team_t team, void* dest, const void* source, size_t bytes, int root) {
   broadcast_group<BlockGroup>("shmemx_broadcastmem_on_stream", team, dest, source, bytes, root);
@@ -73,11 +77,21 @@ int enqueue_copy(const char* call, void* to, const void* from, size_t bytes, cud
   return launched(call);
 }
 
+// A team the device library knows (the world, or a team of this PE in the table it holds).
 bool valid_team(const char* call, shmem_team_t team) {
-  uintptr_t t = reinterpret_cast<uintptr_t>(team);
-  uintptr_t world = host_mirror().state.world_team;
-  if (t == 0 || (world != 0 && t != world)) {
-    report(call, "only SHMEM_TEAM_WORLD is supported (got %p)", static_cast<void*>(team));
+  const GpuState& s = host_mirror().state;
+  const uintptr_t t = reinterpret_cast<uintptr_t>(team);
+  if (t == 0) {
+    report(call, "the team is SHMEM_TEAM_INVALID");
+    return false;
+  }
+  if (t == s.world_team || s.world_team == 0) return true;
+  const uint64_t off = t - s.team_handle_base;
+  if (s.team_slots == 0 || t < s.team_handle_base || s.team_handle_stride == 0 ||
+      off % s.team_handle_stride != 0 ||
+      off / s.team_handle_stride >= static_cast<uint64_t>(s.team_slots) ||
+      shmem_team_n_pes(team) < 1) {
+    report(call, "%p is not a team this PE belongs to", static_cast<void*>(team));
     return false;
   }
   return true;
@@ -196,7 +210,7 @@ int shmemx_sync_all_on_stream(cudaStream_t stream) {
 int shmemx_team_sync_on_stream(shmem_team_t team, cudaStream_t stream) {
   const char* call = "shmemx_team_sync_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
-  sync_kernel<<<1, 1, 0, stream>>>(false);
+  team_sync_kernel<<<1, 1, 0, stream>>>(team);
   return launched(call);
 }
 

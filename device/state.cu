@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "device/device_runtime.hpp"
 #include "device/state.h"
@@ -75,6 +76,9 @@ std::mutex g_mutex;
 HostMirror g_mirror;
 int32_t* g_device_slots = nullptr;  // cudaMalloc'ed peer slot table
 size_t g_device_slots_n = 0;
+// cudaMalloc'ed team table: team_slots GpuTeam entries, then team_slots * n_pes members.
+void* g_device_teams = nullptr;
+size_t g_device_teams_bytes = 0;
 bool g_warned_host_heap = false;
 bool g_warned_sharing = false;
 
@@ -129,6 +133,57 @@ void publish(const GpuState& st) {
   }
 }
 
+// The teams, into device memory (one GpuTeam per slot, then each slot's members). False after a
+// report when that fails; teams are left out (team_slots 0) when the runtime describes none or
+// its synchronization area has no room for their barriers.
+bool copy_teams(const DeviceState& s, GpuState* st) {
+  st->team_slots = 0;
+  st->teams = nullptr;
+  const size_t n = static_cast<size_t>(s.n_pes);
+  const size_t slots = s.teams != nullptr && s.team_slots > 0 ? s.team_slots : 0;
+  const uint64_t team_sync_end = s.team_sync_offset + slots * 2 * n * sizeof(uint64_t);
+  if (slots == 0 || team_sync_end > s.sync_offset + s.sync_bytes) return true;
+  const size_t bytes = slots * sizeof(GpuTeam) + slots * n * sizeof(int32_t);
+  if (g_device_teams_bytes < bytes) {
+    if (g_device_teams != nullptr) cudaFree(g_device_teams);
+    g_device_teams = nullptr;
+    g_device_teams_bytes = 0;
+    if (cudaMalloc(&g_device_teams, bytes) != cudaSuccess) {
+      cudaGetLastError();
+      report("shmem_init", "cannot allocate the device team table (%zu bytes)", bytes);
+      return false;
+    }
+    g_device_teams_bytes = bytes;
+  }
+  auto* dev_teams = static_cast<GpuTeam*>(g_device_teams);
+  auto* dev_members = reinterpret_cast<int32_t*>(dev_teams + slots);
+  std::vector<unsigned char> staging(bytes);
+  auto* teams = reinterpret_cast<GpuTeam*>(staging.data());
+  auto* members = reinterpret_cast<int32_t*>(teams + slots);
+  for (size_t t = 0; t < slots; ++t) {
+    const DeviceTeam& from = s.teams[t];
+    teams[t] = GpuTeam{};
+    if (from.size <= 0 || static_cast<size_t>(from.size) > n || from.members == nullptr) continue;
+    teams[t].size = from.size;
+    teams[t].my_index = from.my_index;
+    teams[t].members = dev_members + t * n;
+    std::memcpy(members + t * n, from.members, static_cast<size_t>(from.size) * sizeof(int32_t));
+  }
+  cudaError_t e =
+      cudaMemcpyAsync(g_device_teams, staging.data(), bytes, cudaMemcpyHostToDevice, copy_stream());
+  if (e == cudaSuccess) e = cudaStreamSynchronize(copy_stream());
+  if (e != cudaSuccess) {
+    report("shmem_init", "cannot copy the device team table: %s", cudaGetErrorString(e));
+    return false;
+  }
+  st->team_slots = static_cast<int>(slots);
+  st->teams = dev_teams;
+  st->team_handle_base = s.team_handle_base;
+  st->team_handle_stride = s.team_handle_stride;
+  st->team_sync_base = s.heap_base + s.team_sync_offset;
+  return true;
+}
+
 void clear_state() {
   GpuState empty{};
   empty.my_pe = g_mirror.state.my_pe;
@@ -139,6 +194,11 @@ void clear_state() {
     cudaFree(g_device_slots);
     g_device_slots = nullptr;
     g_device_slots_n = 0;
+  }
+  if (g_device_teams != nullptr) {
+    cudaFree(g_device_teams);
+    g_device_teams = nullptr;
+    g_device_teams_bytes = 0;
   }
 }
 
@@ -213,6 +273,10 @@ void on_state(const DeviceState* s) {
   }
 
   GpuState st{};
+  if (!copy_teams(*s, &st)) {
+    clear_state();
+    return;
+  }
   st.heap_base = s->heap_base;
   st.heap_size = s->heap_size;
   st.heap_committed = s->heap_committed;
@@ -220,9 +284,11 @@ void on_state(const DeviceState* s) {
   st.sync_base = sync_base;
   st.sync_bytes = s->sync_bytes;
   st.peer_slot = g_device_slots;
-  // The host's SHMEM_TEAM_WORLD object, when the runtime exports one (looked up rather than
-  // linked, so this library does not depend on the teams module's presence).
-  if (void* sym = dlsym(RTLD_DEFAULT, "SHMEM_TEAM_WORLD")) {
+  // The host's SHMEM_TEAM_WORLD handle: slot 0 of the team table the runtime describes, else
+  // looked up (rather than linked, so this library does not depend on the teams module).
+  if (s->team_handle_base != 0) {
+    st.world_team = s->team_handle_base;
+  } else if (void* sym = dlsym(RTLD_DEFAULT, "SHMEM_TEAM_WORLD")) {
     st.world_team = *static_cast<uintptr_t*>(sym);
   }
   st.my_pe = s->my_pe;

@@ -7,7 +7,15 @@
 
 namespace vshmem {
 
-constexpr int kDeviceStateVersion = 1;
+constexpr int kDeviceStateVersion = 2;
+
+// A team as device code needs it: one per team slot. size == 0 for slots in which this PE holds
+// no team. Team handles are addresses in the host's team table (DeviceState::team_handle_*).
+struct DeviceTeam {
+  int size;
+  int my_index;            // this PE's number in the team
+  const int32_t* members;  // host memory: the world PE of each member, in team order
+};
 
 struct DeviceState {
   int version;      // kDeviceStateVersion
@@ -32,6 +40,16 @@ struct DeviceState {
   // Node-local PEs, this one included, whose heap is on the same GPU (from the transport
   // plan's locality exchange); meaningful when cuda_device >= 0.
   int pes_sharing_device;
+  // Teams: slot s's team handle is team_handle_base + s * team_handle_stride (slot 0 is
+  // SHMEM_TEAM_WORLD); teams[s] describes it (host memory, team_slots entries, null before the
+  // teams exist). Team barriers count per (slot, peer) in team_sync_offset .. + team_slots * 2 *
+  // n_pes * 8 bytes from heap_base: per slot, n_pes counters of barriers sent to each world PE
+  // (written by this PE only), then n_pes counters received from each (written by that PE).
+  const DeviceTeam* teams;
+  uint64_t team_handle_base;
+  uint64_t team_handle_stride;
+  uint64_t team_sync_offset;
+  int team_slots;
   int reserved[5];
 };
 

@@ -128,10 +128,12 @@ Status initialize(const BootstrapOptions& options, int requested) {
                           rt->heap->allocate(kBarrierRounds * sizeof(uint64_t), 64, "shmem_init"));
   rt->barrier_counters = static_cast<uint64_t*>(p);
   VSHMEM_RETURN_IF_ERROR(rt->provider->fill(p, 0, kBarrierRounds * sizeof(uint64_t)));
-  VSHMEM_ASSIGN_OR_RETURN(rt->device_sync,
-                          rt->heap->allocate(kDeviceSyncBytes, 4096, "shmem_init"));
-  rt->device_sync_bytes = kDeviceSyncBytes;
-  VSHMEM_RETURN_IF_ERROR(rt->provider->fill(rt->device_sync, 0, kDeviceSyncBytes));
+  // The device synchronization area: kDeviceSyncBytes for the world's barriers and collectives,
+  // then the team barriers' counters (device/state.h, DeviceState::team_sync_offset).
+  const size_t sync_bytes = kDeviceSyncBytes + team_sync_bytes(rt->n_pes);
+  VSHMEM_ASSIGN_OR_RETURN(rt->device_sync, rt->heap->allocate(sync_bytes, 4096, "shmem_init"));
+  rt->device_sync_bytes = sync_bytes;
+  VSHMEM_RETURN_IF_ERROR(rt->provider->fill(rt->device_sync, 0, sync_bytes));
   // Teams' and collectives' symmetric pool (runtime/api/team.hpp).
   VSHMEM_RETURN_IF_ERROR(api_init(*rt));
   VSHMEM_RETURN_IF_ERROR(rt->bootstrap->barrier());

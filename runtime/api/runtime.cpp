@@ -1,5 +1,7 @@
 #include "runtime/api/runtime.hpp"
 
+#include "runtime/api/team.hpp"
+
 #include <sched.h>
 #include <time.h>
 
@@ -136,6 +138,16 @@ void publish_device_state(Runtime& rt) {
     s.peer_slot = rt.heap->peer_slots().data();
     s.sync_offset = reinterpret_cast<uintptr_t>(rt.device_sync) - rt.heap->base();
     s.sync_bytes = rt.device_sync_bytes;
+  }
+  if (rt.heap != nullptr && rt.device_sync != nullptr) {
+    describe_teams(&rt.device_teams, &s.team_handle_base, &s.team_handle_stride);
+    s.teams = rt.device_teams.data();
+    s.team_slots = static_cast<int>(rt.device_teams.size());
+    s.team_sync_offset =
+        reinterpret_cast<uintptr_t>(rt.device_sync) + kDeviceSyncBytes - rt.heap->base();
+  } else {
+    s.teams = nullptr;
+    s.team_slots = 0;
   }
   s.cuda_device = rt.provider ? rt.provider->device_ordinal() : -1;
   s.pes_sharing_device = rt.plan.same_locality_pes;

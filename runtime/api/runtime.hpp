@@ -49,6 +49,7 @@ struct Runtime {
   size_t device_sync_bytes = 0;
 
   DeviceState device_state{};
+  std::vector<DeviceTeam> device_teams;  // what device_state.teams points to
 };
 
 constexpr int kBarrierRounds = 32;

@@ -173,6 +173,25 @@ void api_finalize(Runtime& rt) {
   g_pool = Pool{};
 }
 
+size_t team_sync_bytes(int n_pes) {
+  return static_cast<size_t>(kTeamSlots) * 2 * static_cast<size_t>(n_pes) * sizeof(uint64_t);
+}
+
+void describe_teams(std::vector<DeviceTeam>* teams, uint64_t* handle_base,
+                    uint64_t* handle_stride) {
+  static_assert(sizeof(int) == sizeof(int32_t), "members are handed over as int32_t");
+  teams->assign(kTeamSlots, DeviceTeam{});
+  for (int s = 0; s < kTeamSlots; ++s) {
+    const vshmem_team_s& t = g_team_table[s];
+    if (t.magic != kTeamMagic || t.group.my_index < 0) continue;
+    (*teams)[s].size = t.group.size();
+    (*teams)[s].my_index = t.group.my_index;
+    (*teams)[s].members = reinterpret_cast<const int32_t*>(t.group.members.data());
+  }
+  *handle_base = reinterpret_cast<uintptr_t>(&g_team_table[0]);
+  *handle_stride = sizeof(vshmem_team_s);
+}
+
 vshmem_team_s* team_lookup(shmem_team_t team) {
   auto a = reinterpret_cast<uintptr_t>(team);
   auto base = reinterpret_cast<uintptr_t>(&g_team_table[0]);
@@ -306,7 +325,10 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
     members[k] = parent->group.members[start + k * stride];
     member |= members[k] == rt.my_pe;
   }
-  if (member) make_team(rt, slots[0], std::move(members), config, config_mask, new_team);
+  if (member) {
+    make_team(rt, slots[0], std::move(members), config, config_mask, new_team);
+    publish_device_state(rt);  // kernels can use the team as soon as the split returns
+  }
   return 0;
 }
 
@@ -357,12 +379,13 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
   for (int i = x; i < n; i += xrange) column.push_back(parent->group.members[i]);
   make_team(rt, slots[0], std::move(row), xaxis_config, xaxis_mask, xaxis_team);
   make_team(rt, slots[1], std::move(column), yaxis_config, yaxis_mask, yaxis_team);
+  publish_device_state(rt);
   return 0;
 }
 
 void shmem_team_destroy(shmem_team_t team) {
   constexpr const char* kCall = "shmem_team_destroy";
-  runtime_for(kCall);
+  Runtime& rt = runtime_for(kCall);
   if (team == SHMEM_TEAM_INVALID) return;
   if (team == SHMEM_TEAM_WORLD || team == SHMEM_TEAM_SHARED) {
     fail(kCall, "%s is predefined and cannot be destroyed",
@@ -373,6 +396,7 @@ void shmem_team_destroy(shmem_team_t team) {
   // are consistent for whichever team takes the slot next; no synchronization is needed here.
   destroy_team_contexts(&t);
   reset_team(t);
+  publish_device_state(rt);
 }
 
 void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe) {

@@ -38,6 +38,11 @@ Status api_init(Runtime& rt);
 // Forgets every team and context (called by shmem_finalize before the heap goes).
 void api_finalize(Runtime& rt);
 
+// Bytes of the device team barriers' counters for n_pes PEs (after the device sync area's first
+// kDeviceSyncBytes), and the teams as the device library sees them (one per slot).
+size_t team_sync_bytes(int n_pes);
+void describe_teams(std::vector<DeviceTeam>* teams, uint64_t* handle_base, uint64_t* handle_stride);
+
 // A group of PEs that runs collectives together: a team, or a deprecated active set.
 struct Group {
   int slot = -1;

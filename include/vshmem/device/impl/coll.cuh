@@ -1,6 +1,8 @@
-// Device collectives on SHMEM_TEAM_WORLD: broadcast, fcollect, alltoall and reductions, with
-// thread, _warp and _block forms. Every PE calls the same collective with the same arguments
-// (from one thread, warp or block per PE, as for barriers).
+// Device collectives on any team (SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED and split teams):
+// broadcast, fcollect, alltoall and reductions, with thread, _warp and _block forms. Every PE
+// of the team calls the same collective with the same arguments (from one thread, warp or block
+// per PE, as for barriers); PE numbers (PE_root, blocks of fcollect/alltoall, the reduction
+// order) are team numbers.
 //
 // Algorithms (peers are reached by loads/stores through the window, so the simple direct ones
 // are also the fast ones on one node): a sync makes every PE's source ready; then
@@ -23,21 +25,21 @@
 
 namespace vshmem::device {
 
-__device__ __forceinline__ void check_root(const char* call, int root) {
-  if (static_cast<unsigned>(root) >= static_cast<unsigned>(vshmemi_device_state.n_pes)) {
-    vshmemi_device_fail_pe(call, root);
+__device__ __forceinline__ void check_root(const char* call, const TeamView& v, int root) {
+  if (static_cast<unsigned>(root) >= static_cast<unsigned>(v.size)) {
+    vshmemi_device_fail(call, "PE_root is not a PE of the team");
   }
 }
 
 template <class G>
 __device__ __forceinline__ int broadcast_group(const char* call, shmem_team_t team, void* dest,
                                                const void* source, size_t bytes, int root) {
-  check_world_team(call, team);
-  check_root(call, root);
-  sync_group<G>(call, true);
-  const char* from = peer_ptr(call, static_cast<const char*>(source), bytes, root);
+  const TeamView v = team_view(call, team);
+  check_root(call, v, root);
+  team_sync_group<G>(call, team, true);
+  const char* from = peer_ptr(call, static_cast<const char*>(source), bytes, v.world_pe(root));
   if (from != dest) copy_bytes(dest, from, bytes, G::rank(), G::size());
-  sync_group<G>(call, true);
+  team_sync_group<G>(call, team, true);
   return 0;
 }
 
@@ -47,19 +49,18 @@ template <class G>
 __device__ __forceinline__ int exchange_group(const char* call, shmem_team_t team, void* dest,
                                               const void* source, size_t block_bytes,
                                               bool all_same) {
-  check_world_team(call, team);
-  const GpuState& s = vshmemi_device_state;
-  const int n = s.n_pes, me = s.my_pe;
-  sync_group<G>(call, true);
+  const TeamView v = team_view(call, team);
+  const int n = v.size, me = v.my_index;
+  team_sync_group<G>(call, team, true);
   for (int q = 1; q <= n; ++q) {
-    int pe = (me + q) % n;
+    const int j = (me + q) % n;  // the member served now, in team numbering
     char* to = peer_ptr(call, static_cast<char*>(dest) + static_cast<size_t>(me) * block_bytes,
-                        block_bytes, pe);
+                        block_bytes, v.world_pe(j));
     const char* from =
-        static_cast<const char*>(source) + (all_same ? 0 : static_cast<size_t>(pe) * block_bytes);
+        static_cast<const char*>(source) + (all_same ? 0 : static_cast<size_t>(j) * block_bytes);
     copy_bytes(to, from, block_bytes, G::rank(), G::size());
   }
-  sync_group<G>(call, true);
+  team_sync_group<G>(call, team, true);
   return 0;
 }
 
@@ -109,9 +110,9 @@ struct OpXor {
 template <class G, class Op, class T>
 __device__ __forceinline__ int reduce_group(const char* call, shmem_team_t team, T* dest,
                                             const T* source, size_t nreduce) {
-  check_world_team(call, team);
+  const TeamView v = team_view(call, team);
   const GpuState& s = vshmemi_device_state;
-  const int n = s.n_pes;
+  const int n = v.size;
   const size_t bytes = nreduce * sizeof(T);
   check_symmetric(call, dest, bytes);
   check_symmetric(call, source, bytes);
@@ -119,24 +120,25 @@ __device__ __forceinline__ int reduce_group(const char* call, shmem_team_t team,
   const bool overlap = d < src + bytes && src < d + bytes;
   T* scratch = reinterpret_cast<T*>(s.sync_base + SyncLayout::kScratch);
   const size_t chunk = overlap ? SyncLayout::kScratchBytes / sizeof(T) : nreduce;
-  sync_group<G>(call, true);
+  team_sync_group<G>(call, team, true);
   for (size_t base = 0; base < nreduce; base += chunk) {
     const size_t m = nreduce - base < chunk ? nreduce - base : chunk;
     T* out = overlap ? scratch : dest + base;
     for (size_t i = G::rank(); i < m; i += G::size()) {
-      T acc = *peer_ptr(call, source + base + i, sizeof(T), 0);
-      for (int pe = 1; pe < n; ++pe) {
-        acc = static_cast<T>(Op::apply(acc, *peer_ptr(call, source + base + i, sizeof(T), pe)));
+      T acc = *peer_ptr(call, source + base + i, sizeof(T), v.world_pe(0));
+      for (int k = 1; k < n; ++k) {
+        acc = static_cast<T>(
+            Op::apply(acc, *peer_ptr(call, source + base + i, sizeof(T), v.world_pe(k))));
       }
       out[i] = acc;
     }
     if (overlap) {
-      sync_group<G>(call, false);  // every PE has read this chunk of every source
+      team_sync_group<G>(call, team, false);  // every PE has read this chunk of every source
       for (size_t i = G::rank(); i < m; i += G::size()) dest[base + i] = scratch[i];
       G::sync();  // the scratch is free again
     }
   }
-  sync_group<G>(call, true);
+  team_sync_group<G>(call, team, true);
   return 0;
 }
 

@@ -16,6 +16,13 @@ namespace vshmem::device {
 // one constant-cache read instead of a global load.
 constexpr int kInlinePeerSlots = 64;
 
+// A team in device memory (one per team slot; size 0: this PE holds no team there).
+struct GpuTeam {
+  int size;
+  int my_index;
+  const int32_t* members;  // device memory: world PE of each member, in team order
+};
+
 struct GpuState {
   uint64_t heap_base;       // H
   uint64_t heap_size;       // S (also the slot size of the window)
@@ -30,6 +37,11 @@ struct GpuState {
   int initialized;   // 0 before shmem_init / after shmem_finalize / heap not in GPU memory
   int debug_checks;  // VSHMEM_DEBUG_DEVICE=1
   int gpu_scope;     // every PE's heap is on this GPU: memory operations at .gpu scope (memory.cuh)
+  int team_slots;    // entries of `teams` (0: teams unknown: only the world works)
+  const GpuTeam* teams;       // device memory
+  uint64_t team_handle_base;  // slot s's handle: team_handle_base + s * team_handle_stride
+  uint64_t team_handle_stride;
+  uint64_t team_sync_base;  // team barrier counters (device/state.h, team_sync_offset)
   int32_t inline_slot[kInlinePeerSlots];
 };
 

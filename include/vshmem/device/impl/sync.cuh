@@ -31,15 +31,35 @@ __device__ __forceinline__ void check_initialized(const char* call) {
   }
 }
 
-__device__ __forceinline__ void check_world_team(const char* call, shmem_team_t team) {
-  uintptr_t t = reinterpret_cast<uintptr_t>(team);
+// A team as a device call sees it: its slot, size, this PE's number in it, and its members'
+// world PE numbers (null for the world, whose member i is PE i).
+struct TeamView {
+  int slot;
+  int size;
+  int my_index;
+  const int32_t* members;
+  __device__ __forceinline__ bool world() const { return members == nullptr; }
+  __device__ __forceinline__ int world_pe(int i) const { return members ? members[i] : i; }
+};
+
+// The team behind a handle; traps, naming the call, for SHMEM_TEAM_INVALID and for anything
+// that is not a team this PE belongs to.
+__device__ __forceinline__ TeamView team_view(const char* call, shmem_team_t team) {
+  const GpuState& s = vshmemi_device_state;
+  const uintptr_t t = reinterpret_cast<uintptr_t>(team);
   if (t == 0) vshmemi_device_fail(call, "the team is SHMEM_TEAM_INVALID");
   // world_team is 0 while the host runtime exports no SHMEM_TEAM_WORLD object (no teams yet):
   // then the world is the only team there can be.
-  uintptr_t world = vshmemi_device_state.world_team;
-  if (world != 0 && t != world) {
-    vshmemi_device_fail(call, "device code supports SHMEM_TEAM_WORLD only");
+  if (t == s.world_team || s.world_team == 0) return TeamView{0, s.n_pes, s.my_pe, nullptr};
+  if (s.team_slots == 0) vshmemi_device_fail(call, "the device library holds no teams");
+  const uint64_t off = t - s.team_handle_base;
+  const uint64_t slot = s.team_handle_stride ? off / s.team_handle_stride : 0;
+  if (t < s.team_handle_base || off % s.team_handle_stride != 0 ||
+      slot >= static_cast<uint64_t>(s.team_slots) || s.teams[slot].size == 0) {
+    vshmemi_device_fail(call, "the handle is not a team this PE belongs to");
   }
+  const GpuTeam& g = s.teams[slot];
+  return TeamView{static_cast<int>(slot), g.size, g.my_index, g.members};
 }
 
 // The dissemination barrier, by one thread (jobs of more than SyncLayout::kFlatMaxPes PEs):
@@ -130,6 +150,64 @@ __device__ __forceinline__ void sync_group(const char* call, bool quiet) {
   G::sync();
 }
 
+// A barrier over a team other than the world, made by the group G (flat, like the world's):
+// PE p tells member q "p has entered c barriers of this slot with you" by writing c into q's
+// received[p]; c counts per (slot, peer), so the counts agree whatever teams used the slot before
+// (every two PEs run the team barriers they share in the same order, as the specification
+// requires), and the slot never needs resetting.
+template <class G>
+__device__ __forceinline__ void team_flat(const char* call, const TeamView& v, bool quiet) {
+  const GpuState& s = vshmemi_device_state;
+  const size_t n = static_cast<size_t>(s.n_pes);
+  uint64_t* sent =
+      reinterpret_cast<uint64_t*>(s.team_sync_base) + static_cast<size_t>(v.slot) * 2 * n;
+  uint64_t* received = sent + n;
+  const unsigned rank = G::rank(), size = G::size(), m = static_cast<unsigned>(v.size);
+  if (rank + 1 < m) {
+    if (quiet) {
+      fence_sys();
+    } else {
+      fence_release();
+    }
+  }
+  // Member j places after this PE is served by group thread j - 1 (mod the group size), which
+  // alone touches sent[] for that peer.
+  for (unsigned j = rank + 1; j < m; j += size) {
+    int i = v.my_index + static_cast<int>(j);
+    if (i >= static_cast<int>(m)) i -= static_cast<int>(m);
+    const int q = v.world_pe(i);
+    volatile uint64_t* count = sent + q;
+    const uint64_t c = *count + 1;
+    *count = c;
+    st_relaxed(peer_ptr(call, received + s.my_pe, sizeof(uint64_t), q), c);
+  }
+  bool waited = false;
+  for (unsigned j = rank + 1; j < m; j += size) {
+    int i = v.my_index + static_cast<int>(j);
+    if (i >= static_cast<int>(m)) i -= static_cast<int>(m);
+    const int q = v.world_pe(i);
+    const uint64_t c = *static_cast<volatile uint64_t*>(sent + q);
+    while (ld_relaxed(received + q) < c) {
+    }
+    waited = true;
+  }
+  if (waited) fence_acquire();
+}
+
+// A barrier (quiet) or sync over `team`, made by the whole group G.
+template <class G>
+__device__ __forceinline__ void team_sync_group(const char* call, shmem_team_t team, bool quiet) {
+  check_initialized(call);
+  const TeamView v = team_view(call, team);
+  if (v.world()) {
+    sync_group<G>(call, quiet);
+    return;
+  }
+  G::sync();
+  team_flat<G>(call, v, quiet);
+  G::sync();
+}
+
 }  // namespace vshmem::device
 
 extern "C" {
@@ -145,12 +223,25 @@ __device__ __forceinline__ int shmem_my_pe(void) { return vshmemi_device_state.m
 __device__ __forceinline__ int shmem_n_pes(void) { return vshmemi_device_state.n_pes; }
 
 __device__ __forceinline__ int shmem_team_my_pe(shmem_team_t team) {
-  vshmem::device::check_world_team("shmem_team_my_pe", team);
-  return vshmemi_device_state.my_pe;
+  return vshmem::device::team_view("shmem_team_my_pe", team).my_index;
 }
 __device__ __forceinline__ int shmem_team_n_pes(shmem_team_t team) {
-  vshmem::device::check_world_team("shmem_team_n_pes", team);
-  return vshmemi_device_state.n_pes;
+  return vshmem::device::team_view("shmem_team_n_pes", team).size;
+}
+// -1 when src_pe is not a PE of src_team or its PE is not in dest_team.
+__device__ __forceinline__ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe,
+                                                       shmem_team_t dest_team) {
+  const vshmem::device::TeamView from =
+      vshmem::device::team_view("shmem_team_translate_pe", src_team);
+  const vshmem::device::TeamView to =
+      vshmem::device::team_view("shmem_team_translate_pe", dest_team);
+  if (src_pe < 0 || src_pe >= from.size) return -1;
+  const int pe = from.world_pe(src_pe);
+  if (to.world()) return pe;
+  for (int i = 0; i < to.size; ++i) {
+    if (to.members[i] == pe) return i;
+  }
+  return -1;
 }
 
 // NULL when pe's memory is not mapped here (or pe / dest is invalid); dest itself for our PE.
@@ -178,8 +269,7 @@ __device__ __forceinline__ void shmem_sync_all(void) {
   vshmem::device::sync_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_sync_all", false);
 }
 __device__ __forceinline__ int shmem_team_sync(shmem_team_t team) {
-  vshmem::device::check_world_team("shmem_team_sync", team);
-  vshmem::device::sync_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_team_sync", false);
+  vshmem::device::team_sync_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_team_sync", team, false);
   return 0;
 }
 
@@ -189,22 +279,20 @@ __device__ __forceinline__ int shmem_team_sync(shmem_team_t team) {
 // ---- shmemx forms (device only). ----
 extern "C" {
 
-#define VSHMEMI_DEV_SYNC_GROUP(SUFFIX, G)                                              \
-  __device__ __forceinline__ void shmemx_barrier_all_##SUFFIX(void) {                  \
-    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_barrier_all_" #SUFFIX, true); \
-  }                                                                                    \
-  __device__ __forceinline__ void shmemx_sync_all_##SUFFIX(void) {                     \
-    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_sync_all_" #SUFFIX, false);   \
-  }                                                                                    \
-  __device__ __forceinline__ int shmemx_team_sync_##SUFFIX(shmem_team_t team) {        \
-    vshmem::device::check_world_team("shmemx_team_sync_" #SUFFIX, team);               \
-    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_team_sync_" #SUFFIX, false);  \
-    return 0;                                                                          \
-  }                                                                                    \
-  __device__ __forceinline__ int shmemx_barrier_##SUFFIX(shmem_team_t team) {          \
-    vshmem::device::check_world_team("shmemx_barrier_" #SUFFIX, team);                 \
-    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_barrier_" #SUFFIX, true);     \
-    return 0;                                                                          \
+#define VSHMEMI_DEV_SYNC_GROUP(SUFFIX, G)                                                        \
+  __device__ __forceinline__ void shmemx_barrier_all_##SUFFIX(void) {                            \
+    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_barrier_all_" #SUFFIX, true);           \
+  }                                                                                              \
+  __device__ __forceinline__ void shmemx_sync_all_##SUFFIX(void) {                               \
+    vshmem::device::sync_group<VSHMEMI_DEV_G(G)>("shmemx_sync_all_" #SUFFIX, false);             \
+  }                                                                                              \
+  __device__ __forceinline__ int shmemx_team_sync_##SUFFIX(shmem_team_t team) {                  \
+    vshmem::device::team_sync_group<VSHMEMI_DEV_G(G)>("shmemx_team_sync_" #SUFFIX, team, false); \
+    return 0;                                                                                    \
+  }                                                                                              \
+  __device__ __forceinline__ int shmemx_barrier_##SUFFIX(shmem_team_t team) {                    \
+    vshmem::device::team_sync_group<VSHMEMI_DEV_G(G)>("shmemx_barrier_" #SUFFIX, team, true);    \
+    return 0;                                                                                    \
   }
 VSHMEMI_DEV_SYNC_GROUP(warp, WarpGroup)
 VSHMEMI_DEV_SYNC_GROUP(block, BlockGroup)
@@ -212,11 +300,22 @@ VSHMEMI_DEV_SYNC_GROUP(block, BlockGroup)
 
 // Team barrier (quiet, then sync) from one thread.
 __device__ __forceinline__ int shmemx_barrier(shmem_team_t team) {
-  vshmem::device::check_world_team("shmemx_barrier", team);
-  vshmem::device::sync_group<VSHMEMI_DEV_G(ThreadGroup)>("shmemx_barrier", true);
+  vshmem::device::team_sync_group<VSHMEMI_DEV_G(ThreadGroup)>("shmemx_barrier", team, true);
   return 0;
 }
 
 }  // extern "C"
 
 #endif  // __CUDACC__
+
+// In device code the predefined teams name the host's handles through the device state, so that
+// kernels can write SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED as host code does (their host
+// definitions are variables of libvshmem, which device code cannot read).
+#if defined(__CUDACC__) && defined(__CUDA_ARCH__)
+#undef SHMEM_TEAM_WORLD
+#undef SHMEM_TEAM_SHARED
+#define SHMEM_TEAM_WORLD (reinterpret_cast<shmem_team_t>(vshmemi_device_state.world_team))
+#define SHMEM_TEAM_SHARED                                                 \
+  (reinterpret_cast<shmem_team_t>(vshmemi_device_state.team_handle_base + \
+                                  vshmemi_device_state.team_handle_stride))
+#endif
