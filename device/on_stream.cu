@@ -218,8 +218,15 @@ int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* sou
                                   int PE_root, cudaStream_t stream) {
   const char* call = "shmemx_broadcastmem_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
-  if (nelems > 0 && (host_peer_ptr(call, dest, nelems, PE_root) == nullptr ||
-                     host_peer_ptr(call, source, nelems, PE_root) == nullptr)) {
+  // PE_root is a team number; checked here, where a bad one is an error return on every PE
+  // rather than a trap in one PE's kernel while the others wait for it.
+  const int root = shmem_team_translate_pe(team, PE_root, SHMEM_TEAM_WORLD);
+  if (root < 0) {
+    report(call, "PE_root %d is not a PE of the team (%d PEs)", PE_root, shmem_team_n_pes(team));
+    return 1;
+  }
+  if (nelems > 0 && (host_peer_ptr(call, dest, nelems, root) == nullptr ||
+                     host_peer_ptr(call, source, nelems, root) == nullptr)) {
     return 1;
   }
   broadcast_kernel<<<1, kCollThreads, 0, stream>>>(team, dest, source, nelems, PE_root);
@@ -231,8 +238,9 @@ int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* sour
   const char* call = "shmemx_fcollectmem_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
   const auto& s = host_mirror().state;
-  if (nelems > 0 &&
-      host_peer_ptr(call, dest, nelems * static_cast<size_t>(s.n_pes), s.my_pe) == nullptr) {
+  // dest holds one block per team member.
+  if (nelems > 0 && host_peer_ptr(call, dest, nelems * static_cast<size_t>(shmem_team_n_pes(team)),
+                                  s.my_pe) == nullptr) {
     return 1;
   }
   exchange_kernel<<<1, kCollThreads, 0, stream>>>(team, dest, source, nelems, true);
@@ -244,8 +252,9 @@ int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* sour
   const char* call = "shmemx_alltoallmem_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
   const auto& s = host_mirror().state;
-  if (nelems > 0 &&
-      host_peer_ptr(call, dest, nelems * static_cast<size_t>(s.n_pes), s.my_pe) == nullptr) {
+  // dest holds one block per team member.
+  if (nelems > 0 && host_peer_ptr(call, dest, nelems * static_cast<size_t>(shmem_team_n_pes(team)),
+                                  s.my_pe) == nullptr) {
     return 1;
   }
   exchange_kernel<<<1, kCollThreads, 0, stream>>>(team, dest, source, nelems, false);

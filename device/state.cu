@@ -141,8 +141,11 @@ bool copy_teams(const DeviceState& s, GpuState* st) {
   st->teams = nullptr;
   const size_t n = static_cast<size_t>(s.n_pes);
   const size_t slots = s.teams != nullptr && s.team_slots > 0 ? s.team_slots : 0;
-  const uint64_t team_sync_end = s.team_sync_offset + slots * 2 * n * sizeof(uint64_t);
-  if (slots == 0 || team_sync_end > s.sync_offset + s.sync_bytes) return true;
+  const uint64_t team_sync_end = s.team_sync_offset + slots * s.team_slot_bytes;
+  if (slots == 0 || s.team_slot_bytes <= 2 * n * sizeof(uint64_t) ||
+      team_sync_end > s.sync_offset + s.sync_bytes) {
+    return true;
+  }
   const size_t bytes = slots * sizeof(GpuTeam) + slots * n * sizeof(int32_t);
   if (g_device_teams_bytes < bytes) {
     if (g_device_teams != nullptr) cudaFree(g_device_teams);
@@ -150,7 +153,7 @@ bool copy_teams(const DeviceState& s, GpuState* st) {
     g_device_teams_bytes = 0;
     if (cudaMalloc(&g_device_teams, bytes) != cudaSuccess) {
       cudaGetLastError();
-      report("shmem_init", "cannot allocate the device team table (%zu bytes)", bytes);
+      report("device state", "cannot allocate the device team table (%zu bytes)", bytes);
       return false;
     }
     g_device_teams_bytes = bytes;
@@ -173,7 +176,7 @@ bool copy_teams(const DeviceState& s, GpuState* st) {
       cudaMemcpyAsync(g_device_teams, staging.data(), bytes, cudaMemcpyHostToDevice, copy_stream());
   if (e == cudaSuccess) e = cudaStreamSynchronize(copy_stream());
   if (e != cudaSuccess) {
-    report("shmem_init", "cannot copy the device team table: %s", cudaGetErrorString(e));
+    report("device state", "cannot copy the device team table: %s", cudaGetErrorString(e));
     return false;
   }
   st->team_slots = static_cast<int>(slots);
@@ -181,6 +184,7 @@ bool copy_teams(const DeviceState& s, GpuState* st) {
   st->team_handle_base = s.team_handle_base;
   st->team_handle_stride = s.team_handle_stride;
   st->team_sync_base = s.heap_base + s.team_sync_offset;
+  st->team_slot_bytes = s.team_slot_bytes;
   return true;
 }
 
@@ -206,6 +210,14 @@ void on_state(const DeviceState* s) {
   std::lock_guard<std::mutex> lock(g_mutex);
   ++vshmemi_device_listener_calls;
   if (s == nullptr || !s->initialized) {
+    clear_state();
+    return;
+  }
+  if (s->version != kDeviceStateVersion) {
+    report("shmem_init",
+           "the runtime's device state is version %d, this device library reads version %d: "
+           "rebuild against one vshmem",
+           s->version, kDeviceStateVersion);
     clear_state();
     return;
   }
@@ -291,6 +303,12 @@ void on_state(const DeviceState* s) {
   } else if (void* sym = dlsym(RTLD_DEFAULT, "SHMEM_TEAM_WORLD")) {
     st.world_team = *static_cast<uintptr_t*>(sym);
   }
+  st.world_handle = reinterpret_cast<shmem_team_t>(st.world_team);
+  // Slot 1 is SHMEM_TEAM_SHARED (runtime/api/team.hpp).
+  st.shared_handle =
+      s->team_handle_base != 0
+          ? reinterpret_cast<shmem_team_t>(s->team_handle_base + s->team_handle_stride)
+          : nullptr;
   st.my_pe = s->my_pe;
   st.n_pes = s->n_pes;
   st.initialized = 1;

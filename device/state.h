@@ -42,13 +42,15 @@ struct DeviceState {
   int pes_sharing_device;
   // Teams: slot s's team handle is team_handle_base + s * team_handle_stride (slot 0 is
   // SHMEM_TEAM_WORLD); teams[s] describes it (host memory, team_slots entries, null before the
-  // teams exist). Team barriers count per (slot, peer) in team_sync_offset .. + team_slots * 2 *
-  // n_pes * 8 bytes from heap_base: per slot, n_pes counters of barriers sent to each world PE
-  // (written by this PE only), then n_pes counters received from each (written by that PE).
+  // teams exist). Team slot s owns team_slot_bytes at heap_base + team_sync_offset + s *
+  // team_slot_bytes: n_pes counters of team barriers sent to each world PE (written by this PE
+  // only), n_pes counters received from each (written by that PE), then scratch for the team's
+  // in-place reductions (the rest of the slot).
   const DeviceTeam* teams;
   uint64_t team_handle_base;
   uint64_t team_handle_stride;
   uint64_t team_sync_offset;
+  uint64_t team_slot_bytes;
   int team_slots;
   int reserved[5];
 };

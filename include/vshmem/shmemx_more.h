@@ -47,7 +47,9 @@ int shmemx_barrier_all_on_stream(cudaStream_t stream);
 int shmemx_sync_all_on_stream(cudaStream_t stream);
 int shmemx_team_sync_on_stream(shmem_team_t team, cudaStream_t stream);
 
-/* Collectives on a stream (any team of this PE), as their device forms. */
+/* Collectives on a stream (any team of this PE), as their device forms. The team is looked up
+ * when the operation runs on the stream: destroy a team only after the streams that use it (and
+ * graphs that name it) are done with it. */
 int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,
                                   int PE_root, cudaStream_t stream);
 int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,

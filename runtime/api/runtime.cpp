@@ -124,7 +124,13 @@ void set_device_state_listener(DeviceStateListener listener) {
   if (g_runtime != nullptr && listener != nullptr) listener(&g_runtime->device_state);
 }
 
+std::mutex& device_state_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 void publish_device_state(Runtime& rt) {
+  std::lock_guard<std::mutex> lock(device_state_mutex());
   DeviceState& s = rt.device_state;
   s.version = kDeviceStateVersion;
   s.initialized = rt.heap != nullptr;
@@ -143,6 +149,7 @@ void publish_device_state(Runtime& rt) {
     describe_teams(&rt.device_teams, &s.team_handle_base, &s.team_handle_stride);
     s.teams = rt.device_teams.data();
     s.team_slots = static_cast<int>(rt.device_teams.size());
+    s.team_slot_bytes = team_slot_bytes(rt.n_pes);
     s.team_sync_offset =
         reinterpret_cast<uintptr_t>(rt.device_sync) + kDeviceSyncBytes - rt.heap->base();
   } else {

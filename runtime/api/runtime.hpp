@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "device/state.h"
@@ -98,7 +99,12 @@ void quiet(Runtime& rt, const char* call);
 void sync_all(Runtime& rt, const char* call);
 
 // Refreshes rt.device_state from the heap and hands it to the device library, if one is linked.
+// Holds device_state_mutex() meanwhile.
 void publish_device_state(Runtime& rt);
+// Held while the device state is rebuilt, and by whoever changes what it describes (the team
+// table), so that threads calling heap and team functions at once never hand the device library
+// a team being torn down.
+std::mutex& device_state_mutex();
 
 // Set by the device library (libvshmem_device) when it is linked into the program: called with
 // the new state after init, every heap growth, and finalize.

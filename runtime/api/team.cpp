@@ -137,6 +137,7 @@ bool config_ok(const shmem_team_config_t* config, long mask, const char* call) {
 void make_team(Runtime& rt, int slot, std::vector<int> members, const shmem_team_config_t* config,
                long mask, shmem_team_t* out) {
   vshmem_team_s& t = g_team_table[slot];
+  std::lock_guard<std::mutex> lock(device_state_mutex());
   init_team(t, slot, std::move(members), rt.my_pe, rt.n_pes);
   if (mask & SHMEM_TEAM_NUM_CONTEXTS) t.config.num_contexts = config->num_contexts;
   t.config_mask = mask;
@@ -173,9 +174,11 @@ void api_finalize(Runtime& rt) {
   g_pool = Pool{};
 }
 
-size_t team_sync_bytes(int n_pes) {
-  return static_cast<size_t>(kTeamSlots) * 2 * static_cast<size_t>(n_pes) * sizeof(uint64_t);
+size_t team_slot_bytes(int n_pes) {
+  return 2 * static_cast<size_t>(n_pes) * sizeof(uint64_t) + kTeamScratchBytes;
 }
+
+size_t team_sync_bytes(int n_pes) { return kTeamSlots * team_slot_bytes(n_pes); }
 
 void describe_teams(std::vector<DeviceTeam>* teams, uint64_t* handle_base,
                     uint64_t* handle_stride) {
@@ -395,7 +398,10 @@ void shmem_team_destroy(shmem_team_t team) {
   // Every signal of the team's collectives was consumed inside them, so the slot's counters
   // are consistent for whichever team takes the slot next; no synchronization is needed here.
   destroy_team_contexts(&t);
-  reset_team(t);
+  {
+    std::lock_guard<std::mutex> lock(device_state_mutex());
+    reset_team(t);
+  }
   publish_device_state(rt);
 }
 

@@ -40,6 +40,8 @@ void api_finalize(Runtime& rt);
 
 // Bytes of the device team barriers' counters for n_pes PEs (after the device sync area's first
 // kDeviceSyncBytes), and the teams as the device library sees them (one per slot).
+constexpr size_t kTeamScratchBytes = 4096;  // per slot, for device in-place reductions
+size_t team_slot_bytes(int n_pes);
 size_t team_sync_bytes(int n_pes);
 void describe_teams(std::vector<DeviceTeam>* teams, uint64_t* handle_base, uint64_t* handle_stride);
 

@@ -3,6 +3,7 @@
 // retained primary context), so the context outlives the last mapping whatever order the owners
 // drop them in.
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -656,7 +657,10 @@ class CudaProvider final : public MemoryProvider {
             CUDA_SUCCESS ||
         drv_.cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) != CUDA_SUCCESS ||
         drv_.cuDeviceGetAttribute(&slot, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev) != CUDA_SUCCESS) {
-      return ~0ull - static_cast<uint64_t>(ordinal);  // unknown: matches only itself
+      // Unknown: a token no other process can have (bit 63 is never set by a PCI location), so
+      // that no peer maps it and no PE counts it as sharing its GPU.
+      return (1ull << 63) | (static_cast<uint64_t>(getpid()) << 16) |
+             static_cast<uint64_t>(ordinal);
     }
     return (static_cast<uint64_t>(domain) << 32) | (static_cast<uint64_t>(bus) << 8) |
            static_cast<uint64_t>(slot);

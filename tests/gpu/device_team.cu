@@ -1,12 +1,14 @@
 // Teams in device code: team queries, barriers and collectives on split teams, with PEs sharing
 // the GPU.
 //  - even/odd teams (split_strided, stride 2) and the rows and columns of split_2d: each PE checks
-//    shmem_team_my_pe / n_pes / translate_pe in a kernel against the host's answers;
+//    shmem_team_my_pe / n_pes / translate_pe in a kernel against the host's answers (and -1 for
+//    SHMEM_TEAM_INVALID);
 //  - a barrier ring in one kernel per team form (thread, warp, block): in every round each member
 //    puts the round number to the next member of its team, then barriers the team, then checks
 //    what the previous member put; teams of different members run at the same time;
 //  - broadcast, fcollect, alltoall and sum reductions over a team (block forms and on a stream),
-//    on fresh random data, checked against the values every member can compute;
+//    on fresh random data, checked against the values every member can compute; in-place
+//    reductions on the row and the column team at once, from two blocks of one kernel;
 //  - the teams are destroyed and the world is split again into halves, which reuse the slots
 //    with other members: barriers must still pair up (their counts are kept per peer).
 #include "device_test_util.cuh"
@@ -20,13 +22,28 @@ constexpr int kRoundsTimeSliced = 20;
 constexpr size_t kElems = 1000;
 
 struct TeamFacts {
-  int my_pe, n_pes, first_world;  // team's PE 0 in the world (translate_pe)
+  int my_pe, n_pes, first_world;                        // team's PE 0 in the world (translate_pe)
+  int invalid_my_pe, invalid_n_pes, invalid_translate;  // queries on SHMEM_TEAM_INVALID: -1
 };
 
 __global__ void facts_kernel(shmem_team_t team, TeamFacts* out) {
   out->my_pe = shmem_team_my_pe(team);
   out->n_pes = shmem_team_n_pes(team);
   out->first_world = shmem_team_translate_pe(team, 0, SHMEM_TEAM_WORLD);
+  out->invalid_my_pe = shmem_team_my_pe(SHMEM_TEAM_INVALID);
+  out->invalid_n_pes = shmem_team_n_pes(SHMEM_TEAM_INVALID);
+  out->invalid_translate = shmem_team_translate_pe(SHMEM_TEAM_INVALID, 0, team);
+}
+
+// Two teams at once from one kernel: block 0 reduces in place over `a`, block 1 over `b` (each
+// team's in-place results wait in its own slot's scratch, several chunks for kElems longs).
+__global__ void two_teams_kernel(shmem_team_t a, long* abuf, shmem_team_t b, long* bbuf,
+                                 size_t nelems) {
+  if (blockIdx.x == 0) {
+    shmemx_long_sum_reduce_block(a, abuf, abuf, nelems);
+  } else {
+    shmemx_long_sum_reduce_block(b, bbuf, bbuf, nelems);
+  }
 }
 
 // form 0: thread, 1: warp, 2: block. box is symmetric: long[2] (double-buffered by round).
@@ -81,6 +98,9 @@ void check_facts(shmem_team_t team, const char* name, TeamFacts* facts) {
              f.first_world == world_of(team, 0),
          "%s: device says PE %d of %d (first %d), host %d of %d (first %d)", name, f.my_pe, f.n_pes,
          f.first_world, shmem_team_my_pe(team), shmem_team_n_pes(team), world_of(team, 0));
+  EXPECT(f.invalid_my_pe == -1 && f.invalid_n_pes == -1 && f.invalid_translate == -1,
+         "%s: device queries on SHMEM_TEAM_INVALID gave %d %d %d, want -1", name, f.invalid_my_pe,
+         f.invalid_n_pes, f.invalid_translate);
 }
 
 void barrier_rings(shmem_team_t team, const char* name, int rounds, int* errors) {
@@ -160,8 +180,24 @@ void collectives(shmem_team_t team, const char* name, uint64_t salt) {
   EXPECT(shmemx_long_sum_reduce_on_stream(team, rdst, rsrc, ne, st) == 0, "%s: reduce_on_stream",
          name);
   EXPECT(shmemx_team_sync_on_stream(team, st) == 0, "%s: team_sync_on_stream", name);
+  poison(bdst, ne * sizeof(long));
+  poison(cdst, cap * sizeof(long));
+  EXPECT(shmemx_broadcastmem_on_stream(team, bdst, bsrc, ne * sizeof(long), 0, st) == 0,
+         "%s: broadcastmem_on_stream", name);
+  EXPECT(shmemx_fcollectmem_on_stream(team, cdst, csrc, ne * sizeof(long), st) == 0,
+         "%s: fcollectmem_on_stream", name);
   CUDA_OK(cudaStreamSynchronize(st));
   CUDA_OK(cudaStreamDestroy(st));
+  b = to_host(bdst, ne);
+  c = to_host(cdst, all);
+  for (size_t i = 0; i < ne; ++i) {
+    EXPECT(b[i] == value(salt, world_of(team, 0), i), "%s: broadcast on stream element %zu", name,
+           i);
+    for (int j = 0; j < n; ++j) {
+      EXPECT(c[j * ne + i] == value(salt, world_of(team, j), i),
+             "%s: fcollect on stream block %d elem %zu", name, j, i);
+    }
+  }
   r = to_host(rdst, ne);
   for (size_t i = 0; i < ne; ++i) {
     long sum = 0;
@@ -210,6 +246,34 @@ int main() {
   barrier_rings(row, "row", rounds, errors);
   barrier_rings(column, "column", rounds, errors);
   collectives(column, "column", salt * 3);
+  {
+    phase("in-place reductions on two teams at once");
+    auto* abuf = static_cast<long*>(shmem_malloc(kElems * sizeof(long)));
+    auto* bbuf = static_cast<long*>(shmem_malloc(kElems * sizeof(long)));
+    std::vector<long> h(kElems);
+    for (size_t i = 0; i < kElems; ++i) h[i] = value(salt * 5, me, i);
+    to_device(abuf, h);
+    for (size_t i = 0; i < kElems; ++i) h[i] = value(salt * 11, me, i);
+    to_device(bbuf, h);
+    CUDA_OK(cudaDeviceSynchronize());
+    shmem_barrier_all();
+    two_teams_kernel<<<2, 256>>>(row, abuf, column, bbuf, kElems);
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaDeviceSynchronize());
+    auto ra = to_host(abuf, kElems), rb = to_host(bbuf, kElems);
+    for (size_t i = 0; i < kElems; ++i) {
+      long sa = 0, sb = 0;
+      for (int j = 0; j < shmem_team_n_pes(row); ++j) sa += value(salt * 5, world_of(row, j), i);
+      for (int j = 0; j < shmem_team_n_pes(column); ++j) {
+        sb += value(salt * 11, world_of(column, j), i);
+      }
+      EXPECT(ra[i] == sa && rb[i] == sb, "in-place row/column sums at %zu: %ld %ld, want %ld %ld",
+             i, ra[i], rb[i], sa, sb);
+    }
+    shmem_barrier_all();
+    shmem_free(abuf);
+    shmem_free(bbuf);
+  }
 
   phase("SHMEM_TEAM_SHARED");
   check_facts(SHMEM_TEAM_SHARED, "shared", facts);

@@ -118,8 +118,16 @@ __device__ __forceinline__ int reduce_group(const char* call, shmem_team_t team,
   check_symmetric(call, source, bytes);
   const uintptr_t d = reinterpret_cast<uintptr_t>(dest), src = reinterpret_cast<uintptr_t>(source);
   const bool overlap = d < src + bytes && src < d + bytes;
-  T* scratch = reinterpret_cast<T*>(s.sync_base + SyncLayout::kScratch);
-  const size_t chunk = overlap ? SyncLayout::kScratchBytes / sizeof(T) : nreduce;
+  // In-place results wait in scratch: the world's in the synchronization area, a team's in its
+  // slot (so that collectives on different teams may run at the same time).
+  const uint64_t team_counters = 2 * static_cast<uint64_t>(s.n_pes) * sizeof(uint64_t);
+  T* scratch = reinterpret_cast<T*>(
+      v.world()
+          ? s.sync_base + SyncLayout::kScratch
+          : s.team_sync_base + static_cast<uint64_t>(v.slot) * s.team_slot_bytes + team_counters);
+  const uint64_t scratch_bytes =
+      v.world() ? SyncLayout::kScratchBytes : s.team_slot_bytes - team_counters;
+  const size_t chunk = overlap ? scratch_bytes / sizeof(T) : nreduce;
   team_sync_group<G>(call, team, true);
   for (size_t base = 0; base < nreduce; base += chunk) {
     const size_t m = nreduce - base < chunk ? nreduce - base : chunk;

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vshmem/shmem_types.h"
+
 namespace vshmem::device {
 
 // The first kInlinePeerSlots window slots are kept in constant memory: a uniform PE then costs
@@ -32,6 +34,10 @@ struct GpuState {
   uint64_t sync_bytes;
   const int32_t* peer_slot;  // device memory, n_pes entries; -1: not mapped (and for my_pe)
   uintptr_t world_team;      // the host's SHMEM_TEAM_WORLD handle value (0: unknown)
+  // The host's predefined team handles, as lvalues for SHMEM_TEAM_WORLD / SHMEM_TEAM_SHARED in
+  // device code (impl/sync.cuh); null while unknown.
+  shmem_team_t world_handle;
+  shmem_team_t shared_handle;
   int my_pe;
   int n_pes;
   int initialized;   // 0 before shmem_init / after shmem_finalize / heap not in GPU memory
@@ -41,11 +47,13 @@ struct GpuState {
   const GpuTeam* teams;       // device memory
   uint64_t team_handle_base;  // slot s's handle: team_handle_base + s * team_handle_stride
   uint64_t team_handle_stride;
-  uint64_t team_sync_base;  // team barrier counters (device/state.h, team_sync_offset)
+  uint64_t team_sync_base;  // team slots' counters and scratch (device/state.h)
+  uint64_t team_slot_bytes;
   int32_t inline_slot[kInlinePeerSlots];
 };
 
-// Layout of the 1 MiB zeroed symmetric synchronization area (DeviceState::sync_offset).
+// Layout of the zeroed symmetric synchronization area (DeviceState::sync_offset): these offsets
+// within its first MiB; the team barriers' counters follow it (DeviceState::team_sync_offset).
 struct SyncLayout {
   // uint64_t[kMaxRounds]: dissemination barrier round counters; peers add to ours.
   static constexpr uint64_t kBarrierCounters = 0;

@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "vshmem/device/impl/memory.cuh"
+#include "vshmem/shmem_team.h"
 
 #ifdef __CUDACC__
 
@@ -42,24 +43,38 @@ struct TeamView {
   __device__ __forceinline__ int world_pe(int i) const { return members ? members[i] : i; }
 };
 
-// The team behind a handle; traps, naming the call, for SHMEM_TEAM_INVALID and for anything
-// that is not a team this PE belongs to.
-__device__ __forceinline__ TeamView team_view(const char* call, shmem_team_t team) {
+// The team behind a handle, or false for SHMEM_TEAM_INVALID and for anything that is not a team
+// this PE belongs to (the queries then return -1, as on the host).
+__device__ __forceinline__ bool team_lookup(shmem_team_t team, TeamView* v) {
   const GpuState& s = vshmemi_device_state;
   const uintptr_t t = reinterpret_cast<uintptr_t>(team);
-  if (t == 0) vshmemi_device_fail(call, "the team is SHMEM_TEAM_INVALID");
+  if (t == 0) return false;
   // world_team is 0 while the host runtime exports no SHMEM_TEAM_WORLD object (no teams yet):
   // then the world is the only team there can be.
-  if (t == s.world_team || s.world_team == 0) return TeamView{0, s.n_pes, s.my_pe, nullptr};
-  if (s.team_slots == 0) vshmemi_device_fail(call, "the device library holds no teams");
+  if (t == s.world_team || s.world_team == 0) {
+    *v = TeamView{0, s.n_pes, s.my_pe, nullptr};
+    return true;
+  }
+  if (s.team_slots == 0 || s.team_handle_stride == 0 || t < s.team_handle_base) return false;
   const uint64_t off = t - s.team_handle_base;
-  const uint64_t slot = s.team_handle_stride ? off / s.team_handle_stride : 0;
-  if (t < s.team_handle_base || off % s.team_handle_stride != 0 ||
-      slot >= static_cast<uint64_t>(s.team_slots) || s.teams[slot].size == 0) {
-    vshmemi_device_fail(call, "the handle is not a team this PE belongs to");
+  const uint64_t slot = off / s.team_handle_stride;
+  if (off % s.team_handle_stride != 0 || slot >= static_cast<uint64_t>(s.team_slots) ||
+      s.teams[slot].size == 0) {
+    return false;
   }
   const GpuTeam& g = s.teams[slot];
-  return TeamView{static_cast<int>(slot), g.size, g.my_index, g.members};
+  *v = TeamView{static_cast<int>(slot), g.size, g.my_index, g.members};
+  return true;
+}
+
+// As team_lookup, for barriers and collectives: traps, naming the call, for a bad handle.
+__device__ __forceinline__ TeamView team_view(const char* call, shmem_team_t team) {
+  TeamView v{};
+  if (!team_lookup(team, &v)) {
+    vshmemi_device_fail(call, team == nullptr ? "the team is SHMEM_TEAM_INVALID"
+                                              : "the handle is not a team this PE belongs to");
+  }
+  return v;
 }
 
 // The dissemination barrier, by one thread (jobs of more than SyncLayout::kFlatMaxPes PEs):
@@ -159,11 +174,12 @@ template <class G>
 __device__ __forceinline__ void team_flat(const char* call, const TeamView& v, bool quiet) {
   const GpuState& s = vshmemi_device_state;
   const size_t n = static_cast<size_t>(s.n_pes);
-  uint64_t* sent =
-      reinterpret_cast<uint64_t*>(s.team_sync_base) + static_cast<size_t>(v.slot) * 2 * n;
+  uint64_t* sent = reinterpret_cast<uint64_t*>(s.team_sync_base +
+                                               static_cast<uint64_t>(v.slot) * s.team_slot_bytes);
   uint64_t* received = sent + n;
   const unsigned rank = G::rank(), size = G::size(), m = static_cast<unsigned>(v.size);
-  if (rank + 1 < m) {
+  // The leader fences also in a team of one: a barrier's quiet covers stores to any PE.
+  if (rank == 0 || rank + 1 < m) {
     if (quiet) {
       fence_sys();
     } else {
@@ -222,19 +238,23 @@ extern "C" {
 __device__ __forceinline__ int shmem_my_pe(void) { return vshmemi_device_state.my_pe; }
 __device__ __forceinline__ int shmem_n_pes(void) { return vshmemi_device_state.n_pes; }
 
+// -1 for SHMEM_TEAM_INVALID or a team this PE is not in, as on the host.
 __device__ __forceinline__ int shmem_team_my_pe(shmem_team_t team) {
-  return vshmem::device::team_view("shmem_team_my_pe", team).my_index;
+  vshmem::device::TeamView v{};
+  return vshmem::device::team_lookup(team, &v) ? v.my_index : -1;
 }
 __device__ __forceinline__ int shmem_team_n_pes(shmem_team_t team) {
-  return vshmem::device::team_view("shmem_team_n_pes", team).size;
+  vshmem::device::TeamView v{};
+  return vshmem::device::team_lookup(team, &v) ? v.size : -1;
 }
-// -1 when src_pe is not a PE of src_team or its PE is not in dest_team.
+// -1 when a team is invalid, src_pe is not a PE of src_team or its PE is not in dest_team.
 __device__ __forceinline__ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe,
                                                        shmem_team_t dest_team) {
-  const vshmem::device::TeamView from =
-      vshmem::device::team_view("shmem_team_translate_pe", src_team);
-  const vshmem::device::TeamView to =
-      vshmem::device::team_view("shmem_team_translate_pe", dest_team);
+  vshmem::device::TeamView from{}, to{};
+  if (!vshmem::device::team_lookup(src_team, &from) ||
+      !vshmem::device::team_lookup(dest_team, &to)) {
+    return -1;
+  }
   if (src_pe < 0 || src_pe >= from.size) return -1;
   const int pe = from.world_pe(src_pe);
   if (to.world()) return pe;
@@ -310,12 +330,9 @@ __device__ __forceinline__ int shmemx_barrier(shmem_team_t team) {
 
 // In device code the predefined teams name the host's handles through the device state, so that
 // kernels can write SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED as host code does (their host
-// definitions are variables of libvshmem, which device code cannot read).
+// definitions are variables of libvshmem, which device code cannot read). Each is an lvalue of
+// type shmem_team_t, as the variables are.
 #if defined(__CUDACC__) && defined(__CUDA_ARCH__)
-#undef SHMEM_TEAM_WORLD
-#undef SHMEM_TEAM_SHARED
-#define SHMEM_TEAM_WORLD (reinterpret_cast<shmem_team_t>(vshmemi_device_state.world_team))
-#define SHMEM_TEAM_SHARED                                                 \
-  (reinterpret_cast<shmem_team_t>(vshmemi_device_state.team_handle_base + \
-                                  vshmemi_device_state.team_handle_stride))
+#define SHMEM_TEAM_WORLD (vshmemi_device_state.world_handle)
+#define SHMEM_TEAM_SHARED (vshmemi_device_state.shared_handle)
 #endif
