@@ -74,6 +74,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
                      : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE
                                                          : requested;
   VSHMEM_ASSIGN_OR_RETURN(rt->topology, discover_topology(*rt->bootstrap));
+  VSHMEM_ASSIGN_OR_RETURN(rt->peer_watch, PeerWatch::create(*rt->bootstrap, rt->topology));
   VSHMEM_ASSIGN_OR_RETURN(rt->job, agree_job_identity(*rt->bootstrap));
   VSHMEM_ASSIGN_OR_RETURN(
       rt->provider, create_memory_provider({rt->topology.local_rank, rt->topology.local_size}));

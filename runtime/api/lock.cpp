@@ -61,7 +61,7 @@ void shmem_set_lock(long* lock) {
   if (holds(lock)) fail(kCall, "this PE already holds lock %p (it would wait for itself)", lock);
   const uint32_t ticket =
       next_ticket(lock_atomic(rt, AtomicOp::kFetchAdd, lock, kTicket, 0, kCall));
-  Backoff backoff;
+  Backoff backoff(kCall);
   while (serving(lock_atomic(rt, AtomicOp::kFetch, lock, 0, 0, kCall)) != ticket) backoff.pause();
   std::atomic_thread_fence(std::memory_order_acquire);
   set_held(lock, true);

@@ -117,6 +117,18 @@ void Backoff::pause() {
   }
   timespec ts{0, 20000};  // long waits: 20 us naps keep an idle PE from burning a core
   nanosleep(&ts, nullptr);
+  // Every few thousand naps (a fraction of a second), and right after a peer was seen gone.
+  if (exited_ < 0 && ++naps_ % 4096 != 0) return;
+  const Runtime* rt = g_runtime;
+  if (rt == nullptr || rt->peer_watch == nullptr) return;
+  const int gone = rt->peer_watch->exited_peer();
+  if (gone >= 0 && gone == exited_) {
+    fail(call_,
+         "PE %d (pid %d, on this node) exited without shmem_finalize while this PE waited; the "
+         "job cannot complete",
+         gone, static_cast<int>(rt->peer_watch->pid_of(gone)));
+  }
+  exited_ = gone;
 }
 
 void set_device_state_listener(DeviceStateListener listener) {

@@ -10,6 +10,7 @@
 
 #include "device/state.h"
 #include "runtime/api/host_sync.hpp"
+#include "runtime/api/peer_watch.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/common/log.hpp"
 #include "runtime/common/status.hpp"
@@ -26,6 +27,7 @@ struct Runtime {
   // the provider and the bootstrap it was agreed over.
   std::unique_ptr<Bootstrap> bootstrap;
   Topology topology;
+  std::unique_ptr<PeerWatch> peer_watch;  // node-local peers' processes
   JobIdentity job;
   std::unique_ptr<MemoryProvider> provider;
   TransportPlan plan;
@@ -84,12 +86,20 @@ void rma_get(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, 
 uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call);
 
 // Waits, yielding the core while it waits (PEs may outnumber cores).
+// The pause of a host-side wait loop: spins, then yields, then naps. A wait that lasts checks
+// now and then that the node-local peers are alive (runtime/api/peer_watch.hpp): when one has
+// exited, the loop gets one more look at its condition (what the peer did before it exited is
+// visible by then), and if it is still unmet, the call fails naming the peer.
 class Backoff {
  public:
+  explicit Backoff(const char* call) : call_(call) {}
   void pause();
 
  private:
+  const char* call_;
   unsigned spins_ = 0;
+  unsigned naps_ = 0;
+  int exited_ = -1;  // a peer seen gone at the previous pause
 };
 
 // Completes this PE's outstanding transfers (shmem_quiet).

@@ -46,7 +46,7 @@ void sync_all(Runtime& rt, const char* call) {
       rma_atomic(rt, add, peer, call);
       own = &rt.barrier_counters[k];
     }
-    Backoff backoff;
+    Backoff backoff(call);
     while (load_own(own) < epoch) backoff.pause();
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);

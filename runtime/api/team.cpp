@@ -232,7 +232,7 @@ void group_wait(Runtime& rt, const Group& g, int from_world, const char* call) {
   const size_t idx = g.slot * static_cast<size_t>(g_pool.n_pes) + from_world;
   const uint64_t want = ++g_pool.seen[idx];
   uint64_t* counter = &g_pool.signals[idx];
-  Backoff backoff;
+  Backoff backoff(call);
   while (load_counter(rt, counter, call) < want) backoff.pause();
   std::atomic_thread_fence(std::memory_order_acquire);
 }

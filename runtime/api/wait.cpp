@@ -96,7 +96,7 @@ void wait_all(const char* call, T* ivars, size_t nelems, const int* status, int 
   // even if a later update changes it.
   for (size_t i = 0; i < nelems; ++i) {
     if (!included(status, i)) continue;
-    Backoff backoff;
+    Backoff backoff(call);
     while (!compare(load_ivar(rt, &ivars[i], call), cmp, operand.at(i))) backoff.pause();
   }
   std::atomic_thread_fence(std::memory_order_acquire);
@@ -107,7 +107,7 @@ size_t wait_any(const char* call, T* ivars, size_t nelems, const int* status, in
                 const Operand<T>& operand, bool is_vector) {
   Runtime& rt = validate(call, ivars, nelems, cmp, operand, is_vector);
   if (!any_included(nelems, status)) return SIZE_MAX;
-  Backoff backoff;
+  Backoff backoff(call);
   for (;;) {
     size_t i = test_any(rt, call, ivars, nelems, status, cmp, operand);
     if (i != SIZE_MAX) return i;
@@ -121,7 +121,7 @@ size_t wait_some(const char* call, T* ivars, size_t nelems, size_t* indices, con
   Runtime& rt = validate(call, ivars, nelems, cmp, operand, is_vector);
   if (!any_included(nelems, status)) return 0;
   if (indices == nullptr) fail(call, "indices is NULL");
-  Backoff backoff;
+  Backoff backoff(call);
   for (;;) {
     size_t n = test_some(rt, call, ivars, nelems, indices, status, cmp, operand);
     if (n > 0) return n;

@@ -64,7 +64,7 @@ T wait_until_one(const char* call, T* ivar, int cmp, T cmp_value) {
   Runtime& rt = runtime_for(call);
   check_cmp(cmp, call);
   check_ivars(rt, ivar, 1, call);
-  Backoff backoff;
+  Backoff backoff(call);
   for (;;) {
     T v = load_ivar(rt, ivar, call);
     if (compare(v, cmp, cmp_value)) {

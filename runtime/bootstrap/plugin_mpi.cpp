@@ -148,6 +148,11 @@ void broadcast_error(Ctx* c, int code, const std::string& text) {
 // Set once a collective failed (peers dead or gone): MPI_Finalize could then block forever, so
 // the exit handler leaves MPI as it is and the launcher reports the failed job.
 bool g_mpi_broken = false;
+// Bootstraps made and not yet finalized. A process that exits with one still live left
+// shmem_init without shmem_finalize: MPI_Finalize at exit would wait for peers that are waiting
+// for this process, so MPI is left unfinalized, and the launcher and the peers (which watch
+// node-local processes, runtime/api/peer_watch.hpp) see the exit and stop the job.
+int g_live_contexts = 0;
 
 int fail(Ctx* c, char* err, size_t errlen, Code code, const char* call, const std::string& cause) {
   if (c->broken != 0)
@@ -403,6 +408,7 @@ void plugin_finalize(void* ctx) {
   // MPI we started is finalized at exit, not here: MPI cannot be initialized twice, and a
   // program may call shmem_init again after shmem_finalize.
   delete c;
+  --g_live_contexts;
 }
 
 }  // namespace
@@ -445,7 +451,7 @@ extern "C" __attribute__((visibility("default"))) int vshmem_bootstrap_plugin_in
     std::atexit([] {
       int done = 0;
       MPI_Finalized(&done);
-      if (!done && !g_mpi_broken) MPI_Finalize();
+      if (!done && !g_mpi_broken && g_live_contexts == 0) MPI_Finalize();
     });
   }
   // MPI_Comm_dup is collective and blocking: the one step without a time limit (a rank that
@@ -467,5 +473,6 @@ extern "C" __attribute__((visibility("default"))) int vshmem_bootstrap_plugin_in
   out->broadcast = plugin_broadcast;
   out->barrier = plugin_barrier;
   out->finalize = plugin_finalize;
+  ++g_live_contexts;
   return 0;
 }
