@@ -620,9 +620,8 @@ Result<StagedTransport::Connection*> StagedTransport::connection(int pe, const c
 
 // One request and its reply, with the connection's mutex held. Any failure breaks the connection
 // (a late reply would be taken for the next request's), and later calls report that failure.
-Status StagedTransport::exchange(int pe, Connection& c, const char* what, const void* request,
-                                 const void* payload, size_t payload_bytes, void* reply_out,
-                                 void* data, size_t data_capacity) {
+Status StagedTransport::send_request(int pe, Connection& c, const char* what, const void* request,
+                                     const void* payload, size_t payload_bytes) {
   if (!c.failure.empty()) {
     return error(Code::kPeerFailure, log::format("%s PE %d: the connection failed earlier: %s",
                                                  what, pe, c.failure.c_str()));
@@ -634,47 +633,67 @@ Status StagedTransport::exchange(int pe, Connection& c, const char* what, const 
       return st;
     }
   }
-  auto broken = [&](Status st) {
-    close_fd(c.fd);
-    c.failure = st.message();
-    return st;
-  };
   const auto until = deadline();
   IoStatus s = send_all(c.fd, request, sizeof(Request), until);
   if (s.io == Io::kOk && payload_bytes != 0) s = send_all(c.fd, payload, payload_bytes, until);
-  if (s.io != Io::kOk)
-    return broken(io_failure(pe, what, "sending the request", s, options_.timeout));
+  if (s.io != Io::kOk) {
+    return broken(c, io_failure(pe, what, "sending the request", s, options_.timeout));
+  }
+  return Status::ok();
+}
+
+Status StagedTransport::broken(Connection& c, Status st) {
+  close_fd(c.fd);
+  c.failure = st.message();
+  return st;
+}
+
+Status StagedTransport::receive_reply(int pe, Connection& c, const char* what, uint64_t seq,
+                                      void* reply_out, void* data, size_t data_capacity) {
+  if (!c.failure.empty()) {
+    return error(Code::kPeerFailure, log::format("%s PE %d: the connection failed earlier: %s",
+                                                 what, pe, c.failure.c_str()));
+  }
   Reply& reply = *static_cast<Reply*>(reply_out);
-  s = recv_all(c.fd, &reply, sizeof(reply), deadline());
-  if (s.io != Io::kOk)
-    return broken(io_failure(pe, what, "waiting for the reply", s, options_.timeout));
-  const auto* rq = static_cast<const Request*>(request);
-  if (reply.magic != kReplyMagic || reply.seq != rq->seq) {
-    return broken(error(Code::kPeerFailure,
-                        log::format("%s PE %d: malformed reply from its proxy", what, pe)));
+  IoStatus s = recv_all(c.fd, &reply, sizeof(reply), deadline());
+  if (s.io != Io::kOk) {
+    return broken(c, io_failure(pe, what, "waiting for the reply", s, options_.timeout));
+  }
+  if (reply.magic != kReplyMagic || reply.seq != seq) {
+    return broken(c, error(Code::kPeerFailure,
+                           log::format("%s PE %d: malformed reply from its proxy", what, pe)));
   }
   if (reply.status != kReplyOk) {
     std::string text(std::min<uint64_t>(reply.length, kMaxErrorText), '\0');
     s = recv_all(c.fd, text.data(), text.size(), deadline());
     if (s.io != Io::kOk || reply.length > kMaxErrorText) {
-      return broken(io_failure(pe, what, "reading an error reply", s, options_.timeout));
+      return broken(c, io_failure(pe, what, "reading an error reply", s, options_.timeout));
     }
     return error(
         reply.status == kReplyBadRequest ? Code::kInvalidArgument : Code::kPeerFailure,
         log::format("%s PE %d: its proxy refused the request: %s", what, pe, text.c_str()));
   }
   if (reply.length != (data != nullptr ? data_capacity : 0)) {
-    return broken(error(Code::kPeerFailure,
-                        log::format("%s PE %d: its proxy replied with %llu bytes, not %zu", what,
-                                    pe, static_cast<unsigned long long>(reply.length),
-                                    data != nullptr ? data_capacity : 0)));
+    return broken(c, error(Code::kPeerFailure,
+                           log::format("%s PE %d: its proxy replied with %llu bytes, not %zu", what,
+                                       pe, static_cast<unsigned long long>(reply.length),
+                                       data != nullptr ? data_capacity : 0)));
   }
   if (data != nullptr) {
     s = recv_all(c.fd, data, data_capacity, deadline());
-    if (s.io != Io::kOk)
-      return broken(io_failure(pe, what, "receiving the data", s, options_.timeout));
+    if (s.io != Io::kOk) {
+      return broken(c, io_failure(pe, what, "receiving the data", s, options_.timeout));
+    }
   }
   return Status::ok();
+}
+
+Status StagedTransport::exchange(int pe, Connection& c, const char* what, const void* request,
+                                 const void* payload, size_t payload_bytes, void* reply_out,
+                                 void* data, size_t data_capacity) {
+  VSHMEM_RETURN_IF_ERROR(send_request(pe, c, what, request, payload, payload_bytes));
+  return receive_reply(pe, c, what, static_cast<const Request*>(request)->seq, reply_out, data,
+                       data_capacity);
 }
 
 Status StagedTransport::put(int pe, void* dest, const void* source, size_t bytes) {
@@ -685,12 +704,28 @@ Status StagedTransport::put(int pe, void* dest, const void* source, size_t bytes
   const bool stage = options_.provider->is_device_memory();
   if (stage && c->buffer.size() < kChunkBytes) c->buffer.resize(kChunkBytes);
   const uintptr_t offset = reinterpret_cast<uintptr_t>(dest) - options_.heap_base;
-  for (size_t done = 0; done < bytes;) {
+  // Up to kPipelineDepth chunks in flight: the next chunk travels while the proxy stores the
+  // previous one. The proxy answers every chunk, in order; after a refused chunk the replies of
+  // the ones in flight are still read, so that the connection stays in step.
+  uint64_t first_unanswered = c->seq + 1;
+  Status failure = Status::ok();
+  auto answer_one = [&]() {
+    Reply reply{};
+    Status st = receive_reply(pe, *c, what, first_unanswered++, &reply, nullptr, 0);
+    if (!st && failure) failure = st;
+    return c->failure.empty();  // false: the connection is gone, nothing more will come
+  };
+  for (size_t done = 0; done < bytes && failure;) {
     const size_t n = std::min(kChunkBytes, bytes - done);
     const void* from = static_cast<const uint8_t*>(source) + done;
     if (stage) {
-      // The source may be GPU memory: the socket reads host memory only.
-      VSHMEM_RETURN_IF_ERROR(options_.provider->copy(c->buffer.data(), from, n));
+      // The source may be GPU memory: the socket reads host memory only. The buffer is free
+      // again once the previous chunk has been sent (the kernel holds its own copy).
+      Status st = options_.provider->copy(c->buffer.data(), from, n);
+      if (!st) {
+        failure = st;
+        break;
+      }
       from = c->buffer.data();
     }
     Request rq{kRequestMagic,
@@ -703,11 +738,15 @@ Status StagedTransport::put(int pe, void* dest, const void* source, size_t bytes
                n,
                0,
                0};
-    Reply reply{};
-    VSHMEM_RETURN_IF_ERROR(exchange(pe, *c, what, &rq, from, n, &reply, nullptr, 0));
+    Status st = send_request(pe, *c, what, &rq, from, n);
+    if (!st) return st;  // the connection is gone: no replies to wait for
     done += n;
+    if (c->seq - first_unanswered + 1 >= kPipelineDepth && !answer_one()) return failure;
   }
-  return Status::ok();
+  while (first_unanswered <= c->seq) {
+    if (!answer_one()) return failure;
+  }
+  return failure;
 }
 
 Status StagedTransport::get(int pe, void* dest, const void* source, size_t bytes) {
@@ -718,9 +757,14 @@ Status StagedTransport::get(int pe, void* dest, const void* source, size_t bytes
   const bool stage = options_.provider->is_device_memory();
   if (stage && c->buffer.size() < kChunkBytes) c->buffer.resize(kChunkBytes);
   const uintptr_t offset = reinterpret_cast<uintptr_t>(source) - options_.heap_base;
-  for (size_t done = 0; done < bytes;) {
+  // Requests for up to kPipelineDepth chunks go out ahead of the replies (they are small; the
+  // replies carry the data and are read in order, one chunk at a time).
+  const uint64_t first_seq = c->seq + 1;
+  const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
+  size_t requested = 0;
+  auto request_next = [&]() {
+    const size_t done = requested * kChunkBytes;
     const size_t n = std::min(kChunkBytes, bytes - done);
-    void* to = static_cast<uint8_t*>(dest) + done;
     Request rq{kRequestMagic,
                static_cast<uint8_t>(WireOp::kGet),
                0,
@@ -731,13 +775,31 @@ Status StagedTransport::get(int pe, void* dest, const void* source, size_t bytes
                n,
                0,
                0};
+    ++requested;
+    return send_request(pe, *c, what, &rq, nullptr, 0);
+  };
+  Status failure = Status::ok();
+  for (size_t k = 0; k < chunks; ++k) {
+    while (requested < chunks && requested < k + kPipelineDepth) {
+      VSHMEM_RETURN_IF_ERROR(request_next());
+    }
+    const size_t done = k * kChunkBytes;
+    const size_t n = std::min(kChunkBytes, bytes - done);
+    void* to = static_cast<uint8_t*>(dest) + done;
     Reply reply{};
-    VSHMEM_RETURN_IF_ERROR(
-        exchange(pe, *c, what, &rq, nullptr, 0, &reply, stage ? c->buffer.data() : to, n));
-    if (stage) VSHMEM_RETURN_IF_ERROR(options_.provider->copy(to, c->buffer.data(), n));
-    done += n;
+    Status st =
+        receive_reply(pe, *c, what, first_seq + k, &reply, stage ? c->buffer.data() : to, n);
+    if (!c->failure.empty()) return st;  // the connection is gone
+    if (!st) {
+      if (failure) failure = st;
+      continue;  // the requests in flight are still answered: read them
+    }
+    if (stage && failure) {
+      st = options_.provider->copy(to, c->buffer.data(), n);
+      if (!st) failure = st;
+    }
   }
-  return Status::ok();
+  return failure;
 }
 
 Status StagedTransport::atomic(int pe, const AtomicRequest& request, uint64_t* result) {

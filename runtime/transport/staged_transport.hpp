@@ -13,8 +13,9 @@
 //                    followed by `length` bytes for a put
 //   proxy -> client  Reply {magic, status, seq, value, length} followed by `length` bytes: the
 //                    data of a get, or the text of the error when status is not ok
-// A transfer is cut into chunks of at most kChunkBytes (bounded buffers on both sides); every
-// request is answered, so a put returns once its bytes are in the target's heap. Requests on one
+// A transfer is cut into chunks of at most kChunkBytes (bounded buffers on both sides), up to
+// kPipelineDepth of them in flight; every request is answered, so a put returns once its bytes
+// are in the target's heap. Requests on one
 // connection are served in order, which gives shmem_fence its ordering to one target.
 // Every blocking wait has a time limit (VSHMEM_BOOTSTRAP_TIMEOUT): nothing hangs forever.
 #pragma once
@@ -57,6 +58,8 @@ struct StagedOptions {
 class StagedTransport {
  public:
   static constexpr size_t kChunkBytes = 1 << 20;
+  // Chunks of one put or get in flight on a connection at once.
+  static constexpr uint64_t kPipelineDepth = 4;
 
   // Collective over the bootstrap when job_has_staged (every PE must call it then): starts the
   // proxy if this PE has staged peers, and exchanges the endpoints. Returns null when this PE
@@ -100,6 +103,13 @@ class StagedTransport {
   Status connect_to(int pe, Connection& c, const char* what);
   Status exchange(int pe, Connection& c, const char* what, const void* request, const void* payload,
                   size_t payload_bytes, void* reply, void* data, size_t data_capacity);
+  // The two halves of exchange (pipelined puts and gets send several requests ahead). A failed
+  // send or receive closes the connection (broken) for good.
+  Status send_request(int pe, Connection& c, const char* what, const void* request,
+                      const void* payload, size_t payload_bytes);
+  Status receive_reply(int pe, Connection& c, const char* what, uint64_t seq, void* reply,
+                       void* data, size_t data_capacity);
+  Status broken(Connection& c, Status st);
   std::chrono::steady_clock::time_point deadline() const;
 
   StagedOptions options_;
