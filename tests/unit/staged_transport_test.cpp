@@ -204,6 +204,41 @@ TEST_F(StagedTransportTest, RequestsOutsideTheHeapAreRefusedAndNothingIsWritten)
   EXPECT_EQ(pes_[1].heap[1], v);
 }
 
+// Several chunks are in flight at once: when the proxy refuses some of them (here the last ones
+// run past the end of the heap), the call fails with the refusal, the chunks before were
+// delivered, and the replies still in flight are read so that the connection stays in step.
+TEST_F(StagedTransportTest, ARefusedChunkOfAPipelinedTransferLeavesTheConnectionInStep) {
+  constexpr size_t kChunk = StagedTransport::kChunkBytes;
+  const size_t bytes = 4 * kChunk + 100;
+  const size_t offset = kHeapBytes - (2 * kChunk + 50);  // chunks 0 and 1 fit, 2 and 3 do not
+  std::vector<uint8_t> src(bytes), back(bytes, 0xA5);
+  for (auto& b : src) b = static_cast<uint8_t>(rng_());
+  std::memset(pes_[1].base() + offset, 0x5A, kHeapBytes - offset);
+  Status st = pes_[0].transport->put(1, pes_[0].base() + offset, src.data(), bytes);
+  EXPECT_FALSE(st);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("outside the symmetric heap"), std::string::npos) << st.message();
+  EXPECT_EQ(std::memcmp(pes_[1].base() + offset, src.data(), 2 * kChunk), 0)
+      << "the chunks before the refused ones were not delivered";
+  EXPECT_EQ(pes_[1].base()[kHeapBytes - 1], 0x5A) << "a refused chunk was written";
+  st = pes_[0].transport->get(1, back.data(), pes_[0].base() + offset, bytes);
+  EXPECT_FALSE(st);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_EQ(std::memcmp(back.data(), src.data(), 2 * kChunk), 0);
+  // In step: a transfer of several chunks and an atomic afterwards work.
+  std::vector<uint8_t> again(3 * kChunk + 7), check(again.size());
+  for (auto& b : again) b = static_cast<uint8_t>(rng_());
+  ASSERT_TRUE(pes_[0].transport->put(1, pes_[0].base() + 64, again.data(), again.size()));
+  ASSERT_TRUE(pes_[0].transport->get(1, check.data(), pes_[0].base() + 64, check.size()));
+  EXPECT_EQ(check, again);
+  uint64_t old = 0;
+  AtomicRequest add{AtomicOp::kFetchAdd, &pes_[0].heap[0], 8, 5, 0};
+  pes_[1].heap[0] = 37;
+  ASSERT_TRUE(pes_[0].transport->atomic(1, add, &old));
+  EXPECT_EQ(old, 37u);
+  EXPECT_EQ(pes_[1].heap[0], 42u);
+}
+
 TEST_F(StagedTransportTest, MemoryBeyondTheCommittedPartIsRefusedAfterTheTimeLimit) {
   pes_[1].transport.reset();
   start(1, kSecret, 200ms);
