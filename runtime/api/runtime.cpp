@@ -117,8 +117,9 @@ void Backoff::pause() {
   }
   timespec ts{0, 20000};  // long waits: 20 us naps keep an idle PE from burning a core
   nanosleep(&ts, nullptr);
-  // Every few thousand naps (a fraction of a second), and right after a peer was seen gone.
-  if (exited_ < 0 && ++naps_ % 4096 != 0) return;
+  // About once a second (a peer that ends the job itself, e.g. with shmem_global_exit, is left
+  // the time to do so), and right after a peer was seen gone.
+  if (exited_ < 0 && ++naps_ % 16384 != 0) return;
   const Runtime* rt = g_runtime;
   if (rt == nullptr || rt->peer_watch == nullptr) return;
   const int gone = rt->peer_watch->exited_peer();
