@@ -33,6 +33,7 @@ void print_info_and_version(const Runtime& rt) {
         "  SHMEM_SYMMETRIC_SIZE / VSHMEM_SYMMETRIC_SIZE  symmetric heap size per PE (default 1G;"
         " k/m/g/t suffixes)\n"
         "  VSHMEM_HEAP_CHUNK_SIZE   physical growth step of the heap (default 32M)\n"
+        "  VSHMEM_HEAP_INITIAL      physical memory committed at shmem_init (default 0)\n"
         "  VSHMEM_CHECK_SYMMETRY    check that PEs pass the same arguments to shmem_malloc & co\n"
         "  VSHMEM_BOOTSTRAP         auto|socket|mpi|pmix (default auto)\n"
         "  VSHMEM_BOOTSTRAP_TIMEOUT seconds before a bootstrap operation gives up (default 120)\n"
@@ -55,6 +56,8 @@ Status initialize(const BootstrapOptions& options, int requested) {
   VSHMEM_ASSIGN_OR_RETURN(heap_size, env::size_var("SHMEM_SYMMETRIC_SIZE", heap_size));
   VSHMEM_ASSIGN_OR_RETURN(heap_size, env::size_var("VSHMEM_SYMMETRIC_SIZE", heap_size));
   VSHMEM_ASSIGN_OR_RETURN(chunk, env::size_var("VSHMEM_HEAP_CHUNK_SIZE", chunk));
+  uint64_t initial = 0;
+  VSHMEM_ASSIGN_OR_RETURN(initial, env::size_var("VSHMEM_HEAP_INITIAL", initial));
   if (heap_size == 0) return error(Code::kInvalidArgument, "SHMEM_SYMMETRIC_SIZE: must be > 0");
   if (chunk == 0) return error(Code::kInvalidArgument, "VSHMEM_HEAP_CHUNK_SIZE: must be > 0");
 #ifdef NDEBUG
@@ -92,6 +95,9 @@ Status initialize(const BootstrapOptions& options, int requested) {
   VSHMEM_ASSIGN_OR_RETURN(rt->heap,
                           SymmetricHeap::create(*rt->provider, *rt->bootstrap, rt->topology,
                                                 rt->plan.mapped(), rt->fd_exchange.get(), config));
+  // PE 0's VSHMEM_HEAP_INITIAL holds for all (growth is collective: every PE must grow alike).
+  if (rt->n_pes > 1) VSHMEM_RETURN_IF_ERROR(rt->bootstrap->broadcast(&initial, sizeof(initial), 0));
+  if (initial > 0) VSHMEM_RETURN_IF_ERROR(rt->heap->commit_at_least(initial, "shmem_init"));
   if (rt->n_pes > 1 && !rt->plan.job_has_staged) {
     // Every PE maps every other (one node): the barrier counters go in shared host pages.
     std::vector<int> peers;

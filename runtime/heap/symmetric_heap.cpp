@@ -240,6 +240,13 @@ Result<void*> SymmetricHeap::allocate(size_t size, size_t alignment, const char*
   return reinterpret_cast<void*>(base_ + *offset);
 }
 
+Status SymmetricHeap::commit_at_least(size_t bytes, const char* call) {
+  bytes = std::min(round_up(bytes, provider_.granularity()), size_);
+  if (bytes <= allocator_.committed()) return Status::ok();
+  return grow(bytes - allocator_.committed())
+      .with_context(std::string(call) + ": committing the initial heap: ");
+}
+
 Status SymmetricHeap::free(void* ptr, const char* call) {
   uint64_t off = ptr == nullptr ? ~0ull : reinterpret_cast<uintptr_t>(ptr) - base_;
   if (config_.check_symmetry) VSHMEM_RETURN_IF_ERROR(check_symmetric(call, 2, off, 0));

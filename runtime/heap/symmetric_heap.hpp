@@ -60,6 +60,9 @@ class SymmetricHeap {
   Result<void*> allocate(size_t size, size_t alignment, const char* call);
   // Collective. ptr must be the start of a live block (nullptr: no action).
   Status free(void* ptr, const char* call);
+  // Collective, same bytes on every PE: commits physical memory until at least `bytes` (capped
+  // at the heap's size) are backed, so that allocations up to that never grow the heap.
+  Status commit_at_least(size_t bytes, const char* call);
   // Size of the live block that starts at ptr.
   Result<size_t> block_size(const void* ptr) const;
 

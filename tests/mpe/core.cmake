@@ -47,3 +47,6 @@ vshmem_add_mpe_test(NAME device_state SOURCES device_state.cpp NPES 1 2 4
   LIBS vshmem_internal_for_tests)
 vshmem_add_mpe_test(NAME device_state_nodes TARGET mpe_device_state NPES 4 LAUNCHERS vshmemrun
   LAUNCHER_ARGS --simulate-nodes 2)
+# VSHMEM_HEAP_INITIAL: committed at init, so that allocations within it never grow the heap.
+vshmem_add_mpe_test(NAME heap_initial TARGET mpe_device_state NPES 1 2 4
+  ENV VSHMEM_HEAP_INITIAL=67108864 VSHMEM_HEAP_CHUNK_SIZE=1M SHMEM_SYMMETRIC_SIZE=256M)

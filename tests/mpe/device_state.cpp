@@ -85,6 +85,19 @@ int main() {
   } else if (backend != nullptr && std::strcmp(backend, "cuda") == 0) {
     CHECK(g_seen.cuda_device >= 0, "GPU heap published without a device");
   }
+  // VSHMEM_HEAP_INITIAL (bytes, here): that much is committed at init, and allocations within
+  // it never grow the heap (no growth, no new device state).
+  if (const char* e = std::getenv("VSHMEM_HEAP_INITIAL")) {
+    const uint64_t initial = std::strtoull(e, nullptr, 0);
+    CHECK(g_seen.heap_committed >= initial, "VSHMEM_HEAP_INITIAL=%s, %llu bytes committed", e,
+          (unsigned long long)g_seen.heap_committed);
+    const int calls = g_calls;
+    void* big = shmem_malloc(initial / 2);
+    CHECK(big != nullptr && g_calls == calls && g_seen.heap_committed >= initial,
+          "a %llu-byte allocation grew the heap (%d new states)", (unsigned long long)initial / 2,
+          g_calls - calls);
+    shmem_free(big);
+  }
   // Teams: published at init, after a split (only the members' tables gain it), after a destroy.
   check_teams();
   const int n = shmem_n_pes();
