@@ -296,41 +296,26 @@ uint64_t read_out(Gpu& g, int idx = 0) {
   return v;
 }
 
-// Largest value of `x` over all PEs (meaningful on PE 0): through a symmetric scratch array and
-// the host API for vshmem, through MPI for NVSHMEM (whose host-side p/g we do not rely on).
-double max_over_pes(const Ctx& c, double* scratch, double x) {
+// Every PE's value of `x`, on every PE (through a symmetric scratch array of at least npes
+// doubles and the host API for vshmem, through MPI for NVSHMEM, whose host-side p/g we do not
+// rely on). Every PE gets the same answer, so decisions taken from it agree across PEs.
+std::vector<double> gather(const Ctx& c, double* scratch, double x) {
+  std::vector<double> all(c.npes);
 #ifdef VSHMEM_BENCH_NVSHMEM
   (void)scratch;
-  double m = x;
-  MPI_Allreduce(&x, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return m;
+  MPI_Allgather(&x, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
 #else
   S(double_p)(&scratch[c.me], x, 0);
   S(barrier_all)();
-  double m = x;
-  if (c.me == 0) {
-    for (int p = 0; p < c.npes; ++p) m = std::max(m, S(double_g)(&scratch[p], 0));
-  }
+  S(getmem)(all.data(), scratch, sizeof(double) * c.npes, 0);
   S(barrier_all)();
-  return m;
 #endif
+  return all;
 }
 
-// PE 1's value of `x` (meaningful on PE 0).
-double value_of_pe1(const Ctx& c, double* scratch, double x) {
-  if (c.npes < 2) return x;
-#ifdef VSHMEM_BENCH_NVSHMEM
-  (void)scratch;
-  std::vector<double> all(c.npes);
-  MPI_Allgather(&x, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
-  return all[1];
-#else
-  S(double_p)(&scratch[c.me], x, 0);
-  S(barrier_all)();
-  double v = c.me == 0 ? S(double_g)(&scratch[1], 0) : x;
-  S(barrier_all)();
-  return v;
-#endif
+double max_over_pes(const Ctx& c, double* scratch, double x) {
+  std::vector<double> all = gather(c, scratch, x);
+  return *std::max_element(all.begin(), all.end());
 }
 
 void fill_device(char* dptr, size_t bytes, uint64_t seed) {
@@ -828,7 +813,8 @@ int main(int argc, char** argv) {
   Ctx c{opt, rep, g, me, npes, opt.reps ? opt.reps : (opt.quick ? 2 : 3)};
 
   auto* scratch = static_cast<double*>(S(malloc)(sizeof(double) * 2 * npes));
-  g.peer_dev = static_cast<int>(value_of_pe1(c, scratch, dev));
+  // PE 1's GPU, known to every PE: the peer ceiling below is measured collectively.
+  g.peer_dev = npes > 1 ? static_cast<int>(gather(c, scratch, dev)[1]) : dev;
   if (me == 0 && g.peer_dev != dev) {
     // cudaMemcpyPeer over NVLink needs peer access (the ceiling); "already enabled" is fine.
     cudaError_t e = cudaDeviceEnablePeerAccess(g.peer_dev, 0);
