@@ -80,17 +80,13 @@ int enqueue_copy(const char* call, void* to, const void* from, size_t bytes, cud
 // A team the device library knows (the world, or a team of this PE in the table it holds).
 bool valid_team(const char* call, shmem_team_t team) {
   const GpuState& s = host_mirror().state;
-  const uintptr_t t = reinterpret_cast<uintptr_t>(team);
-  if (t == 0) {
+  if (team == nullptr) {
     report(call, "the team is SHMEM_TEAM_INVALID");
     return false;
   }
-  if (t == s.world_team || s.world_team == 0) return true;
-  const uint64_t off = t - s.team_handle_base;
-  if (s.team_slots == 0 || t < s.team_handle_base || s.team_handle_stride == 0 ||
-      off % s.team_handle_stride != 0 ||
-      off / s.team_handle_stride >= static_cast<uint64_t>(s.team_slots) ||
-      shmem_team_n_pes(team) < 1) {
+  if (team == s.world_handle || s.world_handle == nullptr) return true;
+  // The state's team table is in device memory: membership is the runtime's to say.
+  if (team_slot(s, team) < 0 || shmem_team_n_pes(team) < 1) {
     report(call, "%p is not a team this PE belongs to", static_cast<void*>(team));
     return false;
   }

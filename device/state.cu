@@ -299,11 +299,10 @@ void on_state(const DeviceState* s) {
   // The host's SHMEM_TEAM_WORLD handle: slot 0 of the team table the runtime describes, else
   // looked up (rather than linked, so this library does not depend on the teams module).
   if (s->team_handle_base != 0) {
-    st.world_team = s->team_handle_base;
+    st.world_handle = reinterpret_cast<shmem_team_t>(s->team_handle_base);
   } else if (void* sym = dlsym(RTLD_DEFAULT, "SHMEM_TEAM_WORLD")) {
-    st.world_team = *static_cast<uintptr_t*>(sym);
+    st.world_handle = *static_cast<shmem_team_t*>(sym);
   }
-  st.world_handle = reinterpret_cast<shmem_team_t>(st.world_team);
   // Slot 1 is SHMEM_TEAM_SHARED (runtime/api/team.hpp).
   st.shared_handle =
       s->team_handle_base != 0

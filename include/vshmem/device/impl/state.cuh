@@ -33,9 +33,8 @@ struct GpuState {
   uint64_t sync_base;       // H + sync_offset: the device synchronization area (SyncLayout)
   uint64_t sync_bytes;
   const int32_t* peer_slot;  // device memory, n_pes entries; -1: not mapped (and for my_pe)
-  uintptr_t world_team;      // the host's SHMEM_TEAM_WORLD handle value (0: unknown)
   // The host's predefined team handles, as lvalues for SHMEM_TEAM_WORLD / SHMEM_TEAM_SHARED in
-  // device code (impl/sync.cuh); null while unknown.
+  // device code (impl/sync.cuh); null while unknown (then the world is the only team).
   shmem_team_t world_handle;
   shmem_team_t shared_handle;
   int my_pe;
@@ -142,6 +141,19 @@ __device__ __forceinline__ T* peer_ptr(const char* call, T* addr, size_t bytes, 
   uint64_t a = reinterpret_cast<uint64_t>(addr);
   return reinterpret_cast<T*>(s.window_base + static_cast<uint64_t>(slot) * s.heap_size +
                               (a - s.heap_base));
+}
+
+// The team slot a handle names, or -1 when it names none of the slots the state describes.
+// Host code of the device library uses it on its copy of the state too (device/on_stream.cu).
+__host__ __device__ __forceinline__ int team_slot(const GpuState& s, shmem_team_t team) {
+  const uintptr_t t = reinterpret_cast<uintptr_t>(team);
+  if (t == 0 || s.team_slots == 0 || s.team_handle_stride == 0 || t < s.team_handle_base) {
+    return -1;
+  }
+  const uint64_t off = t - s.team_handle_base;
+  const uint64_t slot = off / s.team_handle_stride;
+  if (off % s.team_handle_stride != 0 || slot >= static_cast<uint64_t>(s.team_slots)) return -1;
+  return static_cast<int>(slot);
 }
 
 // Cooperation groups. A _warp call is made by all 32 lanes of a warp with the same arguments; a

@@ -47,23 +47,17 @@ struct TeamView {
 // this PE belongs to (the queries then return -1, as on the host).
 __device__ __forceinline__ bool team_lookup(shmem_team_t team, TeamView* v) {
   const GpuState& s = vshmemi_device_state;
-  const uintptr_t t = reinterpret_cast<uintptr_t>(team);
-  if (t == 0) return false;
-  // world_team is 0 while the host runtime exports no SHMEM_TEAM_WORLD object (no teams yet):
-  // then the world is the only team there can be.
-  if (t == s.world_team || s.world_team == 0) {
+  if (team == nullptr) return false;
+  // world_handle is null while the host runtime exports no SHMEM_TEAM_WORLD object (no teams
+  // yet): then the world is the only team there can be.
+  if (team == s.world_handle || s.world_handle == nullptr) {
     *v = TeamView{0, s.n_pes, s.my_pe, nullptr};
     return true;
   }
-  if (s.team_slots == 0 || s.team_handle_stride == 0 || t < s.team_handle_base) return false;
-  const uint64_t off = t - s.team_handle_base;
-  const uint64_t slot = off / s.team_handle_stride;
-  if (off % s.team_handle_stride != 0 || slot >= static_cast<uint64_t>(s.team_slots) ||
-      s.teams[slot].size == 0) {
-    return false;
-  }
+  const int slot = team_slot(s, team);
+  if (slot < 0 || s.teams[slot].size == 0) return false;
   const GpuTeam& g = s.teams[slot];
-  *v = TeamView{static_cast<int>(slot), g.size, g.my_index, g.members};
+  *v = TeamView{slot, g.size, g.my_index, g.members};
   return true;
 }
 
