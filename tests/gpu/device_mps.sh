@@ -1,7 +1,7 @@
 #!/bin/sh
 # Starts (start) or stops (stop) an MPS control daemon for the device tests, so that kernels of
 # PEs sharing the GPU run concurrently. It uses the CUDA_MPS_PIPE_DIRECTORY the tests inherit
-# (CUDA's default when unset), reuses a daemon already running there (tests/tools/gpu_ci.sh
+# (CUDA's default when unset), reuses a daemon already running there (tests/tools/gpu_multi.sh
 # starts one) and stops only a daemon it started. Without a GPU or without the MPS binaries it
 # does nothing: the tests then skip (no GPU) or run time-sliced (no MPS), and say so.
 PIPE=${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The GPU suite on a host with several GPUs: once with every PE on GPU 0 (PEs sharing one GPU)
-# and once with the PEs spread over all GPUs (PE k on GPU k mod #GPUs, vshmemrun's default), each
-# under MPS. Logs go to $OUT (the device tool's output folder) or to the build folder.
+# The GPU check: builds for Hopper and runs every test labelled gpu under MPS, once with every PE
+# on GPU 0 (PEs sharing one GPU) and, on a host with several GPUs, once more with the PEs spread
+# over all of them (PE k on GPU k mod #GPUs, vshmemrun's default). Logs go to $OUT (the device
+# tool's output folder) or to the build folder.
 #   BUILD_DIR=build tests/tools/gpu_multi.sh [ctest args...]
 # Multicast stays off: never set VSHMEM_ENABLE_MULTICAST on shared machines.
 set -uo pipefail
