@@ -93,6 +93,12 @@ bool valid_team(const char* call, shmem_team_t team) {
   return true;
 }
 
+// The dest of fcollect/alltoall: one block of `nelems` bytes per team member, in our heap.
+bool exchange_dest_ok(const char* call, shmem_team_t team, void* dest, size_t nelems) {
+  const size_t bytes = nelems * static_cast<size_t>(shmem_team_n_pes(team));
+  return nelems == 0 || host_peer_ptr(call, dest, bytes, host_mirror().state.my_pe) != nullptr;
+}
+
 bool valid_cmp(const char* call, int cmp) {
   if (cmp < SHMEM_CMP_EQ || cmp > SHMEM_CMP_LE) {
     report(call, "invalid comparison operator %d", cmp);
@@ -233,12 +239,7 @@ int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* sour
                                  cudaStream_t stream) {
   const char* call = "shmemx_fcollectmem_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
-  const auto& s = host_mirror().state;
-  // dest holds one block per team member.
-  if (nelems > 0 && host_peer_ptr(call, dest, nelems * static_cast<size_t>(shmem_team_n_pes(team)),
-                                  s.my_pe) == nullptr) {
-    return 1;
-  }
+  if (!exchange_dest_ok(call, team, dest, nelems)) return 1;
   exchange_kernel<<<1, kCollThreads, 0, stream>>>(team, dest, source, nelems, true);
   return launched(call);
 }
@@ -247,12 +248,7 @@ int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* sour
                                  cudaStream_t stream) {
   const char* call = "shmemx_alltoallmem_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
-  const auto& s = host_mirror().state;
-  // dest holds one block per team member.
-  if (nelems > 0 && host_peer_ptr(call, dest, nelems * static_cast<size_t>(shmem_team_n_pes(team)),
-                                  s.my_pe) == nullptr) {
-    return 1;
-  }
+  if (!exchange_dest_ok(call, team, dest, nelems)) return 1;
   exchange_kernel<<<1, kCollThreads, 0, stream>>>(team, dest, source, nelems, false);
   return launched(call);
 }

@@ -180,12 +180,15 @@ __device__ __forceinline__ void team_flat(const char* call, const TeamView& v, b
       fence_release();
     }
   }
+  // The world PE of the member j places after this PE in the team.
+  auto member_after = [&](unsigned j) {
+    unsigned i = static_cast<unsigned>(v.my_index) + j;
+    return v.world_pe(static_cast<int>(i >= m ? i - m : i));
+  };
   // Member j places after this PE is served by group thread j - 1 (mod the group size), which
   // alone touches sent[] for that peer.
   for (unsigned j = rank + 1; j < m; j += size) {
-    int i = v.my_index + static_cast<int>(j);
-    if (i >= static_cast<int>(m)) i -= static_cast<int>(m);
-    const int q = v.world_pe(i);
+    const int q = member_after(j);
     volatile uint64_t* count = sent + q;
     const uint64_t c = *count + 1;
     *count = c;
@@ -193,9 +196,7 @@ __device__ __forceinline__ void team_flat(const char* call, const TeamView& v, b
   }
   bool waited = false;
   for (unsigned j = rank + 1; j < m; j += size) {
-    int i = v.my_index + static_cast<int>(j);
-    if (i >= static_cast<int>(m)) i -= static_cast<int>(m);
-    const int q = v.world_pe(i);
+    const int q = member_after(j);
     const uint64_t c = *static_cast<volatile uint64_t*>(sent + q);
     while (ld_relaxed(received + q) < c) {
     }
