@@ -1,15 +1,25 @@
-// shmem_finalize gives the GPU heap back: over two init/finalize cycles, each of which grows the
+// shmem_finalize gives the GPU heap back: over three init/finalize cycles, each of which grows the
 // heap across many chunks and moves data through it, the device's free memory returns to what it
-// was before the first shmem_init (within a fixed tolerance for the driver's own one-time
-// overhead: module loads, streams), and the heap's addresses (ours and the peer's window) are no
+// was before the first shmem_init, and the heap's addresses (ours and the peer's window) are no
 // longer mapped. tests/mpe/teardown.c checks the same on the host backend.
+//
+// Two checks on the free memory after each shmem_finalize:
+//  - against the baseline measured before the first shmem_init, within the driver's one-time
+//    overhead per process (what a context keeps once it has run this code: local memory for the
+//    kernels, the CUDA runtime's internal buffers), kOneTime per PE on the GPU. Module loads are
+//    paid before the baseline (CUDA_MODULE_LOADING=EAGER unless the environment says otherwise).
+//  - against the free memory after the first cycle, within kPerCycle for the whole GPU: less
+//    than one 2 MiB granule, so a single chunk, table or stream buffer kept per cycle fails.
 //
 // cudaMemGetInfo counts the whole device, so PEs sharing the GPU see each other: the baseline is
 // the lowest value measured before shmem_init by the PEs on this GPU (each measures after
-// creating its own context, so the last one to measure saw every PE's context), and every PE
-// takes part in one more init/finalize after its last check, so that no PE exits (and gives its
-// context back, which would hide a leak) while another still measures.
+// creating its own context, so the last one to measure saw every PE's context), the reference
+// after the first cycle is the highest value the PEs on this GPU measured then (the most settled
+// one), and every PE takes part in one more init/finalize after its last check, so that no PE
+// exits (and gives its context back, which would hide a leak) while another still measures.
+#include <algorithm>
 #include <cstdarg>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <string>
@@ -20,12 +30,14 @@ using namespace device_test;
 
 namespace {
 
-constexpr int kCycles = 2;
+constexpr int kCycles = 3;
 // A few hundred MiB: the heap grows across many chunks (VSHMEM_HEAP_CHUNK_SIZE, 32M by default).
 constexpr size_t kBytes = (300ull << 20) + 12345;
 constexpr size_t kSlice = (1ull << 20) + 7;  // bytes moved at each checked offset
-constexpr size_t kTolerance = 96ull << 20;   // the driver's own overhead (module loads, streams)
+constexpr size_t kOneTime = 96ull << 20;     // per PE: the driver's one-time overhead
+constexpr size_t kPerCycle = 1ull << 20;     // per GPU: what may differ from cycle to cycle
 constexpr int kSettleMs = 10000;             // how long a PE waits for the free memory to return
+constexpr int kStableMs = 300;               // a value unchanged this long has settled
 
 constexpr double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
@@ -118,30 +130,53 @@ uint64_t agreed(uint64_t mine) {
   return v;
 }
 
-// What each PE measured before its first shmem_init, and on which GPU.
-struct Baseline {
+// A value each PE measured, and on which GPU.
+struct Measured {
   unsigned char uuid[16];
-  uint64_t free_before;
+  uint64_t free_bytes;
 };
 
-// The lowest pre-init free memory among the PEs on our GPU (see the comment at the top).
-uint64_t gpu_baseline(const Baseline& mine) {
+// What the PEs on our GPU measured: how many there are, the lowest and the highest value.
+struct OnGpu {
+  int pes = 0;
+  uint64_t lowest = 0, highest = 0;
+};
+OnGpu on_our_gpu(const Measured& mine) {
   const int n = shmem_n_pes();
-  auto* all = static_cast<Baseline*>(shmem_malloc(n * sizeof(Baseline)));
-  EXPECT(all != nullptr, "shmem_malloc(%zu)", n * sizeof(Baseline));
+  auto* all = static_cast<Measured*>(shmem_malloc(n * sizeof(Measured)));
+  EXPECT(all != nullptr, "shmem_malloc(%zu)", n * sizeof(Measured));
   for (int pe = 0; pe < n; ++pe) shmem_putmem(all + shmem_my_pe(), &mine, sizeof(mine), pe);
   shmem_barrier_all();
-  std::vector<Baseline> got(n);
-  shmem_getmem(got.data(), all, n * sizeof(Baseline), shmem_my_pe());
+  std::vector<Measured> got(n);
+  shmem_getmem(got.data(), all, n * sizeof(Measured), shmem_my_pe());
   shmem_barrier_all();
   shmem_free(all);
-  uint64_t lowest = mine.free_before;
-  for (const Baseline& b : got) {
-    if (std::memcmp(b.uuid, mine.uuid, sizeof(b.uuid)) == 0 && b.free_before < lowest) {
-      lowest = b.free_before;
-    }
+  OnGpu r{0, mine.free_bytes, mine.free_bytes};
+  for (const Measured& m : got) {
+    if (std::memcmp(m.uuid, mine.uuid, sizeof(m.uuid)) != 0) continue;
+    ++r.pes;
+    r.lowest = std::min(r.lowest, m.free_bytes);
+    r.highest = std::max(r.highest, m.free_bytes);
   }
-  return lowest;
+  return r;
+}
+
+// Free device memory once it has stopped changing (peers on this GPU may still be releasing
+// theirs after the last barrier of shmem_finalize; none can allocate again before every PE has
+// entered the next shmem_init, whose topology exchange comes before any allocation): returns as
+// soon as it reaches `want`, else when unchanged for kStableMs, else after kSettleMs.
+uint64_t settled_free(uint64_t want) {
+  size_t free_b = 0, total = 0;
+  CUDA_OUTSIDE(cudaMemGetInfo(&free_b, &total));
+  uint64_t last = free_b;
+  int unchanged = 0;
+  for (int waited = 0; free_b < want && waited < kSettleMs && unchanged < kStableMs; waited += 20) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CUDA_OUTSIDE(cudaMemGetInfo(&free_b, &total));
+    unchanged = free_b == last ? unchanged + 20 : 0;
+    last = free_b;
+  }
+  return free_b;
 }
 
 // Puts a slice at `off` to the next PE, then reads it back from there and checks what the
@@ -168,6 +203,9 @@ void move_and_check(char* heap, size_t off, uint64_t salt, int cycle) {
 }  // namespace
 
 int main() {
+  // Every module is loaded with the context, before the baseline: loading is the driver's cost,
+  // and a lazily loaded module would otherwise count against the first cycle.
+  setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   require_gpu();
   if (const char* r = std::getenv("VSHMEM_RANK")) g_who = name("PE %s (before shmem_init)", r);
   // The GPU the runtime will put the heap on: VSHMEM_DEVICE (vshmemrun sets it), else the device
@@ -181,19 +219,22 @@ int main() {
   }
   CUDA_OUTSIDE(cudaSetDevice(device));
   CUDA_OUTSIDE(cudaFree(nullptr));  // the context exists before the baseline is measured
-  Baseline own{};
+  Measured before{};
   {
     cudaDeviceProp prop;
     CUDA_OUTSIDE(cudaGetDeviceProperties(&prop, device));
-    static_assert(sizeof(prop.uuid.bytes) == sizeof(own.uuid), "a CUDA UUID has 16 bytes");
-    std::memcpy(own.uuid, prop.uuid.bytes, sizeof(own.uuid));
+    static_assert(sizeof(prop.uuid.bytes) == sizeof(before.uuid), "a CUDA UUID has 16 bytes");
+    std::memcpy(before.uuid, prop.uuid.bytes, sizeof(before.uuid));
     size_t free_b = 0, total_b = 0;
     CUDA_OUTSIDE(cudaMemGetInfo(&free_b, &total_b));
-    own.free_before = free_b;
+    before.free_bytes = free_b;
   }
 
   int me = -1, n = 0;
-  uint64_t baseline = own.free_before;
+  uint64_t baseline = before.free_bytes;  // lowest on our GPU before the first shmem_init
+  uint64_t one_time = kOneTime;           // kOneTime per PE on our GPU
+  uint64_t reference = 0;                 // highest on our GPU after the first cycle
+  Measured after_first = before;
   uint64_t salt_seed = 0;
   for (int cycle = 0; cycle < kCycles; ++cycle) {
     shmem_init();
@@ -203,8 +244,17 @@ int main() {
     if (cycle == 0) {
       print_seed("gpu_heap_leak");
       phase("baseline");
-      baseline = gpu_baseline(own);
+      const OnGpu b = on_our_gpu(before);
+      baseline = b.lowest;
+      one_time = kOneTime * static_cast<uint64_t>(b.pes);
       salt_seed = agreed(seed());
+      if (me == 0) {
+        std::printf("gpu_heap_leak: %d PEs on PE 0's GPU, one-time allowance %.0f MiB\n", b.pes,
+                    mib(one_time));
+      }
+    } else if (cycle == 1) {
+      phase("reference after the first cycle");
+      reference = on_our_gpu(after_first).highest;
     }
     int dev_now = -1;
     CUDA_OK(cudaGetDevice(&dev_now));
@@ -242,29 +292,34 @@ int main() {
     // From here until the next shmem_init, no shmem call: checks print and exit.
     phase_outside(name("PE %d cycle %d: device memory after shmem_finalize", me, cycle));
     CUDA_OUTSIDE(cudaDeviceSynchronize());
-    size_t free_after = 0, total = 0;
-    CUDA_OUTSIDE(cudaMemGetInfo(&free_after, &total));
-    // A peer's provider may still be closing (after the last barrier of shmem_finalize).
-    for (int waited = 0; free_after + kTolerance < baseline && waited < kSettleMs; waited += 50) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      CUDA_OUTSIDE(cudaMemGetInfo(&free_after, &total));
-    }
-    const long long missing = static_cast<long long>(baseline) - static_cast<long long>(free_after);
+    // After the first cycle, wait until the GPU's free memory settles (it becomes the reference);
+    // after the others, until it is back at the reference.
+    const uint64_t want = cycle == 0 ? UINT64_MAX : reference - std::min(reference, kPerCycle);
+    const uint64_t free_after = settled_free(want);
     std::printf(
-        "PE %d cycle %d: free device memory %llu bytes (%.1f MiB) after shmem_finalize, %llu "
-        "(%.1f MiB) before shmem_init (GPU baseline; this PE measured %llu): %+.1f MiB\n",
-        me, cycle, static_cast<unsigned long long>(free_after), mib(free_after),
-        static_cast<unsigned long long>(baseline), mib(baseline),
-        static_cast<unsigned long long>(own.free_before),
-        -static_cast<double>(missing) / (1 << 20));
+        "PE %d cycle %d: free device memory after shmem_finalize %.1f MiB: %+.1f MiB from before "
+        "the first shmem_init (lowest on this GPU; this PE measured %.1f MiB)%s\n",
+        me, cycle, mib(free_after), mib(free_after) - mib(baseline), mib(before.free_bytes),
+        cycle == 0 ? ""
+                   : name(", %+.1f MiB from after the first cycle (highest on this GPU)",
+                          mib(free_after) - mib(reference)));
     std::fflush(stdout);
-    if (free_after + kTolerance < baseline) {
+    if (free_after + one_time < baseline) {
       fail_outside(
           "cycle %d: device memory not returned by shmem_finalize: %llu bytes free after, %llu "
-          "before shmem_init: %lld bytes (%.1f MiB) missing, tolerance %zu bytes (%.0f MiB)",
+          "before the first shmem_init: %.1f MiB missing, more than the driver's one-time "
+          "overhead (%.0f MiB for the PEs on this GPU)",
           cycle, static_cast<unsigned long long>(free_after),
-          static_cast<unsigned long long>(baseline), missing,
-          static_cast<double>(missing) / (1 << 20), kTolerance, mib(kTolerance));
+          static_cast<unsigned long long>(baseline), mib(baseline - free_after), mib(one_time));
+    }
+    if (cycle == 0) {
+      after_first.free_bytes = free_after;
+    } else if (free_after + kPerCycle < reference) {
+      fail_outside(
+          "cycle %d: device memory lost since the first cycle: %llu bytes free after "
+          "shmem_finalize, %llu after the first cycle's: %.1f MiB missing (tolerance %.0f MiB)",
+          cycle, static_cast<unsigned long long>(free_after),
+          static_cast<unsigned long long>(reference), mib(reference - free_after), mib(kPerCycle));
     }
 
     phase_outside(name("PE %d cycle %d: heap addresses after shmem_finalize", me, cycle));
