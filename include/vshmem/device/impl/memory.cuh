@@ -26,64 +26,74 @@ __device__ __forceinline__ bool gpu_scope() { return vshmemi_device_state.gpu_sc
     }                                                \
   } while (0)
 
-// ---- Raw-bit atomics. Addresses are generic: heap and window are ordinary global memory. ----
+// ---- Raw-bit atomics, loads and stores. Their addresses are always in the symmetric heap or the
+// window (global memory: the device calls check or require symmetric addresses), so they are
+// global-space instructions. ----
+
+// The global-space address of a generic pointer to global memory.
+__device__ __forceinline__ uint64_t global_addr(const void* p) {
+  return static_cast<uint64_t>(__cvta_generic_to_global(p));
+}
 
 __device__ __forceinline__ uint32_t atom_add(uint32_t* p, uint32_t v) {
   uint32_t r;
-  VSHMEMI_ASM_SCOPED("atom.relaxed", ".add.u32 %0, [%1], %2;",
+  VSHMEMI_ASM_SCOPED("atom.relaxed", ".global.add.u32 %0, [%1], %2;",
                      : "=r"(r)
-                     : "l"(p), "r"(v)
+                     : "l"(global_addr(p)), "r"(v)
                      : "memory");
   return r;
 }
 __device__ __forceinline__ uint64_t atom_add(uint64_t* p, uint64_t v) {
   uint64_t r;
-  VSHMEMI_ASM_SCOPED("atom.relaxed", ".add.u64 %0, [%1], %2;",
+  VSHMEMI_ASM_SCOPED("atom.relaxed", ".global.add.u64 %0, [%1], %2;",
                      : "=l"(r)
-                     : "l"(p), "l"(v)
+                     : "l"(global_addr(p)), "l"(v)
                      : "memory");
   return r;
 }
 __device__ __forceinline__ void red_add(uint32_t* p, uint32_t v) {
-  VSHMEMI_ASM_SCOPED("red.relaxed", ".add.u32 [%0], %1;", ::"l"(p), "r"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("red.relaxed", ".global.add.u32 [%0], %1;", ::"l"(global_addr(p)), "r"(v)
+                     : "memory");
 }
 __device__ __forceinline__ void red_add(uint64_t* p, uint64_t v) {
-  VSHMEMI_ASM_SCOPED("red.relaxed", ".add.u64 [%0], %1;", ::"l"(p), "l"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("red.relaxed", ".global.add.u64 [%0], %1;", ::"l"(global_addr(p)), "l"(v)
+                     : "memory");
 }
 // Release: everything this thread (and, cumulatively, what it has observed) wrote before is
 // visible to whoever observes the addition.
 __device__ __forceinline__ void red_add_release(uint64_t* p, uint64_t v) {
-  VSHMEMI_ASM_SCOPED("red.release", ".add.u64 [%0], %1;", ::"l"(p), "l"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("red.release", ".global.add.u64 [%0], %1;", ::"l"(global_addr(p)), "l"(v)
+                     : "memory");
 }
 __device__ __forceinline__ uint32_t atom_cas(uint32_t* p, uint32_t cmp, uint32_t v) {
   uint32_t r;
-  VSHMEMI_ASM_SCOPED("atom.relaxed", ".cas.b32 %0, [%1], %2, %3;",
+  VSHMEMI_ASM_SCOPED("atom.relaxed", ".global.cas.b32 %0, [%1], %2, %3;",
                      : "=r"(r)
-                     : "l"(p), "r"(cmp), "r"(v)
+                     : "l"(global_addr(p)), "r"(cmp), "r"(v)
                      : "memory");
   return r;
 }
 __device__ __forceinline__ uint64_t atom_cas(uint64_t* p, uint64_t cmp, uint64_t v) {
   uint64_t r;
-  VSHMEMI_ASM_SCOPED("atom.relaxed", ".cas.b64 %0, [%1], %2, %3;",
+  VSHMEMI_ASM_SCOPED("atom.relaxed", ".global.cas.b64 %0, [%1], %2, %3;",
                      : "=l"(r)
-                     : "l"(p), "l"(cmp), "l"(v)
+                     : "l"(global_addr(p)), "l"(cmp), "l"(v)
                      : "memory");
   return r;
 }
 __device__ __forceinline__ uint32_t atom_exch(uint32_t* p, uint32_t v) {
   uint32_t r;
-  VSHMEMI_ASM_SCOPED("atom.relaxed", ".exch.b32 %0, [%1], %2;",
+  VSHMEMI_ASM_SCOPED("atom.relaxed", ".global.exch.b32 %0, [%1], %2;",
                      : "=r"(r)
-                     : "l"(p), "r"(v)
+                     : "l"(global_addr(p)), "r"(v)
                      : "memory");
   return r;
 }
 __device__ __forceinline__ uint64_t atom_exch(uint64_t* p, uint64_t v) {
   uint64_t r;
-  VSHMEMI_ASM_SCOPED("atom.relaxed", ".exch.b64 %0, [%1], %2;",
+  VSHMEMI_ASM_SCOPED("atom.relaxed", ".global.exch.b64 %0, [%1], %2;",
                      : "=l"(r)
-                     : "l"(p), "l"(v)
+                     : "l"(global_addr(p)), "l"(v)
                      : "memory");
   return r;
 }
@@ -91,25 +101,29 @@ __device__ __forceinline__ uint64_t atom_exch(uint64_t* p, uint64_t v) {
 #define VSHMEMI_DEV_BITOP(OP)                                                                 \
   __device__ __forceinline__ uint32_t atom_##OP(uint32_t* p, uint32_t v) {                    \
     uint32_t r;                                                                               \
-    VSHMEMI_ASM_SCOPED("atom.relaxed", "." #OP ".b32 %0, [%1], %2;",                          \
+    VSHMEMI_ASM_SCOPED("atom.relaxed", ".global." #OP ".b32 %0, [%1], %2;",                   \
                        : "=r"(r)                                                              \
-                       : "l"(p), "r"(v)                                                       \
+                       : "l"(global_addr(p)), "r"(v)                                          \
                        : "memory");                                                           \
     return r;                                                                                 \
   }                                                                                           \
   __device__ __forceinline__ uint64_t atom_##OP(uint64_t* p, uint64_t v) {                    \
     uint64_t r;                                                                               \
-    VSHMEMI_ASM_SCOPED("atom.relaxed", "." #OP ".b64 %0, [%1], %2;",                          \
+    VSHMEMI_ASM_SCOPED("atom.relaxed", ".global." #OP ".b64 %0, [%1], %2;",                   \
                        : "=l"(r)                                                              \
-                       : "l"(p), "l"(v)                                                       \
+                       : "l"(global_addr(p)), "l"(v)                                          \
                        : "memory");                                                           \
     return r;                                                                                 \
   }                                                                                           \
   __device__ __forceinline__ void red_##OP(uint32_t* p, uint32_t v) {                         \
-    VSHMEMI_ASM_SCOPED("red.relaxed", "." #OP ".b32 [%0], %1;", ::"l"(p), "r"(v) : "memory"); \
+    VSHMEMI_ASM_SCOPED("red.relaxed", ".global." #OP ".b32 [%0], %1;", ::"l"(global_addr(p)), \
+                       "r"(v)                                                                 \
+                       : "memory");                                                           \
   }                                                                                           \
   __device__ __forceinline__ void red_##OP(uint64_t* p, uint64_t v) {                         \
-    VSHMEMI_ASM_SCOPED("red.relaxed", "." #OP ".b64 [%0], %1;", ::"l"(p), "l"(v) : "memory"); \
+    VSHMEMI_ASM_SCOPED("red.relaxed", ".global." #OP ".b64 [%0], %1;", ::"l"(global_addr(p)), \
+                       "l"(v)                                                                 \
+                       : "memory");                                                           \
   }
 VSHMEMI_DEV_BITOP(and)
 VSHMEMI_DEV_BITOP(or)
@@ -120,32 +134,63 @@ VSHMEMI_DEV_BITOP(xor)
 
 __device__ __forceinline__ uint16_t ld_relaxed(const uint16_t* p) {
   uint16_t r;
-  VSHMEMI_ASM_SCOPED("ld.relaxed", ".b16 %0, [%1];", : "=h"(r) : "l"(p) : "memory");
+  VSHMEMI_ASM_SCOPED("ld.relaxed", ".global.b16 %0, [%1];",
+                     : "=h"(r)
+                     : "l"(global_addr(p))
+                     : "memory");
   return r;
 }
 __device__ __forceinline__ uint32_t ld_relaxed(const uint32_t* p) {
   uint32_t r;
-  VSHMEMI_ASM_SCOPED("ld.relaxed", ".b32 %0, [%1];", : "=r"(r) : "l"(p) : "memory");
+  VSHMEMI_ASM_SCOPED("ld.relaxed", ".global.b32 %0, [%1];",
+                     : "=r"(r)
+                     : "l"(global_addr(p))
+                     : "memory");
   return r;
 }
 __device__ __forceinline__ uint64_t ld_relaxed(const uint64_t* p) {
   uint64_t r;
-  VSHMEMI_ASM_SCOPED("ld.relaxed", ".b64 %0, [%1];", : "=l"(r) : "l"(p) : "memory");
+  VSHMEMI_ASM_SCOPED("ld.relaxed", ".global.b64 %0, [%1];",
+                     : "=l"(r)
+                     : "l"(global_addr(p))
+                     : "memory");
+  return r;
+}
+__device__ __forceinline__ uint16_t ld_acquire(const uint16_t* p) {
+  uint16_t r;
+  VSHMEMI_ASM_SCOPED("ld.acquire", ".global.b16 %0, [%1];",
+                     : "=h"(r)
+                     : "l"(global_addr(p))
+                     : "memory");
+  return r;
+}
+__device__ __forceinline__ uint32_t ld_acquire(const uint32_t* p) {
+  uint32_t r;
+  VSHMEMI_ASM_SCOPED("ld.acquire", ".global.b32 %0, [%1];",
+                     : "=r"(r)
+                     : "l"(global_addr(p))
+                     : "memory");
   return r;
 }
 __device__ __forceinline__ uint64_t ld_acquire(const uint64_t* p) {
   uint64_t r;
-  VSHMEMI_ASM_SCOPED("ld.acquire", ".b64 %0, [%1];", : "=l"(r) : "l"(p) : "memory");
+  VSHMEMI_ASM_SCOPED("ld.acquire", ".global.b64 %0, [%1];",
+                     : "=l"(r)
+                     : "l"(global_addr(p))
+                     : "memory");
   return r;
 }
 __device__ __forceinline__ void st_relaxed(uint32_t* p, uint32_t v) {
-  VSHMEMI_ASM_SCOPED("st.relaxed", ".b32 [%0], %1;", ::"l"(p), "r"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("st.relaxed", ".global.b32 [%0], %1;", ::"l"(global_addr(p)), "r"(v)
+                     : "memory");
 }
 __device__ __forceinline__ void st_relaxed(uint64_t* p, uint64_t v) {
-  VSHMEMI_ASM_SCOPED("st.relaxed", ".b64 [%0], %1;", ::"l"(p), "l"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("st.relaxed", ".global.b64 [%0], %1;", ::"l"(global_addr(p)), "l"(v)
+                     : "memory");
 }
 __device__ __forceinline__ void st_release(uint64_t* p, uint64_t v) {
-  VSHMEMI_ASM_SCOPED("st.release", ".b64 [%0], %1;", ::"l"(p), "l"(v) : "memory");
+  VSHMEMI_ASM_SCOPED("st.release", ".global.b64 [%0], %1;", ::"l"(global_addr(p)), "l"(v)
+                     : "memory");
 }
 
 // shmem_fence / shmem_quiet. Device stores and atomics are issued synchronously by the thread,
@@ -199,6 +244,12 @@ __device__ __forceinline__ Bits<T>* bits_ptr(T* p) {
 template <class T>
 __device__ __forceinline__ T load_sys(const T* p) {
   return bit_cast<T>(ld_relaxed(reinterpret_cast<const Bits<T>*>(p)));
+}
+// The same as an acquire: what was written before the store it reads from (with release) is
+// visible to this thread after it, without a fence.
+template <class T>
+__device__ __forceinline__ T load_acquire(const T* p) {
+  return bit_cast<T>(ld_acquire(reinterpret_cast<const Bits<T>*>(p)));
 }
 
 template <class T>

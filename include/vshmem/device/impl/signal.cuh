@@ -4,9 +4,9 @@
 // A signal never overtakes the data it follows: the group's stores are ordered before the
 // signal by a group synchronization and a release fence (fence.acq_rel, at the scope of
 // memory.cuh) in the signalling thread (fence cumulativity carries the other members' stores
-// along). Waits poll with system-scope relaxed
-// loads and turn the satisfying load into an acquire, so the data a signal covers is visible to
-// the waiting thread when the wait returns.
+// along). Waits poll with acquire loads at the scope of memory.cuh
+// (several-location waits: relaxed loads, then a fence), so the data a signal covers is visible
+// to the waiting thread when the wait returns.
 #pragma once
 
 #include "vshmem/device/impl/rma.cuh"
@@ -46,10 +46,12 @@ template <class T>
 __device__ __forceinline__ T wait_value(const char* call, T* ivar, int cmp, T cmp_value) {
   check_cmp(call, cmp);
   check_symmetric(call, ivar, sizeof(T));
+  // Each poll is an acquire load: the one that satisfies the wait needs no fence after it (a
+  // fence would also wait for this thread's own earlier stores, such as the signal it just sent
+  // in a ping-pong).
   T v;
-  while (!compare(v = load_sys(ivar), cmp, cmp_value)) {
+  while (!compare(v = load_acquire(ivar), cmp, cmp_value)) {
   }
-  fence_acquire();
   return v;
 }
 

@@ -72,8 +72,8 @@ __device__ __forceinline__ TeamView team_view(const char* call, shmem_team_t tea
 }
 
 // The dissemination barrier, by one thread (jobs of more than SyncLayout::kFlatMaxPes PEs):
-// ceil(log2 n) rounds; in round r this PE adds 1 to counter r of PE me + 2^r and waits until its
-// own counter r reaches `epoch`.
+// ceil(log2 n) rounds; in round r this PE adds 1 (release) to counter r of PE me + 2^r and waits
+// (acquire loads) until its own counter r reaches `epoch`.
 __device__ __forceinline__ void dissemination(const char* call, uint64_t epoch) {
   const GpuState& s = vshmemi_device_state;
   uint64_t* counters = reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kBarrierCounters);
@@ -82,9 +82,8 @@ __device__ __forceinline__ void dissemination(const char* call, uint64_t epoch) 
     int to = me + d;
     if (to >= n) to -= n;
     red_add_release(peer_ptr(call, counters + r, sizeof(uint64_t), to), 1);
-    while (ld_relaxed(counters + r) < epoch) {
+    while (ld_acquire(counters + r) < epoch) {
     }
-    fence_acquire();
   }
 }
 
@@ -93,20 +92,15 @@ __device__ __forceinline__ void dissemination(const char* call, uint64_t epoch) 
 // PE's flag at its share of the peers, then waits for its share of this PE's flags. One hop of
 // latency whatever n is; the stores are independent, so they overlap.
 template <class G>
-__device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quiet) {
+__device__ __forceinline__ void flat(const char* call, uint64_t epoch) {
   const GpuState& s = vshmemi_device_state;
   uint64_t* flags = reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kBarrierFlags);
   const int n = s.n_pes, me = s.my_pe;
   const unsigned rank = G::rank(), size = G::size();
   // The group synchronization before this made every member's earlier stores visible to this
-  // thread; the fence makes them (cumulatively) visible before the flags.
-  if (rank < static_cast<unsigned>(n)) {
-    if (quiet) {
-      fence_sys();
-    } else {
-      fence_release();
-    }
-  }
+  // thread; the release fence makes them (cumulatively) visible before the flags. That is also
+  // all a barrier's quiet needs (see sync_group).
+  if (rank < static_cast<unsigned>(n)) fence_release();
   for (unsigned i = rank + 1; i < static_cast<unsigned>(n); i += size) {
     int to = me + static_cast<int>(i);
     if (to >= n) to -= n;
@@ -115,11 +109,10 @@ __device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quie
   // The thread form polls kPollBatch flags per pass with independent loads, all issued before
   // any is compared: one round trip per batch instead of one per peer. The group forms spread
   // the peers over their threads instead and poll one flag each (fewer registers: a block form
-  // must fit 1024-thread blocks).
+  // must fit 1024-thread blocks). The polls are acquire loads, so the one that sees a peer's
+  // flag needs no fence after it (a fence would also wait for the flags this thread just stored).
   constexpr unsigned kPollBatch = std::is_same_v<G, ThreadGroup> ? 8 : 1;
-  bool waited = false;
   for (unsigned base = rank + 1; base < static_cast<unsigned>(n); base += kPollBatch * size) {
-    waited = true;
     for (;;) {
       uint64_t seen[kPollBatch];
 #pragma unroll
@@ -127,7 +120,7 @@ __device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quie
         const unsigned i = base + j * size;
         int from = me + static_cast<int>(i);
         if (from >= n) from -= n;
-        seen[j] = i < static_cast<unsigned>(n) ? ld_relaxed(flags + from) : epoch;
+        seen[j] = i < static_cast<unsigned>(n) ? ld_acquire(flags + from) : epoch;
       }
       uint64_t least = seen[0];
 #pragma unroll
@@ -135,13 +128,21 @@ __device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quie
       if (least >= epoch) break;
     }
   }
-  if (waited) fence_acquire();
 }
 
-// A barrier (quiet: with shmem_quiet semantics first) made by the whole group G: thread, warp or
-// block. Every member reads the epoch before anyone advances it; the leader advances it after.
+// A barrier or sync made by the whole group G: thread, warp or block. Every member reads the
+// epoch before anyone advances it; the leader advances it after.
+//
+// A barrier is a quiet then a sync; here both are the same work. Every device RMA, AMO and signal
+// is a store or atomic through a mapping, issued before the barrier by some thread of this PE and
+// ordered before its flags by the release fence (cumulative over the group synchronization); each
+// PE leaves the barrier only after acquiring every peer's flag. So everything issued before the
+// barrier happens-before everything any PE does after it: the completion shmem_quiet gives, for
+// every PE that takes part. The sequentially consistent fence of shmem_quiet (fence.sc) adds only
+// store-to-load ordering between unsynchronized threads, which the barrier's handshake provides;
+// a release fence is cheaper (measured in bench/RESULTS.md).
 template <class G>
-__device__ __forceinline__ void sync_group(const char* call, bool quiet) {
+__device__ __forceinline__ void sync_group(const char* call, bool /*quiet*/) {
   const GpuState& s = vshmemi_device_state;
   check_initialized(call);
   volatile uint64_t* epoch_p =
@@ -149,10 +150,9 @@ __device__ __forceinline__ void sync_group(const char* call, bool quiet) {
   G::sync();  // every member's stores precede the flags (fence cumulativity)
   const uint64_t epoch = *epoch_p + 1;
   if (s.n_pes <= SyncLayout::kFlatMaxPes) {
-    flat<G>(call, epoch, quiet);
+    flat<G>(call, epoch);
   } else if (G::rank() == 0) {
-    if (quiet) fence_sys();
-    dissemination(call, epoch);
+    dissemination(call, epoch);  // its first add is a release
   }
   G::sync();  // every member has read the epoch and the waits are over
   if (G::rank() == 0) *epoch_p = epoch;
@@ -165,21 +165,15 @@ __device__ __forceinline__ void sync_group(const char* call, bool quiet) {
 // (every two PEs run the team barriers they share in the same order, as the specification
 // requires), and the slot never needs resetting.
 template <class G>
-__device__ __forceinline__ void team_flat(const char* call, const TeamView& v, bool quiet) {
+__device__ __forceinline__ void team_flat(const char* call, const TeamView& v) {
   const GpuState& s = vshmemi_device_state;
   const size_t n = static_cast<size_t>(s.n_pes);
   uint64_t* sent = reinterpret_cast<uint64_t*>(s.team_sync_base +
                                                static_cast<uint64_t>(v.slot) * s.team_slot_bytes);
   uint64_t* received = sent + n;
   const unsigned rank = G::rank(), size = G::size(), m = static_cast<unsigned>(v.size);
-  // The leader fences also in a team of one: a barrier's quiet covers stores to any PE.
-  if (rank == 0 || rank + 1 < m) {
-    if (quiet) {
-      fence_sys();
-    } else {
-      fence_release();
-    }
-  }
+  // The leader fences also in a team of one (release, as in flat: see sync_group).
+  if (rank == 0 || rank + 1 < m) fence_release();
   // The world PE of the member j places after this PE in the team.
   auto member_after = [&](unsigned j) {
     unsigned i = static_cast<unsigned>(v.my_index) + j;
@@ -194,15 +188,12 @@ __device__ __forceinline__ void team_flat(const char* call, const TeamView& v, b
     *count = c;
     st_relaxed(peer_ptr(call, received + s.my_pe, sizeof(uint64_t), q), c);
   }
-  bool waited = false;
   for (unsigned j = rank + 1; j < m; j += size) {
     const int q = member_after(j);
     const uint64_t c = *static_cast<volatile uint64_t*>(sent + q);
-    while (ld_relaxed(received + q) < c) {
+    while (ld_acquire(received + q) < c) {
     }
-    waited = true;
   }
-  if (waited) fence_acquire();
 }
 
 // A barrier (quiet) or sync over `team`, made by the whole group G.
@@ -215,7 +206,7 @@ __device__ __forceinline__ void team_sync_group(const char* call, shmem_team_t t
     return;
   }
   G::sync();
-  team_flat<G>(call, v, quiet);
+  team_flat<G>(call, v);
   G::sync();
 }
 
