@@ -87,8 +87,35 @@ __global__ void copy_kernel(char* __restrict__ dst, const char* __restrict__ src
 enum Scope { kThread = 0, kWarp = 1, kBlock = 2 };
 const char* const kScopeName[] = {"thread", "warp", "block"};
 
-// The message is cut into `chunk`-byte pieces, one per unit (thread, warp or block), each moved
-// `iters` times by its unit. remote is symmetric (on pe), local is this PE's buffer.
+// One piece of the message, moved once by its unit.
+template <int kScope, bool kNbi, bool kPut>
+__device__ __forceinline__ void rma_piece(char* r, char* l, size_t len, int pe) {
+  if (kScope == kBlock) {
+    if (kPut) {
+      kNbi ? SX(putmem_nbi_block)(r, l, len, pe) : SX(putmem_block)(r, l, len, pe);
+    } else {
+      kNbi ? SX(getmem_nbi_block)(l, r, len, pe) : SX(getmem_block)(l, r, len, pe);
+    }
+  } else if (kScope == kWarp) {
+    if (kPut) {
+      kNbi ? SX(putmem_nbi_warp)(r, l, len, pe) : SX(putmem_warp)(r, l, len, pe);
+    } else {
+      kNbi ? SX(getmem_nbi_warp)(l, r, len, pe) : SX(getmem_warp)(l, r, len, pe);
+    }
+  } else {
+    if (kPut) {
+      kNbi ? S(putmem_nbi)(r, l, len, pe) : S(putmem)(r, l, len, pe);
+    } else {
+      kNbi ? S(getmem_nbi)(l, r, len, pe) : S(getmem)(l, r, len, pe);
+    }
+  }
+}
+
+// The message is cut into `chunk`-byte pieces, each moved `iters` times by its unit (thread, warp
+// or block). A thread or warp unit has one piece; block b takes pieces b, b + gridDim.x, ... (one
+// each when the grid covers the message, the "block" shape; many smaller ones in the
+// "block,interleaved" shape, where the blocks advance through the message side by side). remote
+// is symmetric (on pe), local is this PE's buffer.
 template <int kScope, bool kNbi, bool kPut>
 __global__ void rma_bw_kernel(char* remote, char* local, size_t bytes, size_t chunk, int iters,
                               int pe) {
@@ -100,30 +127,13 @@ __global__ void rma_bw_kernel(char* remote, char* local, size_t bytes, size_t ch
   } else {
     unit = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   }
-  size_t off = unit * chunk;
-  if (off >= bytes) return;  // uniform across the unit
-  size_t len = bytes - off < chunk ? bytes - off : chunk;
-  char* r = remote + off;
-  char* l = local + off;
+  const size_t pieces = (bytes + chunk - 1) / chunk;
+  const size_t stride = kScope == kBlock ? gridDim.x : pieces;  // one piece per thread or warp
   for (int i = 0; i < iters; ++i) {
-    if (kScope == kBlock) {
-      if (kPut) {
-        kNbi ? SX(putmem_nbi_block)(r, l, len, pe) : SX(putmem_block)(r, l, len, pe);
-      } else {
-        kNbi ? SX(getmem_nbi_block)(l, r, len, pe) : SX(getmem_block)(l, r, len, pe);
-      }
-    } else if (kScope == kWarp) {
-      if (kPut) {
-        kNbi ? SX(putmem_nbi_warp)(r, l, len, pe) : SX(putmem_warp)(r, l, len, pe);
-      } else {
-        kNbi ? SX(getmem_nbi_warp)(l, r, len, pe) : SX(getmem_warp)(l, r, len, pe);
-      }
-    } else {
-      if (kPut) {
-        kNbi ? S(putmem_nbi)(r, l, len, pe) : S(putmem)(r, l, len, pe);
-      } else {
-        kNbi ? S(getmem_nbi)(l, r, len, pe) : S(getmem)(l, r, len, pe);
-      }
+    for (size_t piece = unit; piece < pieces; piece += stride) {  // uniform across the unit
+      const size_t off = piece * chunk;
+      const size_t len = bytes - off < chunk ? bytes - off : chunk;
+      rma_piece<kScope, kNbi, kPut>(remote + off, local + off, len, pe);
     }
   }
   if (kNbi) S(quiet)();
@@ -170,6 +180,17 @@ __global__ void fetch_add_lat_kernel(uint64_t* ctr, int iters, int pe, uint64_t*
   uint64_t acc = 0, v = 0;
   for (int i = 0; i < iters; ++i) {
     v = S(uint64_atomic_fetch_add)(ctr + (v >> 62), 1, pe);
+    acc += v;
+  }
+  *out = acc;
+}
+
+// The same chain with CUDA's own atomicAdd (device scope) on the pointer given: the hardware's
+// figure for one fetch-and-add round trip, without a library (diagnostic: see bench_amo).
+__global__ void atomic_add_lat_kernel(unsigned long long* ctr, int iters, uint64_t* out) {
+  unsigned long long acc = 0, v = 0;
+  for (int i = 0; i < iters; ++i) {
+    v = atomicAdd(ctr + (v >> 62), 1ull);
     acc += v;
   }
   *out = acc;
@@ -492,6 +513,22 @@ void bench_rma_bw(const Ctx& c, char* sym_a, char* sym_b, char* priv_a, char* pr
         }
       }
     }
+    // The block form again on large messages, with the pieces dealt round-robin to the blocks
+    // (256 KiB each, two 1024-thread blocks per SM): how the same call does when the blocks
+    // sweep the message together instead of each streaming its own distant chunk.
+    if (s >= (16u << 20)) {
+      const Shape sh{256u << 10, 2u * static_cast<unsigned>(c.g.sms), 1024};
+      for (int put = 1; put >= 0; --put) {
+        RmaKernel kern = rma_kernel(kBlock, false, put);
+        double gbs = bw_on_pe0(c, s, iters, [&] {
+          kern<<<sh.grid, sh.block, 0, c.g.st>>>(sym_b, sym_a, s, sh.chunk, iters, 1);
+          CK_LAUNCH();
+        });
+        const char* bench = put ? "put_bw" : "get_bw";
+        c.rep.emit(
+            {bench, "block,interleaved", s, gbs, "GB/s", k.rma_name, k.rma_gbs, iters, c.reps});
+      }
+    }
   }
 }
 
@@ -558,13 +595,64 @@ void bench_p_lat(const Ctx& c, long* var) {
   c.rep.emit({"g_lat", "thread", 8, g, "us", "", NAN, iters, c.reps});
 }
 
-void bench_amo(const Ctx& c, uint64_t* ctr, double* scratch) {
-  if (c.npes >= 2) {
-    const int iters = c.opt.quick ? 1000 : 20000;
-    double f = lat_on_pe0(
-        c, iters, [&] { fetch_add_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out); });
-    c.rep.emit({"fetch_add_lat", "thread", 8, f, "us", "", NAN, iters, c.reps});
+// fetch_add latency depends on where the counter is: which L2 slice (near or far partition of the
+// H200's L2) its physical address hashes to. One counter gave 0.17 us in one run and 0.29 us in
+// the next for the same library, so the latency is measured on kLocations counters spread over a
+// few MiB of symmetric memory (both libraries get the same offsets): "thread" is the median over
+// the locations, "thread,best" and "thread,worst" their extremes.
+void bench_fetch_add_lat(const Ctx& c) {
+  constexpr int kLocations = 16;
+  constexpr size_t kSpacing = (256u << 10) + 4096 + 128;  // across granules, pages and lines
+  auto* area = static_cast<char*>(S(malloc)(kLocations * kSpacing));
+  if (area == nullptr) {
+    fprintf(stderr, "bench(%s): PE %d: shmem_malloc for the fetch_add counters failed\n", kImpl,
+            c.me);
+    S(global_exit)(1);
   }
+  CK(cudaMemset(area, 0, kLocations * kSpacing));  // the chains need counters below 2^62
+  CK(cudaDeviceSynchronize());
+  const int iters = c.opt.quick ? 1000 : 20000;
+  std::vector<double> at;
+  for (int l = 0; l < kLocations; ++l) {
+    auto* ctr = reinterpret_cast<uint64_t*>(area + l * kSpacing);
+    at.push_back(lat_on_pe0(
+        c, iters, [&] { fetch_add_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out); }));
+  }
+  // Diagnostics at the first location: the library's call on this PE's own copy (no window), and
+  // CUDA's atomicAdd on PE 1's copy through this process's mapping (shmem_ptr) and on private
+  // cudaMalloc memory. They tell the library's instructions from the mapping and the memory.
+  auto* ctr0 = reinterpret_cast<uint64_t*>(area);
+  const double own = lat_on_pe0(
+      c, iters, [&] { fetch_add_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr0, iters, 0, c.g.d_out); });
+  auto* mapped = static_cast<unsigned long long*>(S(ptr)(ctr0, 1));
+  // lat_on_pe0 is collective: every PE takes part; PE 0 launches only where it has a mapping.
+  const double raw_mapped = lat_on_pe0(c, iters, [&] {
+    if (mapped != nullptr) atomic_add_lat_kernel<<<1, 1, 0, c.g.st>>>(mapped, iters, c.g.d_out);
+  });
+  unsigned long long* priv = nullptr;
+  CK(cudaMalloc(&priv, 64));
+  CK(cudaMemset(priv, 0, 64));
+  const double raw_private = lat_on_pe0(
+      c, iters, [&] { atomic_add_lat_kernel<<<1, 1, 0, c.g.st>>>(priv, iters, c.g.d_out); });
+  CK(cudaFree(priv));
+  S(barrier_all)();
+  S(free)(area);
+  if (c.me != 0) return;
+  c.rep.emit({"fetch_add_lat", "thread,own_pe", 8, own, "us", "", NAN, iters, c.reps});
+  if (mapped != nullptr) {
+    c.rep.emit(
+        {"fetch_add_lat", "atomicAdd,pe1_mapped", 8, raw_mapped, "us", "", NAN, iters, c.reps});
+  }
+  c.rep.emit({"fetch_add_lat", "atomicAdd,private", 8, raw_private, "us", "", NAN, iters, c.reps});
+  c.rep.emit({"fetch_add_lat", "thread", 8, median(at), "us", "", NAN, iters, c.reps});
+  c.rep.emit({"fetch_add_lat", "thread,best", 8, *std::min_element(at.begin(), at.end()), "us", "",
+              NAN, iters, c.reps});
+  c.rep.emit({"fetch_add_lat", "thread,worst", 8, *std::max_element(at.begin(), at.end()), "us", "",
+              NAN, iters, c.reps});
+}
+
+void bench_amo(const Ctx& c, uint64_t* ctr, double* scratch) {
+  if (c.npes >= 2) bench_fetch_add_lat(c);
   // Contention: every thread of every PE on PE 0's counter; the total is checked.
   c.rep.progress("device atomics under contention");
   const unsigned blocks = 4, threads = 256;

@@ -116,12 +116,13 @@ def check_targets(figs, out):
 
     gpu_npes = sorted({k[5] for k in figs if k[0] == "gpu"})
     for size in (16 << 20, 512 << 20):
-        for n in gpu_npes:
-            f = fig("put_bw", "block", size, n)
-            if f and f[2] is not None:
-                ok = f[2] >= 0.90
-                lines.append((ok, f"block put {size_str(size)} np={n}: {f[2] * 100:.1f}% of "
-                                  f"{f[3]} (target >= 90%)"))
+        for variant in ("block", "block,interleaved"):
+            for n in gpu_npes:
+                f = fig("put_bw", variant, size, n)
+                if f and f[2] is not None:
+                    ok = f[2] >= 0.90
+                    lines.append((ok, f"{variant} put {size_str(size)} np={n}: "
+                                      f"{f[2] * 100:.1f}% of {f[3]} (target >= 90%)"))
     for bench, variant, factor in (("p_lat", "thread", 1.0), ("pingpong_lat", "put_signal", 1.0),
                                    ("fetch_add_lat", "thread", 1.0),
                                    ("barrier_all_lat", "block", 0.5)):
