@@ -187,10 +187,11 @@ __global__ void fetch_add_lat_kernel(uint64_t* ctr, int iters, int pe, uint64_t*
 
 // The same chain with CUDA's own atomicAdd (device scope) on the pointer given: the hardware's
 // figure for one fetch-and-add round trip, without a library (diagnostic: see bench_amo).
+template <bool kSystem>
 __global__ void atomic_add_lat_kernel(unsigned long long* ctr, int iters, uint64_t* out) {
   unsigned long long acc = 0, v = 0;
   for (int i = 0; i < iters; ++i) {
-    v = atomicAdd(ctr + (v >> 62), 1ull);
+    v = kSystem ? atomicAdd_system(ctr + (v >> 62), 1ull) : atomicAdd(ctr + (v >> 62), 1ull);
     acc += v;
   }
   *out = acc;
@@ -627,13 +628,20 @@ void bench_fetch_add_lat(const Ctx& c) {
   auto* mapped = static_cast<unsigned long long*>(S(ptr)(ctr0, 1));
   // lat_on_pe0 is collective: every PE takes part; PE 0 launches only where it has a mapping.
   const double raw_mapped = lat_on_pe0(c, iters, [&] {
-    if (mapped != nullptr) atomic_add_lat_kernel<<<1, 1, 0, c.g.st>>>(mapped, iters, c.g.d_out);
+    if (mapped != nullptr) {
+      atomic_add_lat_kernel<false><<<1, 1, 0, c.g.st>>>(mapped, iters, c.g.d_out);
+    }
+  });
+  const double raw_mapped_sys = lat_on_pe0(c, iters, [&] {
+    if (mapped != nullptr) {
+      atomic_add_lat_kernel<true><<<1, 1, 0, c.g.st>>>(mapped, iters, c.g.d_out);
+    }
   });
   unsigned long long* priv = nullptr;
   CK(cudaMalloc(&priv, 64));
   CK(cudaMemset(priv, 0, 64));
   const double raw_private = lat_on_pe0(
-      c, iters, [&] { atomic_add_lat_kernel<<<1, 1, 0, c.g.st>>>(priv, iters, c.g.d_out); });
+      c, iters, [&] { atomic_add_lat_kernel<false><<<1, 1, 0, c.g.st>>>(priv, iters, c.g.d_out); });
   CK(cudaFree(priv));
   S(barrier_all)();
   S(free)(area);
@@ -642,6 +650,8 @@ void bench_fetch_add_lat(const Ctx& c) {
   if (mapped != nullptr) {
     c.rep.emit(
         {"fetch_add_lat", "atomicAdd,pe1_mapped", 8, raw_mapped, "us", "", NAN, iters, c.reps});
+    c.rep.emit({"fetch_add_lat", "atomicAdd_system,pe1_mapped", 8, raw_mapped_sys, "us", "", NAN,
+                iters, c.reps});
   }
   c.rep.emit({"fetch_add_lat", "atomicAdd,private", 8, raw_private, "us", "", NAN, iters, c.reps});
   c.rep.emit({"fetch_add_lat", "thread", 8, median(at), "us", "", NAN, iters, c.reps});
