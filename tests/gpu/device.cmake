@@ -49,7 +49,13 @@ vshmem_add_mpe_test(NAME device_errors_addr TARGET mpe_device_errors_pe NPES 1
                     ENV VSHMEM_BACKEND=cuda VSHMEM_DEBUG_DEVICE=1
                         CUDA_MPS_PIPE_DIRECTORY=/nonexistent-no-mps
                     WILL_FAIL_REGEX "shmem_int_p \\(block 0,0,0 thread 0,0,0\\): address 0x[0-9a-f]+ \\(\\+4 bytes\\) is not inside the symmetric heap")
+vshmem_add_mpe_test(NAME device_errors_test_addr TARGET mpe_device_errors_pe NPES 1
+                    LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS test_addr
+                    ENV VSHMEM_BACKEND=cuda VSHMEM_DEBUG_DEVICE=1
+                        CUDA_MPS_PIPE_DIRECTORY=/nonexistent-no-mps
+                    WILL_FAIL_REGEX "shmem_int_test_any \\(block 0,0,0 thread 0,0,0\\): address 0x[0-9a-f]+ \\(\\+4 bytes\\) is not inside the symmetric heap")
 set_tests_properties(mpe.device_errors_pe.vshmemrun.1 mpe.device_errors_addr.vshmemrun.1
+                     mpe.device_errors_test_addr.vshmemrun.1
                      PROPERTIES SKIP_REGULAR_EXPRESSION "no CUDA device: skipped")
 
 # shmem_finalize gives the GPU heap back (device memory and addresses) over init/finalize cycles;

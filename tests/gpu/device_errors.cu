@@ -1,7 +1,8 @@
 // Bad input in device code: an invalid PE always, an address outside the symmetric heap with
-// VSHMEM_DEBUG_DEVICE=1, print "vshmem: PE n: <call> (block .. thread ..): <cause>" and trap;
-// nothing is written. Run as a single PE outside MPS (a trap under MPS ends every client).
-//   device_errors pe | addr
+// VSHMEM_DEBUG_DEVICE=1 (a put's destination, a test's ivars), print "vshmem: PE n: <call>
+// (block .. thread ..): <cause>" and trap; nothing is written or read. Run as a single PE outside
+// MPS (a trap under MPS ends every client).
+//   device_errors pe | addr | test_addr
 #include <cstring>
 
 #include "device_test_util.cuh"
@@ -10,6 +11,9 @@ using namespace device_test;
 
 __global__ void bad_pe(int* sym) { shmem_int_p(sym, 42, shmem_n_pes()); }
 __global__ void bad_address(int* not_symmetric) { shmem_int_p(not_symmetric, 42, 0); }
+__global__ void bad_test_address(int* not_symmetric, size_t* out) {
+  *out = shmem_int_test_any(not_symmetric, 1, nullptr, SHMEM_CMP_EQ, 0);
+}
 
 int main(int argc, char** argv) {
   require_gpu();
@@ -17,9 +21,13 @@ int main(int argc, char** argv) {
   int* sym = static_cast<int*>(shmem_malloc(sizeof(int)));
   int* local = nullptr;
   CUDA_OK(cudaMalloc(&local, sizeof(int)));
-  const bool addr = argc > 1 && std::strcmp(argv[1], "addr") == 0;
-  if (addr) {
+  const char* which = argc > 1 ? argv[1] : "pe";
+  size_t* out = nullptr;
+  CUDA_OK(cudaMalloc(&out, sizeof(size_t)));
+  if (std::strcmp(which, "addr") == 0) {
     bad_address<<<1, 1>>>(local);
+  } else if (std::strcmp(which, "test_addr") == 0) {
+    bad_test_address<<<1, 1>>>(local, out);
   } else {
     bad_pe<<<1, 1>>>(sym);
   }

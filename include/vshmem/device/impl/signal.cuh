@@ -69,8 +69,10 @@ struct CmpValues {
   }
 };
 
+// With checks on, ivar must be symmetric (the loads are global-space instructions).
 template <class T>
-__device__ __forceinline__ bool test_one(T* ivar, int cmp, T value) {
+__device__ __forceinline__ bool test_one(const char* call, T* ivar, int cmp, T value) {
+  check_symmetric(call, ivar, sizeof(T));
   return compare(load_sys(ivar), cmp, value);
 }
 
@@ -87,7 +89,7 @@ __device__ __forceinline__ size_t test_any(const char* call, T* ivars, size_t n,
                                            int cmp, CmpValues<T> values) {
   check_cmp(call, cmp);
   for (size_t i = 0; i < n; ++i) {
-    if (included(status, i) && test_one(ivars + i, cmp, values[i])) {
+    if (included(status, i) && test_one(call, ivars + i, cmp, values[i])) {
       fence_acquire();
       return i;
     }
@@ -118,7 +120,7 @@ __device__ __forceinline__ size_t test_some(const char* call, T* ivars, size_t n
   check_cmp(call, cmp);
   size_t found = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (included(status, i) && test_one(ivars + i, cmp, values[i])) indices[found++] = i;
+    if (included(status, i) && test_one(call, ivars + i, cmp, values[i])) indices[found++] = i;
   }
   if (found > 0) fence_acquire();
   return found;
@@ -139,7 +141,7 @@ __device__ __forceinline__ int test_all(const char* call, T* ivars, size_t n, co
                                         int cmp, CmpValues<T> values) {
   check_cmp(call, cmp);
   for (size_t i = 0; i < n; ++i) {
-    if (included(status, i) && !test_one(ivars + i, cmp, values[i])) return 0;
+    if (included(status, i) && !test_one(call, ivars + i, cmp, values[i])) return 0;
   }
   fence_acquire();
   return 1;
