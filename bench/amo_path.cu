@@ -157,30 +157,25 @@ int main() {
   auto* ctr = reinterpret_cast<unsigned long long*>(buf);
   auto* peer_copy = reinterpret_cast<unsigned long long*>(buf + kHalf);
 
+  auto row = [](const std::string& what, double us) {
+    std::printf("%-58s %8.3f\n", what.c_str(), us);
+  };
   std::printf("%-58s %8s\n", "fetch-and-add chain, 1 thread (us per operation)", "us");
+  set_state(buf, slots, false, false);
+  row("atomicAdd", time_us<kAtomicAdd>(peer_copy, 1, out));
+  row("asm atom.gpu, memory clobber", time_us<kAsmClobber>(peer_copy, 1, out));
+  row("asm atom.gpu, no clobber", time_us<kAsmNoClobber>(peer_copy, 1, out));
   for (int sys = 0; sys <= 1; ++sys) {
     for (int debug = 0; debug <= 1; ++debug) {
       set_state(buf, slots, debug != 0, sys != 0);
-      char tag[64];
-      std::snprintf(tag, sizeof(tag), "[%s scope, checks %s]", sys ? "sys" : "gpu",
-                    debug ? "on" : "off");
+      const std::string tag = std::string(" [") + (sys ? "sys" : "gpu") + " scope, checks " +
+                              (debug ? "on" : "off") + "]";
       if (debug == 0) {
-        std::printf("%-58s %8.3f\n", (std::string("atomicAdd ") + tag).c_str(),
-                    time_us<kAtomicAdd>(peer_copy, 1, out));
-        std::printf("%-58s %8.3f\n", (std::string("asm atom, memory clobber ") + tag).c_str(),
-                    time_us<kAsmClobber>(peer_copy, 1, out));
-        std::printf("%-58s %8.3f\n", (std::string("asm atom, no clobber ") + tag).c_str(),
-                    time_us<kAsmNoClobber>(peer_copy, 1, out));
-        std::printf("%-58s %8.3f\n",
-                    (std::string("asm atom, scope chosen at run time ") + tag).c_str(),
-                    time_us<kAsmScoped>(peer_copy, 1, out));
+        row("asm atom, scope chosen at run time" + tag, time_us<kAsmScoped>(peer_copy, 1, out));
       }
-      std::printf("%-58s %8.3f\n", (std::string("... plus PE and debug checks ") + tag).c_str(),
-                  time_us<kAsmScopedChecks>(peer_copy, 1, out));
-      std::printf("%-58s %8.3f\n", (std::string("library, own PE ") + tag).c_str(),
-                  time_us<kLibrary>(ctr, 0, out));
-      std::printf("%-58s %8.3f\n", (std::string("library, peer (window slot) ") + tag).c_str(),
-                  time_us<kLibrary>(ctr, 1, out));
+      row("... plus PE and debug checks" + tag, time_us<kAsmScopedChecks>(peer_copy, 1, out));
+      row("library, own PE" + tag, time_us<kLibrary>(ctr, 0, out));
+      row("library, peer (window slot)" + tag, time_us<kLibrary>(ctr, 1, out));
     }
   }
   CK(cudaFree(out));

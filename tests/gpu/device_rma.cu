@@ -79,11 +79,6 @@ __global__ void alltoall_kernel(uint64_t* sym, const uint64_t* src, size_t per_p
   shmemx_uint64_put_block(sym + me * per_pe, src + to * per_pe, per_pe, to);
 }
 
-void sync_device_and_pes() {
-  CUDA_OK(cudaDeviceSynchronize());
-  shmem_barrier_all();
-}
-
 }  // namespace
 
 int main() {

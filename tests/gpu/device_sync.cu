@@ -166,11 +166,6 @@ T* sym_alloc(size_t n) {
   return p;
 }
 
-void sync_all() {
-  CUDA_OK(cudaDeviceSynchronize());
-  shmem_barrier_all();
-}
-
 }  // namespace
 
 int main() {
@@ -194,9 +189,9 @@ int main() {
       poison(buf, 2 * kPayload * 8);
       CUDA_OK(cudaMemset(sig, 0, 8));
       CUDA_OK(cudaMemset(errors, 0, sizeof(int)));
-      sync_all();
+      sync_device_and_pes();
       ring_signal_kernel<<<1, 256>>>(buf, sig, salt + form * 1000, form, rounds, errors);
-      sync_all();
+      sync_device_and_pes();
       int e = to_host(errors, 1)[0];
       EXPECT(e == 0, "put_signal form %d: %d words wrong after the signal", form, e);
       EXPECT(to_host(sig, 1)[0] == static_cast<uint64_t>(rounds), "signal %llu",
@@ -216,9 +211,9 @@ int main() {
     const uint64_t sigval = salt & 0x7FFFFFFF;
     CUDA_OK(cudaMemcpy(flags + 64, &sigval, 8, cudaMemcpyHostToDevice));
     poison(out, 16 * sizeof(int));
-    sync_all();
+    sync_device_and_pes();
     waits_kernel<<<1, 32>>>(flags, nflags, out);
-    sync_all();
+    sync_device_and_pes();
     auto o = to_host(out, 9);
     EXPECT(o[0] == 1 && o[1] >= 1 && o[1] <= n && o[2] == 1 && o[3] == 1 && o[4] == 1 &&
                o[5] == 1 && o[6] == 1 && o[7] == n && o[8] == static_cast<int>(sigval),
@@ -232,9 +227,9 @@ int main() {
     auto* counter = sym_alloc<unsigned long long>(1);
     CUDA_OK(cudaMemset(counter, 0, 8));
     CUDA_OK(cudaMemset(errors, 0, sizeof(int)));
-    sync_all();
+    sync_device_and_pes();
     barrier_kernel<<<1, 128>>>(counter, barriers, errors);
-    sync_all();
+    sync_device_and_pes();
     int e = to_host(errors, 1)[0];
     EXPECT(e == 0, "barrier stress: %d barriers let a PE through early", e);
     EXPECT(to_host(counter, 1)[0] == static_cast<unsigned long long>(barriers), "barrier counter");
@@ -299,11 +294,11 @@ int main() {
     for (int* p : {rsum, rmin, rmax, pdst}) poison(p, ne * sizeof(int));
     poison(fdst, ne * n * sizeof(int));
     poison(adst, ne * n * sizeof(uint64_t));
-    sync_all();
+    sync_device_and_pes();
     coll_kernel<<<1, 256>>>(SHMEM_TEAM_WORLD, form, root, bsrc, bdst, fsrc, fdst, asrc, adst, ne,
                             rsrc, rsum, rmin, rmax, dsrc, dsum, usrc, uxor, uand, uor, inplace,
                             psrc, pdst);
-    sync_all();
+    sync_device_and_pes();
     auto gb = to_host(bdst, ne);
     auto gf = to_host(fdst, ne * n);
     auto ga = to_host(adst, ne * n);

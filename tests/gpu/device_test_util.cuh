@@ -140,6 +140,12 @@ void to_device(T* d, const std::vector<T>& h) {
   CUDA_OK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
 }
 
+// This PE's kernels are done, then every PE's (host barrier).
+inline void sync_device_and_pes() {
+  CUDA_OK(cudaDeviceSynchronize());
+  shmem_barrier_all();
+}
+
 // A salt all PEs agree on (PE 0's random draw, broadcast through the symmetric heap by host
 // calls).
 inline uint64_t common_salt() {

@@ -105,11 +105,6 @@ void verify(const char* what, const unsigned char* got, size_t bytes, size_t lo,
          have, want);
 }
 
-void sync_device_and_pes() {
-  CUDA_OK(cudaDeviceSynchronize());
-  shmem_barrier_all();
-}
-
 }  // namespace
 
 int main() {

@@ -132,54 +132,24 @@ VSHMEMI_DEV_BITOP(xor)
 
 // ---- Single-copy-atomic loads and stores. ----
 
-__device__ __forceinline__ uint16_t ld_relaxed(const uint16_t* p) {
-  uint16_t r;
-  VSHMEMI_ASM_SCOPED("ld.relaxed", ".global.b16 %0, [%1];",
-                     : "=h"(r)
-                     : "l"(global_addr(p))
-                     : "memory");
-  return r;
-}
-__device__ __forceinline__ uint32_t ld_relaxed(const uint32_t* p) {
-  uint32_t r;
-  VSHMEMI_ASM_SCOPED("ld.relaxed", ".global.b32 %0, [%1];",
-                     : "=r"(r)
-                     : "l"(global_addr(p))
-                     : "memory");
-  return r;
-}
-__device__ __forceinline__ uint64_t ld_relaxed(const uint64_t* p) {
-  uint64_t r;
-  VSHMEMI_ASM_SCOPED("ld.relaxed", ".global.b64 %0, [%1];",
-                     : "=l"(r)
-                     : "l"(global_addr(p))
-                     : "memory");
-  return r;
-}
-__device__ __forceinline__ uint16_t ld_acquire(const uint16_t* p) {
-  uint16_t r;
-  VSHMEMI_ASM_SCOPED("ld.acquire", ".global.b16 %0, [%1];",
-                     : "=h"(r)
-                     : "l"(global_addr(p))
-                     : "memory");
-  return r;
-}
-__device__ __forceinline__ uint32_t ld_acquire(const uint32_t* p) {
-  uint32_t r;
-  VSHMEMI_ASM_SCOPED("ld.acquire", ".global.b32 %0, [%1];",
-                     : "=r"(r)
-                     : "l"(global_addr(p))
-                     : "memory");
-  return r;
-}
-__device__ __forceinline__ uint64_t ld_acquire(const uint64_t* p) {
-  uint64_t r;
-  VSHMEMI_ASM_SCOPED("ld.acquire", ".global.b64 %0, [%1];",
-                     : "=l"(r)
-                     : "l"(global_addr(p))
-                     : "memory");
-  return r;
-}
+// ld_relaxed / ld_acquire on 16-, 32- and 64-bit words.
+#define VSHMEMI_DEV_LOAD(SEM, TYPE, BITS, CONSTRAINT)              \
+  __device__ __forceinline__ TYPE ld_##SEM(const TYPE* p) {        \
+    TYPE r;                                                        \
+    VSHMEMI_ASM_SCOPED("ld." #SEM, ".global.b" #BITS " %0, [%1];", \
+                       : "=" CONSTRAINT(r)                         \
+                       : "l"(global_addr(p))                       \
+                       : "memory");                                \
+    return r;                                                      \
+  }
+#define VSHMEMI_DEV_LOADS(SEM)             \
+  VSHMEMI_DEV_LOAD(SEM, uint16_t, 16, "h") \
+  VSHMEMI_DEV_LOAD(SEM, uint32_t, 32, "r") \
+  VSHMEMI_DEV_LOAD(SEM, uint64_t, 64, "l")
+VSHMEMI_DEV_LOADS(relaxed)
+VSHMEMI_DEV_LOADS(acquire)
+#undef VSHMEMI_DEV_LOADS
+#undef VSHMEMI_DEV_LOAD
 __device__ __forceinline__ void st_relaxed(uint32_t* p, uint32_t v) {
   VSHMEMI_ASM_SCOPED("st.relaxed", ".global.b32 [%0], %1;", ::"l"(global_addr(p)), "r"(v)
                      : "memory");

@@ -87,6 +87,16 @@ __device__ __forceinline__ void dissemination(const char* call, uint64_t epoch) 
   }
 }
 
+// Before a barrier's flags: shmem_quiet's fence for a barrier, a release fence for a sync (see
+// sync_group).
+__device__ __forceinline__ void fence_before_flags(bool quiet) {
+  if (quiet) {
+    fence_sys();
+  } else {
+    fence_release();
+  }
+}
+
 // Waits until flags[me + i] (mod n) reach `epoch` for i = rank + 1, rank + 1 + size, ... < n,
 // kBatch flags per pass (see flat), with acquire or relaxed loads.
 template <unsigned kBatch, bool kAcquire>
@@ -124,13 +134,7 @@ __device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quie
   const unsigned rank = G::rank(), size = G::size();
   // The group synchronization before this made every member's earlier stores visible to this
   // thread; the fence makes them (cumulatively) visible before the flags (see sync_group).
-  if (rank < static_cast<unsigned>(n)) {
-    if (quiet) {
-      fence_sys();
-    } else {
-      fence_release();
-    }
-  }
+  if (rank < static_cast<unsigned>(n)) fence_before_flags(quiet);
   for (unsigned i = rank + 1; i < static_cast<unsigned>(n); i += size) {
     int to = me + static_cast<int>(i);
     if (to >= n) to -= n;
@@ -192,13 +196,7 @@ __device__ __forceinline__ void team_flat(const char* call, const TeamView& v, b
   uint64_t* received = sent + n;
   const unsigned rank = G::rank(), size = G::size(), m = static_cast<unsigned>(v.size);
   // The leader fences also in a team of one: a barrier's quiet covers stores to any PE.
-  if (rank == 0 || rank + 1 < m) {
-    if (quiet) {
-      fence_sys();
-    } else {
-      fence_release();
-    }
-  }
+  if (rank == 0 || rank + 1 < m) fence_before_flags(quiet);
   // The world PE of the member j places after this PE in the team.
   auto member_after = [&](unsigned j) {
     unsigned i = static_cast<unsigned>(v.my_index) + j;
