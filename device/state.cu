@@ -22,7 +22,17 @@
 #include "shmem.h"
 #include "vshmem/device_hooks.h"
 
-__constant__ vshmem::device::GpuState vshmemi_device_state;
+namespace {
+// The state outside shmem_init .. shmem_finalize: no PEs, every peer unmapped (so that a device
+// call to any PE traps naming it).
+constexpr vshmem::device::GpuState empty_state() {
+  vshmem::device::GpuState s{};
+  for (int64_t& d : s.inline_delta) d = vshmem::device::kUnmappedDelta;
+  return s;
+}
+}  // namespace
+
+__constant__ vshmem::device::GpuState vshmemi_device_state = empty_state();
 
 // Calls of the listener so far; read by the registration test through dlsym.
 extern "C" {
@@ -35,25 +45,26 @@ __device__ void vshmemi_device_fail(const char* call, const char* cause) {
   printf("vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): %s\n", vshmemi_device_state.my_pe,
          call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z, cause);
   __trap();
+  __builtin_unreachable();
 }
 
-__device__ void vshmemi_device_fail_pe(const char* call, int pe) {
-  printf(
-      "vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): PE %d is not a valid PE (the job "
-      "has PEs 0..%d%s)\n",
-      vshmemi_device_state.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
-      threadIdx.y, threadIdx.z, pe, vshmemi_device_state.n_pes - 1,
-      vshmemi_device_state.initialized ? "" : "; shmem_init has not been called");
+__device__ void vshmemi_device_fail_peer(const char* call, int pe) {
+  const vshmem::device::GpuState& s = vshmemi_device_state;
+  if (static_cast<unsigned>(pe) >= static_cast<unsigned>(s.n_pes)) {
+    printf(
+        "vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): PE %d is not a valid PE (the job "
+        "has PEs 0..%d%s)\n",
+        s.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z,
+        pe, s.n_pes - 1, s.initialized ? "" : "; shmem_init has not been called");
+  } else {
+    printf(
+        "vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): PE %d's memory is not mapped here "
+        "(another node or no peer path): device code reaches mapped peers only\n",
+        s.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z,
+        pe);
+  }
   __trap();
-}
-
-__device__ void vshmemi_device_fail_unmapped(const char* call, int pe) {
-  printf(
-      "vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): PE %d's memory is not mapped here "
-      "(another node or no peer path): device code reaches mapped peers only\n",
-      vshmemi_device_state.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
-      threadIdx.y, threadIdx.z, pe);
-  __trap();
+  __builtin_unreachable();
 }
 
 __device__ void vshmemi_device_fail_address(const char* call, const void* addr, size_t bytes) {
@@ -65,6 +76,7 @@ __device__ void vshmemi_device_fail_address(const char* call, const void* addr, 
       addr, static_cast<unsigned long long>(bytes), reinterpret_cast<void*>(s.heap_base),
       reinterpret_cast<void*>(s.heap_base + s.heap_committed));
   __trap();
+  __builtin_unreachable();
 }
 
 }  // extern "C"
@@ -74,8 +86,8 @@ namespace {
 
 std::mutex g_mutex;
 HostMirror g_mirror;
-int32_t* g_device_slots = nullptr;  // cudaMalloc'ed peer slot table
-size_t g_device_slots_n = 0;
+int64_t* g_device_deltas = nullptr;  // cudaMalloc'ed peer delta table (GpuState::peer_delta)
+size_t g_device_deltas_n = 0;
 // cudaMalloc'ed team table: team_slots GpuTeam entries, then team_slots * n_pes members.
 void* g_device_teams = nullptr;
 size_t g_device_teams_bytes = 0;
@@ -189,15 +201,15 @@ bool copy_teams(const DeviceState& s, GpuState* st) {
 }
 
 void clear_state() {
-  GpuState empty{};
+  GpuState empty = empty_state();
   empty.my_pe = g_mirror.state.my_pe;
   if (g_mirror.state.initialized) publish(empty);
   g_mirror.state = empty;
   g_mirror.peer_slot.clear();
-  if (g_device_slots != nullptr) {
-    cudaFree(g_device_slots);
-    g_device_slots = nullptr;
-    g_device_slots_n = 0;
+  if (g_device_deltas != nullptr) {
+    cudaFree(g_device_deltas);
+    g_device_deltas = nullptr;
+    g_device_deltas_n = 0;
   }
   if (g_device_teams != nullptr) {
     cudaFree(g_device_teams);
@@ -264,18 +276,32 @@ void on_state(const DeviceState* s) {
   const bool first = !g_mirror.state.initialized;
   const size_t n = static_cast<size_t>(s->n_pes);
   g_mirror.peer_slot.assign(s->peer_slot, s->peer_slot + n);
-  if (g_device_slots_n < n) {
-    if (g_device_slots != nullptr) cudaFree(g_device_slots);
-    g_device_slots = nullptr;
-    g_device_slots_n = 0;
-    if (cudaMalloc(&g_device_slots, n * sizeof(int32_t)) != cudaSuccess) {
+  // Peer p's copy of H + x is at W + slot(p) * S + x: its delta is W + slot(p) * S - H (unsigned
+  // arithmetic, wrapping like the device's add); 0 for our own PE (impl/state.cuh).
+  std::vector<int64_t> deltas(n);
+  for (size_t p = 0; p < n; ++p) {
+    const int32_t slot = g_mirror.peer_slot[p];
+    if (static_cast<int>(p) == s->my_pe) {
+      deltas[p] = 0;
+    } else if (slot < 0) {
+      deltas[p] = kUnmappedDelta;
+    } else {
+      deltas[p] = static_cast<int64_t>(s->window_base + static_cast<uint64_t>(slot) * s->heap_size -
+                                       s->heap_base);
+    }
+  }
+  if (g_device_deltas_n < n) {
+    if (g_device_deltas != nullptr) cudaFree(g_device_deltas);
+    g_device_deltas = nullptr;
+    g_device_deltas_n = 0;
+    if (cudaMalloc(&g_device_deltas, n * sizeof(int64_t)) != cudaSuccess) {
       report("shmem_init", "cannot allocate the device peer table (%zu PEs)", n);
       clear_state();
       return;
     }
-    g_device_slots_n = n;
+    g_device_deltas_n = n;
   }
-  cudaError_t e = cudaMemcpyAsync(g_device_slots, g_mirror.peer_slot.data(), n * sizeof(int32_t),
+  cudaError_t e = cudaMemcpyAsync(g_device_deltas, deltas.data(), n * sizeof(int64_t),
                                   cudaMemcpyHostToDevice, copy_stream());
   if (e == cudaSuccess) e = cudaStreamSynchronize(copy_stream());
   if (e != cudaSuccess) {
@@ -295,7 +321,7 @@ void on_state(const DeviceState* s) {
   st.window_base = s->window_base;
   st.sync_base = sync_base;
   st.sync_bytes = s->sync_bytes;
-  st.peer_slot = g_device_slots;
+  st.peer_delta = g_device_deltas;
   // The host's SHMEM_TEAM_WORLD handle: slot 0 of the team table the runtime describes, else
   // looked up (rather than linked, so this library does not depend on the teams module).
   if (s->team_handle_base != 0) {
@@ -317,8 +343,8 @@ void on_state(const DeviceState* s) {
   const char* scope = std::getenv("VSHMEM_DEVICE_SCOPE");
   st.gpu_scope =
       s->pes_sharing_device == s->n_pes && !(scope != nullptr && std::strcmp(scope, "sys") == 0);
-  for (int p = 0; p < kInlinePeerSlots; ++p) {
-    st.inline_slot[p] = p < s->n_pes ? s->peer_slot[p] : -1;
+  for (int p = 0; p < kInlinePeers; ++p) {
+    st.inline_delta[p] = p < s->n_pes ? deltas[p] : kUnmappedDelta;
   }
   publish(st);
   g_mirror.state = st;

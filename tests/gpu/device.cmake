@@ -44,6 +44,8 @@ vshmem_add_mpe_test(NAME device_errors_pe SOURCES ${CMAKE_CURRENT_LIST_DIR}/devi
                     ENV VSHMEM_BACKEND=cuda CUDA_MPS_PIPE_DIRECTORY=/nonexistent-no-mps
                     WILL_FAIL_REGEX "shmem_int_p \\(block 0,0,0 thread 0,0,0\\): PE 1 is not a valid PE")
 vshmem_device_link(mpe_device_errors_pe)
+# Address checks by the run-time switch VSHMEM_DEBUG_DEVICE (release builds have none otherwise).
+target_compile_definitions(mpe_device_errors_pe PRIVATE VSHMEM_DEVICE_DEBUG=2)
 vshmem_add_mpe_test(NAME device_errors_addr TARGET mpe_device_errors_pe NPES 1
                     LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS addr
                     ENV VSHMEM_BACKEND=cuda VSHMEM_DEBUG_DEVICE=1
@@ -57,6 +59,28 @@ vshmem_add_mpe_test(NAME device_errors_test_addr TARGET mpe_device_errors_pe NPE
 set_tests_properties(mpe.device_errors_pe.vshmemrun.1 mpe.device_errors_addr.vshmemrun.1
                      mpe.device_errors_test_addr.vshmemrun.1
                      PROPERTIES SKIP_REGULAR_EXPRESSION "no CUDA device: skipped")
+
+# The address translation of device calls on a hand-written 70-PE state (one process, no
+# shmem_init): constant-memory and global peer tables, mapped and unmapped peers.
+vshmem_add_mpe_test(NAME device_translate SOURCES ${CMAKE_CURRENT_LIST_DIR}/device_translate.cu
+                    NPES 1 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 60
+                    ENV CUDA_MPS_PIPE_DIRECTORY=/nonexistent-no-mps)
+vshmem_device_link(mpe_device_translate)
+# A call to an unmapped peer, or to an invalid PE (-63 would alias PE 1 if the constant table's
+# index were only masked), traps naming it.
+foreach(_case "2;2's memory is not mapped here" "66;66's memory is not mapped here"
+        "70;70 is not a valid PE" "-63;-63 is not a valid PE")
+  list(GET _case 0 _pe)
+  list(GET _case 1 _cause)
+  vshmem_add_mpe_test(NAME device_translate_bad_pe_${_pe} TARGET mpe_device_translate NPES 1
+                      LAUNCHERS vshmemrun LABELS gpu TIMEOUT 60 ARGS bad_pe ${_pe}
+                      ENV CUDA_MPS_PIPE_DIRECTORY=/nonexistent-no-mps
+                      WILL_FAIL_REGEX "PE 3: shmem_int_p \\(block 0,0,0 thread 0,0,0\\): PE ${_cause}")
+  set_tests_properties(mpe.device_translate_bad_pe_${_pe}.vshmemrun.1 PROPERTIES
+                       SKIP_REGULAR_EXPRESSION "no CUDA device: skipped")
+endforeach()
+set_tests_properties(mpe.device_translate.vshmemrun.1 PROPERTIES
+                     SKIP_REGULAR_EXPRESSION "no CUDA device: skipped")
 
 # shmem_finalize gives the GPU heap back (device memory and addresses) over init/finalize cycles;
 # several-GiB host-API puts and gets on the GPU heap, aligned and at odd byte offsets.

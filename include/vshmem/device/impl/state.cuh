@@ -14,9 +14,14 @@
 
 namespace vshmem::device {
 
-// The first kInlinePeerSlots window slots are kept in constant memory: a uniform PE then costs
-// one constant-cache read instead of a global load.
-constexpr int kInlinePeerSlots = 64;
+// Peer p's copy of the symmetric address a is at a + delta[p]: delta[p] is the window slot's
+// offset W + slot(p) * S - H for a mapped peer, 0 for our own PE (its memory at H itself, never a
+// window alias), kUnmappedDelta for a PE device code cannot reach. One add, no branch on the PE:
+// the device fetch_add's latency is mostly this translation (bench/amo_path.cu). The first
+// kInlinePeers deltas are kept in constant memory: a uniform PE then costs one constant-cache
+// read instead of a global load.
+constexpr int kInlinePeers = 64;
+constexpr int64_t kUnmappedDelta = INT64_MIN;
 
 // A team in device memory (one per team slot; size 0: this PE holds no team there).
 struct GpuTeam {
@@ -32,7 +37,7 @@ struct GpuState {
   uint64_t window_base;     // W
   uint64_t sync_base;       // H + sync_offset: the device synchronization area (SyncLayout)
   uint64_t sync_bytes;
-  const int32_t* peer_slot;  // device memory, n_pes entries; -1: not mapped (and for my_pe)
+  const int64_t* peer_delta;  // device memory, n_pes entries (see kUnmappedDelta)
   // The host's predefined team handles, as lvalues for SHMEM_TEAM_WORLD / SHMEM_TEAM_SHARED in
   // device code (impl/sync.cuh); null while unknown (then the world is the only team).
   shmem_team_t world_handle;
@@ -48,7 +53,7 @@ struct GpuState {
   uint64_t team_handle_stride;
   uint64_t team_sync_base;  // team slots' counters and scratch (device/state.h)
   uint64_t team_slot_bytes;
-  int32_t inline_slot[kInlinePeerSlots];
+  int64_t inline_delta[kInlinePeers];  // peer_delta[0 .. kInlinePeers)
 };
 
 // Layout of the zeroed symmetric synchronization area (DeviceState::sync_offset): these offsets
@@ -75,18 +80,30 @@ struct SyncLayout {
 // Defined in libvshmem_device (device/state.cu); needs separable compilation (-rdc).
 extern __constant__ vshmem::device::GpuState vshmemi_device_state;
 
-// Cold paths, defined in libvshmem_device (device/device_errors.cu): print
-// "vshmem: PE n: <call> (block x,y,z thread x,y,z): <cause>" and trap.
+// Cold paths, defined in libvshmem_device (device/state.cu): print
+// "vshmem: PE n: <call> (block x,y,z thread x,y,z): <cause>" and trap. Declared noreturn so that
+// a check costs a branch that is not taken and leads out of the hot path, with no reconvergence
+// point after it. vshmemi_device_fail_peer names the cause: pe is not a valid PE, or its memory is
+// not mapped here.
 extern "C" {
-__device__ void vshmemi_device_fail_pe(const char* call, int pe);
-__device__ void vshmemi_device_fail_unmapped(const char* call, int pe);
-__device__ void vshmemi_device_fail_address(const char* call, const void* addr, size_t bytes);
-__device__ void vshmemi_device_fail(const char* call, const char* cause);
+__device__ __attribute__((noreturn)) void vshmemi_device_fail_peer(const char* call, int pe);
+__device__ __attribute__((noreturn)) void vshmemi_device_fail_address(const char* call,
+                                                                      const void* addr,
+                                                                      size_t bytes);
+__device__ __attribute__((noreturn)) void vshmemi_device_fail(const char* call, const char* cause);
 }
 
-// Checks of addresses (and the VSHMEM_DEBUG_DEVICE switch) are compiled in unless NDEBUG is
-// defined; PE numbers and unmapped peers are always checked (one compare against constant
-// memory, so that an invalid PE never becomes a silent write through a wrong slot).
+// PE numbers and unmapped peers are always checked: both come out of the one delta lookup (an
+// invalid PE reads kUnmappedDelta), so an invalid PE never becomes a silent write through a wrong
+// slot and the check costs nothing a loop over one PE does not hoist.
+//
+// Address checks (inside the committed symmetric heap, aligned for atomics) depend on the address
+// itself, so in a chain of dependent calls they add their latency to every call. They are chosen
+// when the calling code is compiled:
+//   VSHMEM_DEVICE_DEBUG=0  none (the default with NDEBUG, i.e. release builds);
+//   VSHMEM_DEVICE_DEBUG=1  always (the default without NDEBUG);
+//   VSHMEM_DEVICE_DEBUG=2  when the job runs with VSHMEM_DEBUG_DEVICE=1 (a run-time switch, whose
+//                          test costs a taken branch per call when it is off).
 #ifndef VSHMEM_DEVICE_DEBUG
 #ifdef NDEBUG
 #define VSHMEM_DEVICE_DEBUG 0
@@ -100,14 +117,11 @@ namespace vshmem::device {
 __device__ __forceinline__ const GpuState& state() { return vshmemi_device_state; }
 
 __device__ __forceinline__ bool debug_on() {
-  // A debug build checks always; a release build when the runtime was told to.
-  return VSHMEM_DEVICE_DEBUG || vshmemi_device_state.debug_checks != 0;
-}
-
-__device__ __forceinline__ void check_pe(const char* call, int pe) {
-  if (static_cast<unsigned>(pe) >= static_cast<unsigned>(vshmemi_device_state.n_pes)) {
-    vshmemi_device_fail_pe(call, pe);
-  }
+#if VSHMEM_DEVICE_DEBUG == 2
+  return vshmemi_device_state.debug_checks != 0;
+#else
+  return VSHMEM_DEVICE_DEBUG != 0;
+#endif
 }
 
 // With checks on: [addr, addr + bytes) must lie in the committed part of the symmetric heap.
@@ -121,26 +135,44 @@ __device__ __forceinline__ void check_symmetric(const char* call, const void* ad
   }
 }
 
-__device__ __forceinline__ int peer_slot(int pe) {
+// The global table's entry u when `far`, else kUnmappedDelta: one predicated read-only load, no
+// branch (a branch around a load in a loop costs more than the load: bench/amo_path.cu) and no
+// load at all for other PEs (a fence with acquire semantics empties L1, after which every global
+// load goes to L2: a put + quiet loop would pay that). Not volatile, without a memory clobber: the
+// table does not change while kernels run, so a loop over one PE may hoist it.
+__device__ __forceinline__ int64_t far_delta(const int64_t* table, unsigned u, bool far) {
+  int64_t d;
+  asm("{\n\t.reg .pred f;\n\tsetp.ne.u32 f, %2, 0;\n\tmov.b64 %0, %3;\n\t"
+      "@f ld.global.nc.b64 %0, [%1];\n\t}"
+      : "=l"(d)
+      : "l"(static_cast<uint64_t>(__cvta_generic_to_global(table + u))), "r"(far ? 1u : 0u),
+        "l"(kUnmappedDelta));
+  return d;
+}
+
+// pe's delta, or kUnmappedDelta for an unmapped peer and for an invalid PE, without a branch: the
+// constant-memory entry (pe & (kInlinePeers - 1)) and, for a valid pe >= kInlinePeers, the global
+// table's are read and the answer selected.
+__device__ __forceinline__ int64_t peer_delta(int pe) {
   const GpuState& s = vshmemi_device_state;
-  return pe < kInlinePeerSlots ? s.inline_slot[pe] : s.peer_slot[pe];
+  static_assert((kInlinePeers & (kInlinePeers - 1)) == 0, "kInlinePeers: a power of two");
+  const unsigned u = static_cast<unsigned>(pe);
+  const int64_t inline_d = s.inline_delta[u & (kInlinePeers - 1)];
+  const bool far = u >= static_cast<unsigned>(kInlinePeers) && u < static_cast<unsigned>(s.n_pes);
+  const int64_t far_d = far_delta(s.peer_delta, u, far);
+  return u < static_cast<unsigned>(kInlinePeers) ? inline_d : far_d;
 }
 
 // Where this thread reaches pe's copy of the symmetric object at `addr` (bytes long): the
 // address itself for our own PE (never our window alias: DESIGN.md, virtual aliasing), else the
-// peer's window slot. Fails (trap) for an invalid PE, an unmapped peer, or, with checks on, an
-// address outside the heap.
+// peer's window slot. Fails (trap) for an invalid PE, an unmapped peer, or, with address checks
+// on, an address outside the heap. The delta is read first: its loads do not depend on addr.
 template <class T>
 __device__ __forceinline__ T* peer_ptr(const char* call, T* addr, size_t bytes, int pe) {
-  const GpuState& s = vshmemi_device_state;
-  check_pe(call, pe);
+  const int64_t d = peer_delta(pe);
   check_symmetric(call, addr, bytes);
-  if (pe == s.my_pe) return addr;
-  int slot = peer_slot(pe);
-  if (slot < 0) vshmemi_device_fail_unmapped(call, pe);
-  uint64_t a = reinterpret_cast<uint64_t>(addr);
-  return reinterpret_cast<T*>(s.window_base + static_cast<uint64_t>(slot) * s.heap_size +
-                              (a - s.heap_base));
+  if (d == kUnmappedDelta) vshmemi_device_fail_peer(call, pe);
+  return reinterpret_cast<T*>(reinterpret_cast<uint64_t>(addr) + static_cast<uint64_t>(d));
 }
 
 // The team slot a handle names, or -1 when it names none of the slots the state describes.

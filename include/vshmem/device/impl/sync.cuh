@@ -281,11 +281,9 @@ __device__ __forceinline__ void* shmem_ptr(const void* dest, int pe) {
       a - s.heap_base >= s.heap_size) {
     return nullptr;
   }
-  if (pe == s.my_pe) return const_cast<void*>(dest);
-  int slot = vshmem::device::peer_slot(pe);
-  if (slot < 0) return nullptr;
-  return reinterpret_cast<void*>(s.window_base + static_cast<uint64_t>(slot) * s.heap_size +
-                                 (a - s.heap_base));
+  const int64_t d = vshmem::device::peer_delta(pe);
+  if (d == vshmem::device::kUnmappedDelta) return nullptr;
+  return reinterpret_cast<void*>(a + static_cast<uint64_t>(d));
 }
 
 __device__ __forceinline__ void shmem_fence(void) { vshmem::device::fence_sys(); }
