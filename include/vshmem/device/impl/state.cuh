@@ -16,10 +16,10 @@ namespace vshmem::device {
 
 // Peer p's copy of the symmetric address a is at a + delta[p]: delta[p] is the window slot's
 // offset W + slot(p) * S - H for a mapped peer, 0 for our own PE (its memory at H itself, never a
-// window alias), kUnmappedDelta for a PE device code cannot reach. One add, no branch on the PE:
-// the device fetch_add's latency is mostly this translation (bench/amo_path.cu). The first
-// kInlinePeers deltas are kept in constant memory: a uniform PE then costs one constant-cache
-// read instead of a global load.
+// window alias), kUnmappedDelta for a PE device code cannot reach. One add, no branch on the PE
+// (a chain of device fetch-and-adds measures what the translation costs: bench/amo_path.cu).
+// The first kInlinePeers deltas are kept in constant memory: a uniform PE then costs one
+// constant-cache read instead of a global load.
 constexpr int kInlinePeers = 64;
 constexpr int64_t kUnmappedDelta = INT64_MIN;
 
@@ -138,8 +138,10 @@ __device__ __forceinline__ void check_symmetric(const char* call, const void* ad
 // The global table's entry u when `far`, else kUnmappedDelta: one predicated read-only load, no
 // branch (a branch around a load in a loop costs more than the load: bench/amo_path.cu) and no
 // load at all for other PEs (a fence with acquire semantics empties L1, after which every global
-// load goes to L2: a put + quiet loop would pay that). Not volatile, without a memory clobber: the
-// table does not change while kernels run, so a loop over one PE may hoist it.
+// load goes to L2: a put + quiet loop would pay that). The compiler keeps it inside loops (it
+// hoists no inline asm), and a check that reads its result waits for it even when it is
+// predicated off: 0.016 us per call in a chain of dependent fetch-and-adds (bench/RESULTS.md, run
+// 10). A load the compiler can hoist out of every loop would remove that.
 __device__ __forceinline__ int64_t far_delta(const int64_t* table, unsigned u, bool far) {
   int64_t d;
   asm("{\n\t.reg .pred f;\n\tsetp.ne.u32 f, %2, 0;\n\tmov.b64 %0, %3;\n\t"
