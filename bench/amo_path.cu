@@ -8,7 +8,7 @@
 //     one noreturn branch: each costs a convergence barrier on the hot path),
 //   - the library's own shmem_uint64_atomic_fetch_add, on a device state written here (heap and
 //     one peer window slot in one cudaMalloc buffer), to its own PE and to the peer, at .gpu and
-//     at .sys scope (built like the benchmarks: release, no address checks).
+//     at .sys scope (built like the benchmarks: VSHMEM_DEVICE_DEBUG=0, no address checks).
 // Each figure is the median of 5 timings of 20000 operations, in microseconds per operation.
 //   build/bench/vshmem_amo_path
 #include <cuda_runtime.h>

@@ -44,8 +44,6 @@ vshmem_add_mpe_test(NAME device_errors_pe SOURCES ${CMAKE_CURRENT_LIST_DIR}/devi
                     ENV VSHMEM_BACKEND=cuda CUDA_MPS_PIPE_DIRECTORY=/nonexistent-no-mps
                     WILL_FAIL_REGEX "shmem_int_p \\(block 0,0,0 thread 0,0,0\\): PE 1 is not a valid PE")
 vshmem_device_link(mpe_device_errors_pe)
-# Address checks by the run-time switch VSHMEM_DEBUG_DEVICE (release builds have none otherwise).
-target_compile_definitions(mpe_device_errors_pe PRIVATE VSHMEM_DEVICE_DEBUG=2)
 vshmem_add_mpe_test(NAME device_errors_addr TARGET mpe_device_errors_pe NPES 1
                     LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS addr
                     ENV VSHMEM_BACKEND=cuda VSHMEM_DEBUG_DEVICE=1

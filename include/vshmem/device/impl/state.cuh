@@ -97,16 +97,18 @@ __device__ __attribute__((noreturn)) void vshmemi_device_fail(const char* call, 
 // invalid PE reads kUnmappedDelta), so an invalid PE never becomes a silent write through a wrong
 // slot and the check costs nothing a loop over one PE does not hoist.
 //
-// Address checks (inside the committed symmetric heap, aligned for atomics) depend on the address
-// itself, so in a chain of dependent calls they add their latency to every call. They are chosen
-// when the calling code is compiled:
-//   VSHMEM_DEVICE_DEBUG=0  none (the default with NDEBUG, i.e. release builds);
+// Address checks (inside the committed symmetric heap, aligned for atomics) are chosen when the
+// calling code is compiled:
+//   VSHMEM_DEVICE_DEBUG=2  when the job runs with VSHMEM_DEBUG_DEVICE=1 (the default with NDEBUG,
+//                          i.e. release builds);
 //   VSHMEM_DEVICE_DEBUG=1  always (the default without NDEBUG);
-//   VSHMEM_DEVICE_DEBUG=2  when the job runs with VSHMEM_DEBUG_DEVICE=1 (a run-time switch, whose
-//                          test costs a taken branch per call when it is off).
+//   VSHMEM_DEVICE_DEBUG=0  never, as in NVSHMEM: for latency-bound code. The run-time switch costs
+//                          a taken branch per call even when it is off, about 0.02 us per call in
+//                          a chain of dependent fetch-and-adds on an H200 (bench/RESULTS.md, run
+//                          10); the benchmarks build with 0.
 #ifndef VSHMEM_DEVICE_DEBUG
 #ifdef NDEBUG
-#define VSHMEM_DEVICE_DEBUG 0
+#define VSHMEM_DEVICE_DEBUG 2
 #else
 #define VSHMEM_DEVICE_DEBUG 1
 #endif
