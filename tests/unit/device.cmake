@@ -7,3 +7,23 @@ if(TARGET vshmem_device)
   # The listener's call counter is found with dlsym in the executable.
   set_target_properties(device_registration_test PROPERTIES ENABLE_EXPORTS ON)
 endif()
+
+# Register budget of the block-wide device calls (issue #18): a block of 1024 threads has 64
+# registers a thread, so a call whose inline code needs more makes the user's kernel fail at
+# launch. The kernels of tests/gpu/device_block1024.cu are compiled with -Xptxas -v for sm_90,
+# with address checks compiled out (release, NDEBUG) and always on (VSHMEM_DEVICE_DEBUG=1, as in
+# debug builds); any kernel above 64 registers fails the test. Runs wherever nvcc is, no GPU.
+if(TARGET vshmem_device)
+  foreach(_mode release:-DNDEBUG checked:-DVSHMEM_DEVICE_DEBUG=1)
+    string(REPLACE ":" ";" _mode "${_mode}")
+    list(GET _mode 0 _name)
+    list(GET _mode 1 _flag)
+    add_test(NAME unit.register_budget_${_name}
+             COMMAND ${CMAKE_COMMAND} -DNVCC=${CMAKE_CUDA_COMPILER}
+                     -DSOURCE=${PROJECT_SOURCE_DIR}/tests/gpu/device_block1024.cu
+                     -DINCLUDES=${PROJECT_SOURCE_DIR}/include$<SEMICOLON>${PROJECT_SOURCE_DIR}/tests/gpu
+                     -DFLAGS=${_flag} -DLIMIT=64 -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}
+                     -P ${PROJECT_SOURCE_DIR}/tests/tools/register_budget.cmake)
+    set_tests_properties(unit.register_budget_${_name} PROPERTIES LABELS "unit" TIMEOUT 300)
+  endforeach()
+endif()
