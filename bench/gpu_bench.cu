@@ -529,6 +529,20 @@ void bench_rma_bw(const Ctx& c, char* sym_a, char* sym_b, char* priv_a, char* pr
         c.rep.emit(
             {bench, "block,interleaved", s, gbs, "GB/s", k.rma_name, k.rma_gbs, iters, c.reps});
       }
+      // One piece per block again, with an odd piece size: every piece but the first starts at
+      // another alignment, and none is a multiple of 16 bytes long.
+      const size_t odd = ((s + 2u * c.g.sms - 1) / (2u * c.g.sms)) | 1;
+      const Shape un{odd, static_cast<unsigned>((s + odd - 1) / odd), 1024};
+      for (int put = 1; put >= 0; --put) {
+        RmaKernel kern = rma_kernel(kBlock, false, put);
+        double gbs = bw_on_pe0(c, s, iters, [&] {
+          kern<<<un.grid, un.block, 0, c.g.st>>>(sym_b, sym_a, s, un.chunk, iters, 1);
+          CK_LAUNCH();
+        });
+        const char* bench = put ? "put_bw" : "get_bw";
+        c.rep.emit(
+            {bench, "block,odd-chunks", s, gbs, "GB/s", k.rma_name, k.rma_gbs, iters, c.reps});
+      }
     }
   }
 }

@@ -3,7 +3,7 @@
 #
 #   bench/run.sh [--quick] [--out FILE] [--build-dir DIR] [--host-only] [--no-nvshmem]
 #                [--npes "2 4 8"] [--gpu-npes "1 2 4 8"] [--no-host] [--init-runs N]
-#                [--gpu-only GROUPS]
+#                [--gpu-only GROUPS] [--gpu-max-bytes SIZE]
 #
 # Always: the host-API suite on the host backend (memfd heap), 2 to 8 PEs.
 # Where a GPU is usable: the device-API suite (vshmem_bench_gpu) on the cuda backend, 1 to 8 PEs
@@ -29,6 +29,7 @@ with_nvshmem=1
 npes=""
 gpu_npes=""
 gpu_only=""
+gpu_max_arg=""
 
 usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 while (($#)); do
@@ -43,6 +44,7 @@ while (($#)); do
     --npes) npes=$2; shift ;;
     --gpu-npes) gpu_npes=$2; shift ;;
     --gpu-only) gpu_only=$2; shift ;;  # device suites: these groups only, no host-API suite
+    --gpu-max-bytes) gpu_max_arg=$2; shift ;;  # largest device message (default 1G, quick 64M)
     -h|--help) usage ;;
     *) echo "run.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -171,6 +173,7 @@ if ((ngpus > 0)); then
   gpu_tag="gpus=$ngpus"
   # Two buffers of the largest size per PE, plus room for the rest.
   if ((quick)); then heap=1G; gpu_max=64M; else heap=3G; gpu_max=1G; fi
+  gpu_max=${gpu_max_arg:-$gpu_max}
   for n in $gpu_npes; do
     if [[ -x $build/bench/vshmem_bench_gpu ]]; then
       run_pes "gpu suite, cuda backend, $n PEs" env VSHMEM_BACKEND=cuda SHMEM_SYMMETRIC_SIZE=$heap \

@@ -140,9 +140,8 @@ int main() {
     const unsigned zero = 0;
     CUDA_OK(cudaMemcpyToSymbol(g_arrived, &zero, sizeof(zero)));
     sync_device_and_pes();
-    put_nbi_block_kernel<<<blocks, kThreads>>>(reinterpret_cast<char*>(sym),
-                                               reinterpret_cast<const char*>(src), chunk, offset,
-                                               3, next);
+    put_nbi_block_kernel<<<blocks, kThreads>>>(
+        reinterpret_cast<char*>(sym), reinterpret_cast<const char*>(src), chunk, offset, 3, next);
     CUDA_OK(cudaGetLastError());
     sync_device_and_pes();
     auto got = to_host(reinterpret_cast<unsigned char*>(sym), kBytes + 64);
@@ -184,8 +183,8 @@ int main() {
     sync_device_and_pes();
     auto got = to_host(reinterpret_cast<uint32_t*>(sym), 3 * nelems);
     for (size_t i = 0; i < 3 * nelems; ++i) {
-      const uint32_t want = i % 3 == 0 ? static_cast<uint32_t>(pattern(salt + 2, prev, i / 3 * 2))
-                                       : 0xA5A5A5A5u;
+      const uint32_t want =
+          i % 3 == 0 ? static_cast<uint32_t>(pattern(salt + 2, prev, i / 3 * 2)) : 0xA5A5A5A5u;
       EXPECT(got[i] == want, "iput element %zu", i);
     }
   }
@@ -281,8 +280,8 @@ int main() {
         sum += static_cast<long>(pattern(salt + 8, p, i) % 1000003);
         mx = std::max(mx, static_cast<double>(pattern(salt + 9, p, i) % 1000003) / 3.0);
         EXPECT(gf[p * ne + i] == pattern(salt + 6, p, i), "fcollect from PE %d element %zu", p, i);
-        EXPECT(ga[p * ne + i] == pattern(salt + 7, p, me * ne + i), "alltoall from PE %d el %zu",
-               p, i);
+        EXPECT(ga[p * ne + i] == pattern(salt + 7, p, me * ne + i), "alltoall from PE %d el %zu", p,
+               i);
       }
       EXPECT(gs[i] == sum, "sum element %zu: %ld, want %ld", i, gs[i], sum);
       EXPECT(gm[i] == mx, "max element %zu: %f, want %f", i, gm[i], mx);
