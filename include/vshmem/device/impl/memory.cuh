@@ -287,39 +287,34 @@ __device__ __forceinline__ void copy_interleaved(char* d, const char* s, size_t 
   }
 }
 
-// A large copy by a group of several warps gives each warp a contiguous slice of its own, cut
-// at 512-byte-aligned destination addresses (one warp-wide 16-byte access), instead of having
-// the whole group stride through the message together. Measured on one H200 (bench/RESULTS.md,
-// run 11): a 512 MiB copy cut into one chunk per block of 1024 threads went from 73-75% to
-// 93-95% of cudaMemcpy, aligned chunks or not, and the interleaved shape from 93% to 95%;
-// copies under 256 bytes a thread (64 KiB at 256 threads) gain nothing and keep the group-wide
-// stride.
-constexpr size_t kWarpSliceAlign = 512;
-constexpr size_t kWarpSliceMinPerThread = 256;
+// A group of a warp or more first copies the bytes up to the next 512-byte boundary of the
+// destination, so that each warp-wide 16-byte access of the rest covers one whole 512-byte
+// segment instead of straddling two. Measured on one H200 (bench/RESULTS.md, run 11): a 512 MiB
+// copy cut into one chunk per block whose start is 16-byte but not 512-byte aligned went from
+// 73-75% of cudaMemcpy to 93.6-94.2% (aligning to 128 bytes only gave 86-88%), pieces of
+// 256 KiB + 3 bytes dealt round-robin from 75% to 92%, and copies that were aligned already or
+// fit in L2 kept their speed. The thread form (one thread) keeps the 16-byte alignment.
+constexpr size_t kWarpAccessAlign = 512;
 
 __device__ __forceinline__ void copy_bytes(void* dest, const void* source, size_t n, unsigned rank,
                                            unsigned size) {
-  size_t lo = 0, hi = n;
-  if (size > 32 && size % 32 == 0 && n >= size * kWarpSliceMinPerThread) {
-    const unsigned warps = size / 32, warp = rank / 32;
-    const size_t lead =
-        (kWarpSliceAlign - reinterpret_cast<uintptr_t>(dest) % kWarpSliceAlign) % kWarpSliceAlign;
-    const size_t per = (n / warps + kWarpSliceAlign - 1) / kWarpSliceAlign * kWarpSliceAlign;
-    // Slice k starts at lead + k * per (k > 0); the last slice ends at n.
-    const auto bound = [&](unsigned k) -> size_t {
-      if (k == 0) return 0;
-      if (k >= warps) return n;
-      const size_t b = lead + k * per;
-      return b < n ? b : n;
-    };
-    lo = bound(warp);
-    hi = bound(warp + 1);
-    rank %= 32;
-    size = 32;
+  char* d = static_cast<char*>(dest);
+  const char* s = static_cast<const char*>(source);
+  size_t head = 0;
+  if (size >= 32 && n >= 2 * kWarpAccessAlign) {
+    head =
+        (kWarpAccessAlign - reinterpret_cast<uintptr_t>(d) % kWarpAccessAlign) % kWarpAccessAlign;
   }
-  // One inlined copy for both cases keeps block-wide calls within 64 registers a thread.
-  copy_interleaved(static_cast<char*>(dest) + lo, static_cast<const char*>(source) + lo, hi - lo,
-                   rank, size);
+  // Two parts (the head, then the rest) through one inlined copy: a second inlined copy would
+  // push block-wide calls past 64 registers a thread.
+  size_t at = 0, len = head != 0 ? head : n;
+#pragma unroll 1
+  for (;;) {
+    copy_interleaved(d + at, s + at, len, rank, size);
+    if (at + len == n) break;
+    at += len;
+    len = n - at;
+  }
 }
 
 // Strided element copy: dest[i * dst] = source[i * sst], with E the element's storage type.
