@@ -301,10 +301,21 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
   const int n = parent->group.size();
   const long long last = start + static_cast<long long>(size - 1) * stride;
   bool valid = true;
-  if (size < 1 || start < 0 || start >= n || last < 0 || last >= n || (stride == 0 && size > 1)) {
+  if (size < 1) {
+    log::message(log::Level::kError,
+                 "%s(start %d, stride %d, size %d): size must be at least 1 (a team has at least "
+                 "one member)",
+                 kCall, start, stride, size);
+    valid = false;
+  } else if (stride == 0 && size > 1) {
+    log::message(log::Level::kError,
+                 "%s(start %d, stride %d, size %d): stride 0 repeats PE %d of the parent team",
+                 kCall, start, stride, size, start);
+    valid = false;
+  } else if (start < 0 || start >= n || last < 0 || last >= n) {
     log::message(log::Level::kError,
                  "%s(start %d, stride %d, size %d): the PEs do not all lie in the parent team "
-                 "(PEs 0..%d) or repeat",
+                 "(PEs 0..%d)",
                  kCall, start, stride, size, n - 1);
     valid = false;
   }

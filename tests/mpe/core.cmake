@@ -31,6 +31,9 @@ vshmem_add_mpe_test(NAME global_exit_zero TARGET mpe_errors ARGS global_exit0 NP
 vshmem_add_mpe_test(NAME team_args SOURCES team_args.c ARGS disagree NPES 2 3 4 TIMEOUT 60)
 vshmem_add_mpe_test(NAME team_args_invalid_on_one TARGET mpe_team_args ARGS invalid_on_one
   NPES 3 4 TIMEOUT 60)
+# A split of size 0 fails with a message that says the size is the problem.
+vshmem_add_mpe_test(NAME team_args_size0 TARGET mpe_team_args ARGS size0 NPES 1 2 3
+  LAUNCHERS vshmemrun TIMEOUT 60)
 # vshmemrun stops the job when a PE exits (even with 0) between shmem_init and shmem_finalize.
 vshmem_add_mpe_test(NAME errors_exit_without_finalize TARGET mpe_errors ARGS exit_without_finalize
   NPES 2 3 LAUNCHERS vshmemrun TIMEOUT 30
