@@ -40,7 +40,7 @@ std::optional<size_t> Allocator::allocate(size_t size, size_t alignment) {
   auto it = free_by_size_.lower_bound({padded(size, alignment), 0});
   if (it == free_by_size_.end()) return std::nullopt;
   size_t block_off = it->second, block_size = it->first;
-  size_t start = round_up(block_off, alignment);
+  size_t start = round_up(origin_ + block_off, alignment) - origin_;
   erase_free(free_by_offset_.find(block_off));
   insert_free(block_off, start - block_off);
   insert_free(start + size, block_off + block_size - (start + size));

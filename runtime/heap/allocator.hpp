@@ -1,10 +1,13 @@
 // The deterministic allocator behind shmem_malloc & co. It manages offsets in [0, capacity) of
 // the symmetric heap; only [0, committed) is backed by memory. Given the same sequence of calls
 // it returns the same offsets on every PE, which is what makes the heap symmetric.
+// Alignment is of the absolute address origin + offset (origin: the heap's base, the same on
+// every PE), so shmem_align honours alignments larger than the alignment of the heap's base.
 // Best fit by (size, offset) with coalescing on free: O(log n) per call.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -16,12 +19,15 @@ class Allocator {
  public:
   static constexpr size_t kMinAlignment = 64;  // a cache line: no false sharing between objects
 
-  explicit Allocator(size_t capacity) : capacity_(capacity) {}
+  // origin: the address of offset 0, a multiple of kMinAlignment.
+  explicit Allocator(size_t capacity, uintptr_t origin = 0)
+      : capacity_(capacity), origin_(origin) {}
 
   size_t capacity() const { return capacity_; }
   size_t committed() const { return committed_; }
 
-  // Offset of a free block of `size` bytes aligned to `alignment` (a power of two), or nullopt
+  // Offset of a free block of `size` bytes whose address (origin + offset) is aligned to
+  // `alignment` (a power of two), or nullopt
   // when the committed region has no room (see growth_needed).
   std::optional<size_t> allocate(size_t size, size_t alignment);
   // How many bytes the committed region must grow by so that allocate(size, alignment) succeeds;
@@ -48,6 +54,7 @@ class Allocator {
   }
 
   size_t capacity_;
+  uintptr_t origin_;
   size_t committed_ = 0;
   size_t in_use_ = 0;
   std::map<size_t, size_t> free_by_offset_;           // offset -> size

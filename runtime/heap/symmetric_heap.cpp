@@ -94,7 +94,7 @@ SymmetricHeap::SymmetricHeap(MemoryProvider& provider, Bootstrap& bootstrap,
       fd_exchange_(fd_exchange),
       handle_kind_(kind),
       my_pe_(my_pe),
-      allocator_(config.size) {}
+      allocator_(config.size, base_) {}
 
 SymmetricHeap::~SymmetricHeap() {
   // Peers' chunks and ours are unmapped first (newest first), then the range goes.

@@ -34,6 +34,27 @@ TEST(Allocator, AlignmentHonoured) {
   EXPECT_FALSE(a.allocate(0, 64));
 }
 
+// The heap's base is only granularity-aligned (2 MiB): alignments above it are of the address,
+// not of the offset from the base.
+TEST(Allocator, AlignsAddressesNotOffsets) {
+  const uintptr_t origin = 0x7f1234600000ull;  // 2 MiB-aligned, not 4 MiB-aligned
+  const size_t capacity = 4ull << 30;
+  Allocator a(capacity, origin);
+  a.grow(capacity);
+  auto first = a.allocate(100, 64);  // so that offset 0 is taken, as in the real heap
+  ASSERT_TRUE(first);
+  for (size_t align = 1; align <= (1ull << 30); align <<= 1) {
+    auto off = a.allocate(24, align);
+    ASSERT_TRUE(off) << align;
+    EXPECT_EQ((origin + *off) % align, 0u) << "alignment " << align;
+    // growth_needed's worst case holds: the block fits in the committed region.
+    EXPECT_LE(*off + 24, capacity);
+    EXPECT_TRUE(a.free(*off));
+  }
+  EXPECT_TRUE(a.free(*first));
+  EXPECT_EQ(a.free_blocks(), 1u);
+}
+
 TEST(Allocator, FreeCoalescesAndReuses) {
   Allocator a(1 << 20);
   a.grow(1 << 20);
