@@ -186,6 +186,18 @@
 #define vshmem_c11_iget_7(ctx, a0, a1, a2, a3, a4, a5) \
   VSHMEM_C11_RMA(*(a0), shmem_ctx_, _iget)(ctx, a0, a1, a2, a3, a4, a5)
 
+#define shmem_ibput(...) VSHMEM_C11_BY_NARG(vshmem_c11_ibput, __VA_ARGS__)
+#define vshmem_c11_ibput_7(a0, a1, a2, a3, a4, a5, a6) \
+  VSHMEM_C11_RMA(*(a0), shmem_, _ibput)(a0, a1, a2, a3, a4, a5, a6)
+#define vshmem_c11_ibput_8(ctx, a0, a1, a2, a3, a4, a5, a6) \
+  VSHMEM_C11_RMA(*(a0), shmem_ctx_, _ibput)(ctx, a0, a1, a2, a3, a4, a5, a6)
+
+#define shmem_ibget(...) VSHMEM_C11_BY_NARG(vshmem_c11_ibget, __VA_ARGS__)
+#define vshmem_c11_ibget_7(a0, a1, a2, a3, a4, a5, a6) \
+  VSHMEM_C11_RMA(*(a0), shmem_, _ibget)(a0, a1, a2, a3, a4, a5, a6)
+#define vshmem_c11_ibget_8(ctx, a0, a1, a2, a3, a4, a5, a6) \
+  VSHMEM_C11_RMA(*(a0), shmem_ctx_, _ibget)(ctx, a0, a1, a2, a3, a4, a5, a6)
+
 /* Signals */
 #define shmem_put_signal(...) VSHMEM_C11_BY_NARG(vshmem_c11_put_signal, __VA_ARGS__)
 #define vshmem_c11_put_signal_7(a0, a1, a2, a3, a4, a5, a6) \

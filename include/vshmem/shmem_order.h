@@ -14,6 +14,10 @@ void shmem_ctx_fence(shmem_ctx_t ctx);
  * at their targets on return. */
 VSHMEM_HOSTDEV void shmem_quiet(void);
 void shmem_ctx_quiet(shmem_ctx_t ctx);
+/* OpenSHMEM 1.6: completes what this PE issued to the npes PEs of target_pes (PE numbers of the
+ * context's team): they are visible there on return. Every PE number is checked. */
+void shmem_pe_quiet(const int* target_pes, size_t npes);
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int* target_pes, size_t npes);
 /* Collective: quiet, then wait until every PE has arrived. Logarithmic-depth (dissemination)
  * over the symmetric heap when every PE is mapped here, else over the bootstrap. */
 VSHMEM_HOSTDEV void shmem_barrier_all(void);

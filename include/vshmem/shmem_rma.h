@@ -76,6 +76,30 @@ void shmem_ctx_getmem(shmem_ctx_t ctx, void* dest, const void* source, size_t ne
 void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe);
 void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe);
 
+/* Blocked strided RMA (OpenSHMEM 1.6): nblocks blocks of bsize contiguous elements; block k is
+ * read from source + k * sst elements and written to dest + k * dst elements (dst, sst >= 1;
+ * 1 with bsize 1 is contiguous). Complete on return, like iput/iget. */
+#define VSHMEM_DECLARE_RMA_BLOCKED_TYPED(NAME, TYPE)                                            \
+  void shmem_##NAME##_ibput(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst,       \
+                            size_t bsize, size_t nblocks, int pe);                              \
+  void shmem_##NAME##_ibget(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst,       \
+                            size_t bsize, size_t nblocks, int pe);                              \
+  void shmem_ctx_##NAME##_ibput(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst, \
+                                ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);           \
+  void shmem_ctx_##NAME##_ibget(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst, \
+                                ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+VSHMEM_RMA_TYPES(VSHMEM_DECLARE_RMA_BLOCKED_TYPED)
+#define VSHMEM_DECLARE_RMA_BLOCKED_SIZED(BITS, BYTES)                                        \
+  void shmem_ibput##BITS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst,       \
+                         size_t bsize, size_t nblocks, int pe);                              \
+  void shmem_ibget##BITS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst,       \
+                         size_t bsize, size_t nblocks, int pe);                              \
+  void shmem_ctx_ibput##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, \
+                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);           \
+  void shmem_ctx_ibget##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, \
+                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+VSHMEM_RMA_SIZES(VSHMEM_DECLARE_RMA_BLOCKED_SIZED)
+
 VSHMEM_END_C
 
 #endif

@@ -7,15 +7,22 @@
 VSHMEM_BEGIN_C
 
 /* Collective. Starts the library: bootstrap, symmetric heap, transports. Aborts the job with a
- * message naming the PE and the cause when that fails. Calling it again after success is a
- * no-op; after shmem_finalize it starts the library again. */
+ * message naming the PE and the cause when that fails. It may be called several times
+ * (OpenSHMEM 1.6): each call (shmem_init or shmem_init_thread) is matched by one shmem_finalize,
+ * and the library is finalized by the last of them; after that it may be started again. */
 void shmem_init(void);
 /* As shmem_init; returns 0 on success, non-zero (with a message) on failure. *provided gets the
  * thread level granted: vshmem grants up to SHMEM_THREAD_MULTIPLE. */
 int shmem_init_thread(int requested, int* provided);
 void shmem_query_thread(int* provided);
-/* Collective. Releases every resource (memory, mappings, sockets); implies shmem_barrier_all. */
+/* Collective. Matches one shmem_init[_thread]; the last matching call releases every resource
+ * (memory, mappings, sockets) and implies shmem_barrier_all; the others do nothing. */
 void shmem_finalize(void);
+/* OpenSHMEM 1.6; callable at any time from any thread. *initialized: nonzero between an
+ * initialization call and its matching (last) shmem_finalize. *finalized: nonzero once the
+ * library has been finalized, until it is initialized again. */
+void shmem_query_initialized(int* initialized);
+void shmem_query_finalized(int* finalized);
 /* Ends every PE of the job with the given status. Never returns. */
 void shmem_global_exit(int status);
 

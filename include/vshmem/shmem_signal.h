@@ -57,6 +57,12 @@ VSHMEM_HOSTDEV uint64_t shmem_signal_fetch(const uint64_t* sig_addr);
 /* Waits until the local signal object satisfies `*sig_addr cmp cmp_value` (SHMEM_CMP_*);
  * returns the value that satisfied it. Yields the core while waiting. */
 VSHMEM_HOSTDEV uint64_t shmem_signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t cmp_value);
+/* OpenSHMEM 1.6: atomically adds signal to / sets to signal the signal object sig_addr on pe,
+ * with the atomicity of a put-with-signal's signal update (no data moves). */
+void shmem_signal_add(uint64_t* sig_addr, uint64_t signal, int pe);
+void shmem_signal_set(uint64_t* sig_addr, uint64_t signal, int pe);
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t* sig_addr, uint64_t signal, int pe);
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t* sig_addr, uint64_t signal, int pe);
 
 VSHMEM_END_C
 

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 
@@ -18,6 +19,11 @@ namespace vshmem::detail {
 namespace {
 
 std::mutex g_init_mutex;
+// OpenSHMEM 1.6: initialization calls are counted, and the last matching shmem_finalize
+// finalizes. Atomics: shmem_query_initialized/finalized may be called from any thread.
+int g_init_count = 0;  // under g_init_mutex
+std::atomic<bool> g_initialized{false};
+std::atomic<bool> g_finalized{false};
 constexpr uint64_t kDefaultSymmetricSize = 1ull << 30;
 constexpr uint64_t kDefaultChunkSize = 32ull << 20;
 
@@ -179,7 +185,10 @@ int init_common(const BootstrapOptions& options, int requested, int* provided) {
       return 1;
     }
     tell_launcher(launcher_protocol::shmem_state_signal(), 1);
+    g_initialized = true;
+    g_finalized = false;
   }
+  ++g_init_count;
   if (provided != nullptr) *provided = g_runtime->thread_level;
   return 0;
 }
@@ -222,6 +231,8 @@ void shmem_query_thread(int* provided) {
 void shmem_finalize(void) {
   std::lock_guard<std::mutex> lock(g_init_mutex);
   if (g_runtime == nullptr) return;
+  if (--g_init_count > 0) return;  // an earlier initialization call is still unmatched
+  g_initialized = false;
   shmem_barrier_all();
   Runtime* rt = g_runtime;
   g_runtime = nullptr;
@@ -239,7 +250,16 @@ void shmem_finalize(void) {
   Status st = rt->bootstrap->barrier();
   if (!st) log::message(log::Level::kWarn, "shmem_finalize: %s", st.message().c_str());
   delete rt;
+  g_finalized = true;
   tell_launcher(launcher_protocol::shmem_state_signal(), 0);
+}
+
+void shmem_query_initialized(int* initialized) {
+  if (initialized != nullptr) *initialized = g_initialized ? 1 : 0;
+}
+
+void shmem_query_finalized(int* finalized) {
+  if (finalized != nullptr) *finalized = g_finalized ? 1 : 0;
 }
 
 void shmem_global_exit(int status) {

@@ -91,6 +91,27 @@ uint64_t shmem_signal_fetch(const uint64_t* sig_addr) {
                     rt.my_pe, kCall);
 }
 
+// OpenSHMEM 1.6: the signal update of a put-with-signal, without the data.
+void shmem_signal_add(uint64_t* sig_addr, uint64_t signal, int pe) {
+  constexpr const char* kCall = "shmem_signal_add";
+  rma_atomic(runtime_for(kCall), AtomicRequest{AtomicOp::kFetchAdd, sig_addr, 8, signal, 0}, pe,
+             kCall);
+}
+void shmem_signal_set(uint64_t* sig_addr, uint64_t signal, int pe) {
+  constexpr const char* kCall = "shmem_signal_set";
+  rma_atomic(runtime_for(kCall), AtomicRequest{AtomicOp::kSet, sig_addr, 8, signal, 0}, pe, kCall);
+}
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t* sig_addr, uint64_t signal, int pe) {
+  constexpr const char* kCall = "shmem_ctx_signal_add";
+  rma_atomic(runtime_for(kCall), AtomicRequest{AtomicOp::kFetchAdd, sig_addr, 8, signal, 0},
+             ctx_pe(ctx, pe, kCall), kCall);
+}
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t* sig_addr, uint64_t signal, int pe) {
+  constexpr const char* kCall = "shmem_ctx_signal_set";
+  rma_atomic(runtime_for(kCall), AtomicRequest{AtomicOp::kSet, sig_addr, 8, signal, 0},
+             ctx_pe(ctx, pe, kCall), kCall);
+}
+
 uint64_t shmem_signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t cmp_value) {
   return wait_until_one<uint64_t>("shmem_signal_wait_until", sig_addr, cmp, cmp_value);
 }

@@ -21,12 +21,20 @@ constexpr int kRounds = 500;
 constexpr int kRoundsTimeSliced = 20;
 constexpr size_t kElems = 1000;
 
+constexpr int kMaxPtrs = 16;
+
 struct TeamFacts {
   int my_pe, n_pes, first_world;                        // team's PE 0 in the world (translate_pe)
   int invalid_my_pe, invalid_n_pes, invalid_translate;  // queries on SHMEM_TEAM_INVALID: -1
+  void* ptr[kMaxPtrs];               // shmem_team_ptr(team, probe, i) for the first team PEs
+  void *ptr_invalid, *ptr_past_end;  // on SHMEM_TEAM_INVALID, and for PE n_pes: NULL
 };
 
-__global__ void facts_kernel(shmem_team_t team, TeamFacts* out) {
+__global__ void facts_kernel(shmem_team_t team, const long* probe, TeamFacts* out) {
+  const int n = shmem_team_n_pes(team);
+  for (int i = 0; i < kMaxPtrs; ++i) out->ptr[i] = i < n ? shmem_team_ptr(team, probe, i) : nullptr;
+  out->ptr_invalid = shmem_team_ptr(SHMEM_TEAM_INVALID, probe, 0);
+  out->ptr_past_end = shmem_team_ptr(team, probe, n);
   out->my_pe = shmem_team_my_pe(team);
   out->n_pes = shmem_team_n_pes(team);
   out->first_world = shmem_team_translate_pe(team, 0, SHMEM_TEAM_WORLD);
@@ -90,10 +98,21 @@ int world_of(shmem_team_t team, int i) {
   return shmem_team_translate_pe(team, i, SHMEM_TEAM_WORLD);
 }
 
-void check_facts(shmem_team_t team, const char* name, TeamFacts* facts) {
-  facts_kernel<<<1, 1>>>(team, facts);
+void check_facts(shmem_team_t team, const char* name, const long* probe, TeamFacts* facts) {
+  facts_kernel<<<1, 1>>>(team, probe, facts);
   CUDA_OK(cudaDeviceSynchronize());
   TeamFacts f = to_host(facts, 1)[0];
+  // shmem_team_ptr in a kernel: the host's answer for every team PE, the probe itself for ours.
+  for (int i = 0; i < shmem_team_n_pes(team) && i < kMaxPtrs; ++i) {
+    void* host = shmem_team_ptr(team, probe, i);
+    EXPECT(f.ptr[i] == host, "%s: device shmem_team_ptr(team PE %d) = %p, host %p", name, i,
+           f.ptr[i], host);
+  }
+  EXPECT(shmem_team_my_pe(team) >= kMaxPtrs || f.ptr[shmem_team_my_pe(team)] == probe,
+         "%s: device shmem_team_ptr for this PE is not the address itself", name);
+  EXPECT(f.ptr_invalid == nullptr && f.ptr_past_end == nullptr,
+         "%s: device shmem_team_ptr on an invalid team / PE gave %p / %p, want NULL", name,
+         f.ptr_invalid, f.ptr_past_end);
   EXPECT(f.my_pe == shmem_team_my_pe(team) && f.n_pes == shmem_team_n_pes(team) &&
              f.first_world == world_of(team, 0),
          "%s: device says PE %d of %d (first %d), host %d of %d (first %d)", name, f.my_pe, f.n_pes,
@@ -225,6 +244,7 @@ int main() {
   int* errors = nullptr;
   CUDA_OK(cudaMalloc(&facts, sizeof(TeamFacts)));
   CUDA_OK(cudaMalloc(&errors, sizeof(int)));
+  auto* probe = static_cast<long*>(shmem_malloc(sizeof(long)));
 
   phase("even/odd teams");
   shmem_team_t even = SHMEM_TEAM_INVALID, odd = SHMEM_TEAM_INVALID;
@@ -233,7 +253,7 @@ int main() {
   EXPECT(n < 2 || shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 2, n / 2, nullptr, 0, &odd) == 0,
          "split odd");
   shmem_team_t mine = me % 2 == 0 ? even : odd;
-  check_facts(mine, "even/odd", facts);
+  check_facts(mine, "even/odd", probe, facts);
   barrier_rings(mine, "even/odd", rounds, errors);
   collectives(mine, "even/odd", salt);
 
@@ -241,8 +261,8 @@ int main() {
   shmem_team_t row = SHMEM_TEAM_INVALID, column = SHMEM_TEAM_INVALID;
   EXPECT(shmem_team_split_2d(SHMEM_TEAM_WORLD, 2, nullptr, 0, &row, nullptr, 0, &column) == 0,
          "split_2d");
-  check_facts(row, "row", facts);
-  check_facts(column, "column", facts);
+  check_facts(row, "row", probe, facts);
+  check_facts(column, "column", probe, facts);
   barrier_rings(row, "row", rounds, errors);
   barrier_rings(column, "column", rounds, errors);
   collectives(column, "column", salt * 3);
@@ -276,7 +296,7 @@ int main() {
   }
 
   phase("SHMEM_TEAM_SHARED");
-  check_facts(SHMEM_TEAM_SHARED, "shared", facts);
+  check_facts(SHMEM_TEAM_SHARED, "shared", probe, facts);
   barrier_rings(SHMEM_TEAM_SHARED, "shared", rounds, errors);
 
   phase("slots reused by other members");
@@ -293,11 +313,12 @@ int main() {
              shmem_team_split_strided(SHMEM_TEAM_WORLD, half, 1, n - half, nullptr, 0, &high) == 0,
          "split high");
   shmem_team_t halfteam = me < half ? low : high;
-  check_facts(halfteam, "halves", facts);
+  check_facts(halfteam, "halves", probe, facts);
   barrier_rings(halfteam, "halves", rounds, errors);
   collectives(halfteam, "halves", salt * 7);
 
   phase("finalize");
+  shmem_free(probe);
   cudaFree(facts);
   cudaFree(errors);
   shmem_finalize();

@@ -239,6 +239,7 @@ extern "C" {
 VSHMEM_HOSTDEV int shmem_team_my_pe(shmem_team_t team);
 VSHMEM_HOSTDEV int shmem_team_n_pes(shmem_team_t team);
 VSHMEM_HOSTDEV int shmem_team_sync(shmem_team_t team);
+VSHMEM_HOSTDEV void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe);
 }
 
 #ifdef __CUDA_ARCH__
@@ -284,6 +285,13 @@ __device__ __forceinline__ void* shmem_ptr(const void* dest, int pe) {
   const int64_t d = vshmem::device::peer_delta(pe);
   if (d == vshmem::device::kUnmappedDelta) return nullptr;
   return reinterpret_cast<void*>(a + static_cast<uint64_t>(d));
+}
+
+// As shmem_ptr with pe numbered in team; NULL for an invalid team or a pe outside it.
+__device__ __forceinline__ void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe) {
+  vshmem::device::TeamView v{};
+  if (!vshmem::device::team_lookup(team, &v) || pe < 0 || pe >= v.size) return nullptr;
+  return shmem_ptr(dest, v.world_pe(pe));
 }
 
 __device__ __forceinline__ void shmem_fence(void) { vshmem::device::fence_sys(); }
