@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "runtime/api/fault_report.hpp"
 #include "runtime/api/runtime.hpp"
 #include "runtime/bootstrap/launcher_protocol.hpp"
 #include "runtime/api/team.hpp"
@@ -24,6 +25,7 @@ std::mutex g_init_mutex;
 int g_init_count = 0;  // under g_init_mutex
 std::atomic<bool> g_initialized{false};
 std::atomic<bool> g_finalized{false};
+std::string g_backend_reason;  // why the heap is where it is (SHMEM_INFO)
 constexpr uint64_t kDefaultSymmetricSize = 1ull << 30;
 constexpr uint64_t kDefaultChunkSize = 32ull << 20;
 
@@ -50,8 +52,10 @@ void print_info_and_version(const Runtime& rt) {
         "  VSHMEM_STAGED_ADDR       IPv4 address the staged proxy listens on and advertises\n"
         "                           (default: the hostname's address)\n"
         "  VSHMEM_DEBUG / SHMEM_DEBUG  error|warn|info|trace\n"
-        "  SHMEM_VERSION / SHMEM_INFO  print the version / this text at start-up\n",
-        VSHMEM_VERSION_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
+        "  SHMEM_VERSION / SHMEM_INFO  print the version / this text at start-up\n"
+        "The symmetric heap is in %s memory: %s.\n",
+        VSHMEM_VERSION_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION,
+        rt.host_memory ? "host" : "GPU", g_backend_reason.c_str());
   }
   std::fflush(stdout);
 }
@@ -85,8 +89,10 @@ Status initialize(const BootstrapOptions& options, int requested) {
   VSHMEM_ASSIGN_OR_RETURN(rt->topology, discover_topology(*rt->bootstrap));
   VSHMEM_ASSIGN_OR_RETURN(rt->peer_watch, PeerWatch::create(*rt->bootstrap, rt->topology));
   VSHMEM_ASSIGN_OR_RETURN(rt->job, agree_job_identity(*rt->bootstrap));
-  VSHMEM_ASSIGN_OR_RETURN(
-      rt->provider, create_memory_provider({rt->topology.local_rank, rt->topology.local_size}));
+  ProviderOptions provider_options{rt->topology.local_rank, rt->topology.local_size};
+  provider_options.auto_tries_device = device_library_linked();
+  provider_options.chosen_because = &g_backend_reason;
+  VSHMEM_ASSIGN_OR_RETURN(rt->provider, create_memory_provider(provider_options));
   rt->host_memory = !rt->provider->is_device_memory();
   VSHMEM_ASSIGN_OR_RETURN(rt->plan, plan_transports(*rt->bootstrap, rt->topology, *rt->provider));
   if (rt->plan.n_mapped() > 0) {
@@ -101,6 +107,11 @@ Status initialize(const BootstrapOptions& options, int requested) {
   VSHMEM_ASSIGN_OR_RETURN(rt->heap,
                           SymmetricHeap::create(*rt->provider, *rt->bootstrap, rt->topology,
                                                 rt->plan.mapped(), rt->fd_exchange.get(), config));
+  if (!rt->host_memory) {
+    // The whole reserved range: the heap H and the window slots after it.
+    const uintptr_t end = rt->heap->base() + rt->heap->size() * (rt->topology.max_local_size + 1);
+    install_fault_report(rt->my_pe, rt->heap->base(), end);
+  }
   // PE 0's VSHMEM_HEAP_INITIAL holds for all (growth is collective: every PE must grow alike).
   if (rt->n_pes > 1) VSHMEM_RETURN_IF_ERROR(rt->bootstrap->broadcast(&initial, sizeof(initial), 0));
   if (initial > 0) VSHMEM_RETURN_IF_ERROR(rt->heap->commit_at_least(initial, "shmem_init"));
@@ -181,6 +192,7 @@ int init_common(const BootstrapOptions& options, int requested, int* provided) {
   if (g_runtime == nullptr) {
     Status st = initialize(options, requested);
     if (!st) {
+      remove_fault_report();  // the heap it watched is gone
       log::message(log::Level::kError, "shmem_init: %s", st.message().c_str());
       return 1;
     }
@@ -244,6 +256,7 @@ void shmem_finalize(void) {
     if (!st) log::message(log::Level::kWarn, "shmem_finalize: %s", st.message().c_str());
   }
   rt->staged.reset();
+  remove_fault_report();
   rt->heap.reset();
   publish_device_state(*rt);  // initialized = 0
   // A last bootstrap barrier: nobody tears down its sockets while a peer still needs them.

@@ -137,6 +137,8 @@ void set_device_state_listener(DeviceStateListener listener) {
   if (g_runtime != nullptr && listener != nullptr) listener(&g_runtime->device_state);
 }
 
+bool device_library_linked() { return g_device_listener != nullptr; }
+
 std::mutex& device_state_mutex() {
   static std::mutex m;
   return m;

@@ -120,6 +120,9 @@ std::mutex& device_state_mutex();
 // the new state after init, every heap growth, and finalize.
 using DeviceStateListener = void (*)(const DeviceState* state);
 void set_device_state_listener(DeviceStateListener listener);
+// Whether the device library registered itself (it does when it is loaded, before main): the
+// program has device code, and the heap's default backend is GPU memory.
+bool device_library_linked();
 
 }  // namespace vshmem::detail
 

@@ -166,10 +166,17 @@ namespace vshmem {
 struct ProviderOptions {
   int local_rank = 0;  // this PE's index among the PEs of its node
   int local_size = 1;
+  // Whether VSHMEM_BACKEND=auto tries GPU memory first. shmem_init passes false for programs
+  // that do not link the device library: their code reaches symmetric objects with the CPU,
+  // which cannot load or store GPU memory.
+  bool auto_tries_device = true;
+  // When not null: set to the backend chosen and why, for SHMEM_INFO.
+  std::string* chosen_because = nullptr;
 };
 
-// VSHMEM_BACKEND=auto|cuda|host. auto picks cuda when a device is usable, else host, and says
-// which at VSHMEM_DEBUG=info; cuda without a usable device is an error.
+// VSHMEM_BACKEND=auto|cuda|host. auto picks cuda when options.auto_tries_device and a device is
+// usable, else host, and says which and why at VSHMEM_DEBUG=info; cuda without a usable device
+// is an error.
 Result<std::unique_ptr<MemoryProvider>> create_memory_provider(const ProviderOptions& options);
 
 }  // namespace vshmem

@@ -1,6 +1,6 @@
-// VSHMEM_BACKEND chooses the memory provider. auto prefers device memory when a device is usable
-// and says why it did not get one; an explicit choice that cannot be honoured is an error, never
-// a silent fallback.
+// VSHMEM_BACKEND chooses the memory provider. auto prefers device memory when the caller says the
+// program can use it (it links the device library) and a device is usable, and says which it
+// chose and why; an explicit choice that cannot be honoured is an error, never a silent fallback.
 #include <strings.h>
 
 #include "runtime/common/env.hpp"
@@ -65,21 +65,38 @@ Result<std::unique_ptr<MemoryProvider>> try_cuda(const ProviderOptions& options)
 Result<std::unique_ptr<MemoryProvider>> create_memory_provider(const ProviderOptions& options) {
   VSHMEM_ASSIGN_OR_RETURN(detail::Backend backend,
                           detail::parse_backend(env::get("VSHMEM_BACKEND")));
+  std::string why;
+  auto chosen = [&](std::unique_ptr<MemoryProvider> p) {
+    VSHMEM_INFO("heap: %s memory: %s", p->name(), why.c_str());
+    if (options.chosen_because != nullptr) *options.chosen_because = why;
+    return p;
+  };
   if (backend == detail::Backend::kHost) {
-    VSHMEM_INFO("VSHMEM_BACKEND=host: using host memory (memfd)");
-    return make_host_provider();
+    why = "VSHMEM_BACKEND=host";
+    return chosen(make_host_provider());
+  }
+  if (backend == detail::Backend::kAuto && !options.auto_tries_device) {
+    why =
+        "VSHMEM_BACKEND=auto and the program does not link the vshmem device library, so it "
+        "reaches symmetric objects with the CPU (VSHMEM_BACKEND=cuda puts the heap in GPU memory)";
+    return chosen(make_host_provider());
   }
   auto cuda = detail::try_cuda(options);
   if (cuda) {
-    VSHMEM_INFO("VSHMEM_BACKEND=%s: using CUDA device memory", detail::backend_name(backend));
-    return cuda;
+    why = backend == detail::Backend::kCuda
+              ? "VSHMEM_BACKEND=cuda"
+              : "VSHMEM_BACKEND=auto, the program links the vshmem device library and a GPU is "
+                "usable (VSHMEM_BACKEND=host puts the heap in host memory)";
+    return chosen(std::move(cuda).value());
   }
   // Only "no usable device" falls back; a malformed variable or a failing driver call is a
   // real error even under auto.
   if (backend == detail::Backend::kAuto && cuda.status().code() == Code::kUnsupported) {
-    VSHMEM_INFO("VSHMEM_BACKEND=auto: using host memory (memfd): no usable CUDA device: %s",
-                cuda.status().message().c_str());
-    return make_host_provider();
+    why =
+        "VSHMEM_BACKEND=auto and the program links the vshmem device library, but no CUDA "
+        "device is usable: " +
+        cuda.status().message();
+    return chosen(make_host_provider());
   }
   std::string context = log::format("VSHMEM_BACKEND=%s: ", detail::backend_name(backend));
   if (cuda.status().code() == Code::kUnsupported) context += "no usable CUDA device: ";

@@ -31,3 +31,30 @@ vshmem_add_mpe_test(NAME pshmem_profile TARGET mpe_pshmem_profile NPES 1 2 3 LAU
                     TIMEOUT 60)
 vshmem_add_mpe_test(NAME pshmem_profile_mpirun TARGET mpe_pshmem_profile NPES 2 LAUNCHERS mpi
                     NO_GPU_RERUN)
+
+# The default backend for unmodified OpenSHMEM programs (no device library): the host heap, and
+# SHMEM_INFO says so and why. CPU stores and loads on symmetric objects work.
+vshmem_add_mpe_test(NAME cpu_access SOURCES cpu_access.c NPES 1 2 4 LAUNCHERS vshmemrun
+                    NO_GPU_RERUN ENV SHMEM_INFO=1)
+foreach(_n 1 2 4)
+  set_tests_properties(mpe.cpu_access.vshmemrun.${_n} PROPERTIES PASS_REGULAR_EXPRESSION
+    "symmetric heap is in host memory: VSHMEM_BACKEND=auto and the program does not link the vshmem device library.*cpu_access: OK")
+endforeach()
+# On the GPU heap the CPU's first store faults: the job ends with the report, not a bare crash.
+vshmem_launch_command(_cmd vshmemrun 2)
+add_test(NAME gpu.cpu_access_fault.2 COMMAND ${VSHMEM_GPU_OR_SKIP} ${CMAKE_COMMAND}
+         "-DREGEX=PE [01]: the CPU accessed 0x[0-9a-f]+, inside the symmetric heap, which is GPU memory.*VSHMEM_BACKEND=host"
+         -P ${PROJECT_SOURCE_DIR}/cmake/expect_failure.cmake -- ${_cmd} $<TARGET_FILE:mpe_cpu_access>)
+set_tests_properties(gpu.cpu_access_fault.2 PROPERTIES LABELS "gpu;mpe" TIMEOUT 60
+                     SKIP_RETURN_CODE 77 RESOURCE_LOCK gpu
+                     ENVIRONMENT "VSHMEM_BOOTSTRAP_TIMEOUT=60;VSHMEM_BACKEND=cuda")
+# A program that links the device library: auto tries GPU memory, and SHMEM_INFO says so.
+if(TARGET vshmem_device)
+  vshmem_add_mpe_test(NAME cpu_access_device SOURCES cpu_access_device.cu NPES 1 2
+                      LAUNCHERS vshmemrun NO_GPU_RERUN ENV SHMEM_INFO=1)
+  vshmem_device_link(mpe_cpu_access_device)
+  foreach(_n 1 2)
+    set_tests_properties(mpe.cpu_access_device.vshmemrun.${_n} PROPERTIES PASS_REGULAR_EXPRESSION
+      "symmetric heap is in (GPU|host) memory: VSHMEM_BACKEND=auto.* the program links the vshmem device library.*cpu_access_device: OK")
+  endforeach()
+endif()

@@ -86,6 +86,48 @@ TEST(CudaProviderSelection, AutoPicksCudaOnlyWhenADeviceIsUsable) {
   }
 }
 
+// Programs that do not link the device library reach symmetric objects with the CPU: auto gives
+// them host memory, GPU or not, and says why; an explicit cuda is still honoured.
+TEST(CudaProviderSelection, AutoWithoutTheDeviceLibraryIsHostAndSaysWhy) {
+  for (const std::optional<std::string>& value :
+       {std::optional<std::string>(), std::optional<std::string>("auto")}) {
+    ScopedEnv backend("VSHMEM_BACKEND", value);
+    ProviderOptions options;
+    options.auto_tries_device = false;
+    std::string why;
+    options.chosen_because = &why;
+    auto p = create_memory_provider(options);
+    ASSERT_TRUE(p.is_ok()) << p.status().message();
+    EXPECT_STREQ(p.value()->name(), "host");
+    EXPECT_TRUE(contains(why, "does not link the vshmem device library")) << why;
+    EXPECT_TRUE(contains(why, "VSHMEM_BACKEND=cuda")) << why;  // how to get GPU memory
+  }
+  const bool usable = device_usable();
+  ScopedEnv backend("VSHMEM_BACKEND", "cuda");
+  ProviderOptions options;
+  options.auto_tries_device = false;
+  std::string why;
+  options.chosen_because = &why;
+  auto p = create_memory_provider(options);
+  EXPECT_EQ(p.is_ok(), usable);
+  if (usable) {
+    EXPECT_STREQ(p.value()->name(), "cuda");
+    EXPECT_EQ(why, "VSHMEM_BACKEND=cuda");
+  }
+}
+
+TEST(CudaProviderSelection, AutoWithTheDeviceLibrarySaysWhy) {
+  const bool usable = device_usable();
+  ScopedEnv backend("VSHMEM_BACKEND", std::nullopt);
+  ProviderOptions options;  // auto_tries_device: the program links the device library
+  std::string why;
+  options.chosen_because = &why;
+  auto p = create_memory_provider(options);
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  EXPECT_TRUE(contains(why, "links the vshmem device library")) << why;
+  EXPECT_TRUE(contains(why, usable ? "a GPU is usable" : "no CUDA device is usable")) << why;
+}
+
 TEST(CudaProviderSelection, CudaWithoutADeviceIsAClearError) {
   if (device_usable()) GTEST_SKIP() << "a CUDA device is usable here";
   ScopedEnv backend("VSHMEM_BACKEND", "cuda");
