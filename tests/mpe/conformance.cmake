@@ -58,3 +58,10 @@ if(TARGET vshmem_device)
       "symmetric heap is in (GPU|host) memory: VSHMEM_BACKEND=auto.* the program links the vshmem device library.*cpu_access_device: OK")
   endforeach()
 endif()
+
+# Large reductions: the direct (sliced) form on host memory, the pairwise form on staged peers
+# and the GPU heap, with scratch reused from call to call.
+vshmem_add_mpe_test(NAME reduce_large SOURCES reduce_large.c NPES 1 2 3 4 LAUNCHERS vshmemrun
+                    LIBS m TIMEOUT 120)
+vshmem_add_mpe_test(NAME reduce_large_staged TARGET mpe_reduce_large NPES 3 LAUNCHERS vshmemrun
+                    LAUNCHER_ARGS --simulate-nodes 2 NO_GPU_RERUN TIMEOUT 120)
