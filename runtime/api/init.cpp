@@ -10,6 +10,7 @@
 
 #include "runtime/api/fault_report.hpp"
 #include "runtime/api/runtime.hpp"
+#include "runtime/api/wait_policy.hpp"
 #include "runtime/bootstrap/launcher_protocol.hpp"
 #include "runtime/api/team.hpp"
 #include "runtime/common/env.hpp"
@@ -87,6 +88,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
                      : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE
                                                          : requested;
   VSHMEM_ASSIGN_OR_RETURN(rt->topology, discover_topology(*rt->bootstrap));
+  VSHMEM_RETURN_IF_ERROR(choose_wait_policy(*rt->bootstrap));
   VSHMEM_ASSIGN_OR_RETURN(rt->peer_watch, PeerWatch::create(*rt->bootstrap, rt->topology));
   VSHMEM_ASSIGN_OR_RETURN(rt->job, agree_job_identity(*rt->bootstrap));
   ProviderOptions provider_options{rt->topology.local_rank, rt->topology.local_size};

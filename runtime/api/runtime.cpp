@@ -1,6 +1,7 @@
 #include "runtime/api/runtime.hpp"
 
 #include "runtime/api/team.hpp"
+#include "runtime/api/wait_policy.hpp"
 
 #include <sched.h>
 #include <time.h>
@@ -102,17 +103,42 @@ uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call
   return result;
 }
 
-void Backoff::pause() {
-  // Spin briefly (a peer on another core answers in well under a microsecond), then give the
-  // core away: with more PEs than cores the PE we wait for may need this one.
-  if (++spins_ < 64) {
+namespace {
+void cpu_pause() {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
 #endif
+}
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+}  // namespace
+
+void Backoff::pause() {
+  // A peer on another core answers in well under a microsecond: spin first. Measured on 2 cores
+  // (bench/RESULTS.md, issue #15): yielding or napping while cores are free turns a 0.2 us
+  // barrier into microseconds as soon as any other process runs; yielding while PEs outnumber
+  // the cores lets the PE we wait for have this one.
+  const bool spin = waits_spin();
+  ++spins_;
+  if (spins_ < 64 || (spin && spins_ % 256 != 0)) {
+    cpu_pause();
     return;
   }
-  if (spins_ < 4096) {
-    sched_yield();
+  // Past the first spins, the clock decides (read every 256 spins, or at every yield).
+  const uint64_t now = monotonic_ns();
+  if (since_ns_ == 0) since_ns_ = now;
+  constexpr uint64_t kActiveNs = 50'000'000;  // then nap: the wait is not a short one
+  if (now - since_ns_ < kActiveNs) {
+    if (spin) {
+      cpu_pause();
+    } else {
+      sched_yield();
+    }
     return;
   }
   timespec ts{0, 20000};  // long waits: 20 us naps keep an idle PE from burning a core

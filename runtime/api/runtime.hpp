@@ -85,11 +85,13 @@ void rma_put(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, 
 void rma_get(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, const char* call);
 uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call);
 
-// Waits, yielding the core while it waits (PEs may outnumber cores).
-// The pause of a host-side wait loop: spins, then yields, then naps. A wait that lasts checks
-// now and then that the node-local peers are alive (runtime/api/peer_watch.hpp): when one has
-// exited, the loop gets one more look at its condition (what the peer did before it exited is
-// visible by then), and if it is still unmet, the call fails naming the peer.
+// The pause of a host-side wait loop. It spins (CPU pause) while the PEs of this machine do not
+// outnumber their CPUs, else it yields the core after a few spins (runtime/api/wait_policy.hpp);
+// a wait that lasts longer than a few tens of milliseconds naps instead, to leave the core to
+// work that needs it. A wait that lasts checks now and then that the node-local peers are alive
+// (runtime/api/peer_watch.hpp): when one has exited, the loop gets one more look at its
+// condition (what the peer did before it exited is visible by then), and if it is still unmet,
+// the call fails naming the peer.
 class Backoff {
  public:
   explicit Backoff(const char* call) : call_(call) {}
@@ -99,7 +101,8 @@ class Backoff {
   const char* call_;
   unsigned spins_ = 0;
   unsigned naps_ = 0;
-  int exited_ = -1;  // a peer seen gone at the previous pause
+  uint64_t since_ns_ = 0;  // when the wait stopped being short (monotonic clock)
+  int exited_ = -1;        // a peer seen gone at the previous pause
 };
 
 // Completes this PE's outstanding transfers (shmem_quiet).

@@ -1,0 +1,59 @@
+#include "runtime/api/wait_policy.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include "runtime/common/log.hpp"
+
+namespace vshmem::detail {
+namespace {
+
+std::atomic<bool> g_spin{false};
+
+uint64_t hash_name(const char* s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s != '\0'; ++s) h = (h ^ static_cast<unsigned char>(*s)) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+void host_load(const std::vector<HostCpus>& all, int me, int* pes, int* cpus) {
+  cpu_set_t together;
+  CPU_ZERO(&together);
+  int n = 0;
+  for (const HostCpus& h : all) {
+    if (h.host != all[me].host) continue;
+    ++n;
+    CPU_OR(&together, &together, &h.cpus);
+  }
+  *pes = n;
+  *cpus = CPU_COUNT(&together);
+}
+
+Status choose_wait_policy(Bootstrap& bootstrap) {
+  HostCpus mine{};
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  mine.host = hash_name(name);
+  CPU_ZERO(&mine.cpus);
+  if (sched_getaffinity(0, sizeof(mine.cpus), &mine.cpus) != 0) {
+    CPU_ZERO(&mine.cpus);
+    CPU_SET(0, &mine.cpus);  // unknown: count one CPU, which errs on the side of yielding
+  }
+  std::vector<HostCpus> all(bootstrap.size());
+  VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&mine, all.data(), sizeof(mine)));
+  int pes = 0, cpus = 0;
+  host_load(all, bootstrap.rank(), &pes, &cpus);
+  g_spin = pes <= cpus;
+  VSHMEM_INFO("waits %s: %d PEs on this host, %d CPUs in their affinity masks",
+              pes <= cpus ? "spin" : "yield the core", pes, cpus);
+  return Status::ok();
+}
+
+bool waits_spin() { return g_spin.load(std::memory_order_relaxed); }
+
+}  // namespace vshmem::detail

@@ -1,0 +1,36 @@
+// How host-side waits poll (Backoff, runtime.hpp). Spinning answers fastest, but a PE that spins
+// while the PE it waits for has no core of its own delays that PE by a scheduler time slice; so
+// waits spin when the PEs of this machine do not outnumber the CPUs they may run on, and yield the
+// core otherwise. The choice is made once at shmem_init from what every PE reports: its host and
+// the CPUs of its affinity mask (the union over a host's PEs, so that launchers binding each PE to
+// its own core count as many CPUs as PEs). Simulated nodes on one machine count as one host.
+#pragma once
+
+#include <sched.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/common/status.hpp"
+
+namespace vshmem::detail {
+
+// What one PE reports.
+struct HostCpus {
+  uint64_t host = 0;  // hash of the host name
+  cpu_set_t cpus;     // the PE's affinity mask
+};
+
+// For the PE at index me of all: how many PEs share its host, and how many distinct CPUs their
+// masks cover together.
+void host_load(const std::vector<HostCpus>& all, int me, int* pes, int* cpus);
+
+// Collective over the bootstrap: chooses the policy for this process (logged at
+// VSHMEM_DEBUG=info).
+Status choose_wait_policy(Bootstrap& bootstrap);
+
+// True: waits spin (with a CPU pause) before they nap; false: they yield the core.
+bool waits_spin();
+
+}  // namespace vshmem::detail
