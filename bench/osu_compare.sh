@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Host collectives and barrier: vshmem against Open MPI's OSHMEM in the same run (issue #15).
+#
+#   bench/osu_compare.sh [--build-dir DIR] [--npes "2 4"] [--reps N] [--ops LIST] [--max BYTES]
+#
+# Builds bench/osu_coll.c with oshcc (OSHMEM) next to the vshmem build's vshmem_bench_osu_coll,
+# then for each PE count, quiet and with one busy background process (`yes > /dev/null`), runs
+# the two alternately --reps times (interleaved, so that a change in the machine's load hits both)
+# and prints, per operation and size, the median latency of each and their ratio. vshmem runs on
+# the host backend under vshmemrun, OSHMEM under oshrun --oversubscribe.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${VSHMEM_BUILD_DIR:-$repo/build}
+npes="2 4"
+reps=3
+ops=barrier,broadcast,collect,fcollect,alltoall,reduce
+max=1048576
+while (($#)); do
+  case $1 in
+    --build-dir) build=$2; shift ;;
+    --npes) npes=$2; shift ;;
+    --reps) reps=$2; shift ;;
+    --ops) ops=$2; shift ;;
+    --max) max=$2; shift ;;
+    *) echo "osu_compare.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+vbin=$build/bench/vshmem_bench_osu_coll
+[ -x "$vbin" ] || cmake --build "$build" --target vshmem_bench_osu_coll >/dev/null
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"; [ -n "${busy:-}" ] && kill "$busy" 2>/dev/null || true' EXIT
+oshcc -O2 "$repo/bench/osu_coll.c" -o "$tmp/osu_coll_oshmem"
+export SHMEM_SYMMETRIC_SIZE=512M VSHMEM_BACKEND=host
+for n in $npes; do
+  for load in quiet busy; do
+    busy=
+    if [ $load = busy ]; then yes >/dev/null & busy=$!; fi
+    for ((r = 0; r < reps; ++r)); do
+      # OSHMEM may crash in its own finalize after printing every figure: keep what it printed.
+      "$build/bin/vshmemrun" -n "$n" "$vbin" "$ops" "$max" 2>/dev/null |
+        sed "s/^/vshmem $n $load /" >>"$tmp/all" || true
+      oshrun --allow-run-as-root --oversubscribe -np "$n" "$tmp/osu_coll_oshmem" "$ops" "$max" \
+        2>/dev/null | grep -E '^[a-z]+ [0-9]+ [0-9.]+$' | sed "s/^/oshmem $n $load /" >>"$tmp/all" ||
+        true
+    done
+    if [ -n "$busy" ]; then kill "$busy"; wait "$busy" 2>/dev/null || true; busy=; fi
+  done
+done
+python3 - "$tmp/all" <<'PY'
+import sys, statistics, collections
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    impl, n, load, op, size, us = line.split()
+    rows[(int(n), load, op, int(size), impl)].append(float(us))
+keys = sorted({k[:4] for k in rows}, key=lambda k: (k[0], k[1] != "quiet", k[2], k[3]))
+print("| PEs | load | op | bytes/PE | vshmem us (median) | OSHMEM us (median) | vshmem/OSHMEM | runs |")
+print("|---|---|---|---|---|---|---|---|")
+for k in keys:
+    v, o = rows.get(k + ("vshmem",), []), rows.get(k + ("oshmem",), [])
+    mv = statistics.median(v) if v else float("nan")
+    mo = statistics.median(o) if o else float("nan")
+    print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {mv:.3f} | {mo:.3f} | {mv / mo:.2f} | {len(v)}/{len(o)} |")
+PY
