@@ -48,6 +48,7 @@ void print_info_and_version(const Runtime& rt) {
         "  VSHMEM_BOOTSTRAP_TIMEOUT seconds before a bootstrap operation gives up (default 120)\n"
         "  VSHMEM_BACKEND           auto|cuda|host: where the heap lives (default auto)\n"
         "  VSHMEM_DEVICE            the GPU of this PE (default: by local rank)\n"
+        "  VSHMEM_WAIT              auto|spin|yield: how host waits poll (default auto)\n"
         "  VSHMEM_NODE_ID           override the node identity (simulate several nodes)\n"
         "  VSHMEM_DISABLE_P2P       1: map no peer (every peer takes the staged path)\n"
         "  VSHMEM_STAGED_ADDR       IPv4 address the staged proxy listens on and advertises\n"

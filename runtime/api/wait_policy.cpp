@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "runtime/common/env.hpp"
 #include "runtime/common/log.hpp"
 
 namespace vshmem::detail {
@@ -44,13 +45,23 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
     CPU_ZERO(&mine.cpus);
     CPU_SET(0, &mine.cpus);  // unknown: count one CPU, which errs on the side of yielding
   }
+  // VSHMEM_WAIT=spin|yield overrides the choice (auto: by the count below).
+  const std::optional<std::string> forced = env::get("VSHMEM_WAIT");
+  if (forced && !forced->empty() && *forced != "auto" && *forced != "spin" && *forced != "yield") {
+    return error(Code::kInvalidArgument,
+                 log::format("VSHMEM_WAIT='%s' is not one of auto|spin|yield", forced->c_str()));
+  }
   std::vector<HostCpus> all(bootstrap.size());
   VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&mine, all.data(), sizeof(mine)));
   int pes = 0, cpus = 0;
   host_load(all, bootstrap.rank(), &pes, &cpus);
-  g_spin = pes <= cpus;
-  VSHMEM_INFO("waits %s: %d PEs on this host, %d CPUs in their affinity masks",
-              pes <= cpus ? "spin" : "yield the core", pes, cpus);
+  const bool spin = forced && *forced == "spin"    ? true
+                    : forced && *forced == "yield" ? false
+                                                   : pes <= cpus;
+  g_spin = spin;
+  VSHMEM_INFO("waits %s: %d PEs on this host, %d CPUs in their affinity masks%s",
+              spin ? "spin" : "yield the core", pes, cpus,
+              forced && *forced != "auto" ? " (VSHMEM_WAIT)" : "");
   return Status::ok();
 }
 

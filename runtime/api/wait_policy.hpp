@@ -4,6 +4,7 @@
 // core otherwise. The choice is made once at shmem_init from what every PE reports: its host and
 // the CPUs of its affinity mask (the union over a host's PEs, so that launchers binding each PE to
 // its own core count as many CPUs as PEs). Simulated nodes on one machine count as one host.
+// VSHMEM_WAIT=spin|yield overrides the choice.
 #pragma once
 
 #include <sched.h>

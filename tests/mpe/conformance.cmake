@@ -65,3 +65,10 @@ vshmem_add_mpe_test(NAME reduce_large SOURCES reduce_large.c NPES 1 2 3 4 LAUNCH
                     LIBS m TIMEOUT 120)
 vshmem_add_mpe_test(NAME reduce_large_staged TARGET mpe_reduce_large NPES 3 LAUNCHERS vshmemrun
                     LAUNCHER_ARGS --simulate-nodes 2 NO_GPU_RERUN TIMEOUT 120)
+
+# The wait policy's override: a malformed value is an error at shmem_init, naming the variable.
+vshmem_add_mpe_test(NAME wait_policy_bad_value TARGET mpe_cpu_access NPES 2 LAUNCHERS vshmemrun
+                    NO_GPU_RERUN ENV VSHMEM_WAIT=often
+                    WILL_FAIL_REGEX "VSHMEM_WAIT='often' is not one of auto\\|spin\\|yield")
+vshmem_add_mpe_test(NAME wait_policy_yield TARGET mpe_reduce_large NPES 3 LAUNCHERS vshmemrun
+                    NO_GPU_RERUN ENV VSHMEM_WAIT=yield TIMEOUT 120)
