@@ -32,6 +32,8 @@
 #include <vector>
 
 #include "runtime/bootstrap/launcher_protocol.hpp"
+#include "runtime/common/private_dir.hpp"
+#include "runtime/common/process_info.hpp"
 
 extern char** environ;
 
@@ -279,9 +281,11 @@ bool on_path(const std::string& name) {
 int hand_off(const Options& o) {
   std::vector<std::string> cmd;
   // Variables vshmemrun sets for its own PEs; forwarding them would confuse the remote PEs.
+  // VSHMEM_LAUNCHER_* would name a vshmemrun that is not the remote PEs' launcher.
   const std::vector<std::string> internal = {
-      "VSHMEM_BOOTSTRAP", "VSHMEM_SOCKET_ADDR", "VSHMEM_JOB_ID",     "VSHMEM_JOB_SECRET",
-      "VSHMEM_RANK",      "VSHMEM_NPES",        "VSHMEM_LOCAL_RANK", "VSHMEM_LOCAL_SIZE"};
+      "VSHMEM_BOOTSTRAP",    "VSHMEM_SOCKET_ADDR",    "VSHMEM_JOB_ID",     "VSHMEM_JOB_SECRET",
+      "VSHMEM_RANK",         "VSHMEM_NPES",           "VSHMEM_LOCAL_RANK", "VSHMEM_LOCAL_SIZE",
+      "VSHMEM_LAUNCHER_PID", "VSHMEM_LAUNCHER_START", "VSHMEM_SOCKET_DIR"};
   std::vector<std::string> forward;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv = *e;
@@ -421,8 +425,20 @@ int run_local(const Options& o) {
   std::snprintf(pid_hex, sizeof(pid_hex), "%x", static_cast<unsigned>(self));
   const std::string job_id = std::string(pid_hex) + "-" + random_hex(4);
   const std::string secret = random_hex(16);
-  // Abstract namespace: the name disappears with PE 0, so a crash leaves nothing behind.
-  const std::string address = "@vshmem-" + job_id + "-bootstrap";
+  // The job's sockets (the bootstrap's and the handle-passing ones) live in a directory only our
+  // user can enter; vshmemrun removes it when the job ends, whatever happened to the PEs.
+  auto dir = private_job_dir(job_id);
+  if (!dir) {
+    std::fprintf(stderr, "vshmemrun: %s\n", dir.status().message().c_str());
+    return 1;
+  }
+  struct DirGuard {
+    std::string path;
+    ~DirGuard() { remove_private_dir(path); }
+  } dir_guard{*dir};
+  const std::string address = *dir + "/bootstrap";
+  // With the pid, the start time proves to a PE that the process it signals is this vshmemrun.
+  const unsigned long long start_time = process_start_time(self);
   const bool user_device = std::getenv("VSHMEM_DEVICE") != nullptr;
   // Simulated nodes all live here: their staged traffic stays on loopback.
   const bool user_node_id = std::getenv("VSHMEM_NODE_ID") != nullptr;
@@ -432,9 +448,9 @@ int run_local(const Options& o) {
   // Each PE's environment is built before fork: count_gpus may have started driver threads,
   // and after fork in a threaded process only async-signal-safe calls are allowed.
   const std::vector<std::string> ours = {
-      "VSHMEM_BOOTSTRAP=",  "VSHMEM_SOCKET_ADDR=", "VSHMEM_JOB_ID=",
-      "VSHMEM_JOB_SECRET=", "VSHMEM_RANK=",        "VSHMEM_NPES=",
-      "VSHMEM_LOCAL_RANK=", "VSHMEM_LOCAL_SIZE=",  "VSHMEM_LAUNCHER_PID="};
+      "VSHMEM_BOOTSTRAP=",    "VSHMEM_SOCKET_ADDR=",    "VSHMEM_JOB_ID=",     "VSHMEM_JOB_SECRET=",
+      "VSHMEM_RANK=",         "VSHMEM_NPES=",           "VSHMEM_LOCAL_RANK=", "VSHMEM_LOCAL_SIZE=",
+      "VSHMEM_LAUNCHER_PID=", "VSHMEM_LAUNCHER_START=", "VSHMEM_SOCKET_DIR="};
   std::vector<std::string> base;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv = *e;
@@ -456,6 +472,8 @@ int run_local(const Options& o) {
     envs[r].push_back("VSHMEM_LOCAL_SIZE=" + std::to_string(o.npes));
     // shmem_global_exit tells us its status with SIGUSR1 (sigqueue) before the PE exits.
     envs[r].push_back("VSHMEM_LAUNCHER_PID=" + std::to_string(self));
+    envs[r].push_back("VSHMEM_LAUNCHER_START=" + std::to_string(start_time));
+    envs[r].push_back("VSHMEM_SOCKET_DIR=" + *dir);
     if (ngpus > 0) envs[r].push_back("VSHMEM_DEVICE=" + std::to_string(r % ngpus));
     if (o.simulate_nodes > 0) {
       const long long node = static_cast<long long>(r) * o.simulate_nodes / o.npes;
@@ -553,7 +571,22 @@ int run_local(const Options& o) {
   }
 
   int received_signal = 0;
-  std::optional<int> global_exit_status;  // set by a PE's shmem_global_exit
+  // The first failure decides the exit status and is the one named: a PE that then calls
+  // shmem_global_exit in reaction (it saw the first one die) is not blamed.
+  struct Failure {
+    int rank;
+    int code;
+  };
+  std::optional<Failure> first_failure;
+  struct GlobalExit {
+    int rank;
+    int status;
+  };
+  std::vector<GlobalExit> global_exits;  // notices read, judged after the exits reaped with them
+  const auto rank_of = [&](pid_t pid) {
+    auto it = std::find_if(pes.begin(), pes.end(), [&](const Pe& p) { return p.pid == pid; });
+    return it == pes.end() ? -1 : static_cast<int>(it - pes.begin());
+  };
   // Reads every pending signal. Called before each reap, so that what a PE said before it
   // exited (shmem_finalize done, global_exit) is known when its exit is judged.
   const auto handle_signals = [&]() {
@@ -568,15 +601,8 @@ int run_local(const Options& o) {
         continue;
       }
       if (sig == launcher_protocol::global_exit_signal()) {
-        auto it = std::find_if(pes.begin(), pes.end(), [&](const Pe& p) {
-          return p.pid == static_cast<pid_t>(si.ssi_pid);
-        });
-        if (it == pes.end() || global_exit_status) continue;  // not from a PE, or not the first
-        global_exit_status = si.ssi_int;
-        std::fprintf(stderr,
-                     "vshmemrun: PE %d called shmem_global_exit(%d); stopping the other PEs\n",
-                     static_cast<int>(it - pes.begin()), si.ssi_int);
-        begin_stopping();
+        const int rank = rank_of(static_cast<pid_t>(si.ssi_pid));
+        if (rank >= 0) global_exits.push_back({rank, si.ssi_int});  // else not from a PE
         continue;
       }
       // Forwarded, not acted on: the PEs decide how to react; the grace period bounds it.
@@ -595,50 +621,87 @@ int run_local(const Options& o) {
 
   const auto reap = [&]() {
     handle_signals();
+    // Every PE that has exited by now, then judged together: when several ended at once (one
+    // died, the others failed in reaction), a death by a signal comes before a failing exit,
+    // which comes before a clean one, whatever order waitpid returns them in.
+    struct Exit {
+      int rank;
+      pid_t pid;
+      int status;
+    };
+    std::vector<Exit> exits;
     for (;;) {
       int status = 0;
       pid_t pid = ::waitpid(-1, &status, WNOHANG);
-      if (pid <= 0) return;
+      if (pid <= 0) break;
       // Whatever this PE signalled was sent before it exited, so it is pending by now.
       handle_signals();
-      auto it = std::find_if(pes.begin(), pes.end(), [&](const Pe& p) { return p.pid == pid; });
-      if (it == pes.end()) continue;
-      it->running = false;
+      const int rank = rank_of(pid);
+      if (rank < 0) continue;
+      pes[rank].running = false;
       --running;
-      const int rank = static_cast<int>(it - pes.begin());
+      exits.push_back({rank, pid, status});
+    }
+    const auto order = [](const Exit& e) {
+      return WIFSIGNALED(e.status) ? 0 : WEXITSTATUS(e.status) != 0 ? 1 : 2;
+    };
+    std::stable_sort(exits.begin(), exits.end(),
+                     [&](const Exit& a, const Exit& b) { return order(a) < order(b); });
+    for (const Exit& e : exits) {
+      const Pe& pe = pes[e.rank];
       int code = 0;
       std::string what;
-      if (WIFEXITED(status)) {
-        code = WEXITSTATUS(status);
+      if (WIFEXITED(e.status)) {
+        code = WEXITSTATUS(e.status);
         what = "exited with status " + std::to_string(code);
-      } else if (WIFSIGNALED(status)) {
-        code = 128 + WTERMSIG(status);
-        what = "was killed by signal " + signal_description(WTERMSIG(status));
+      } else if (WIFSIGNALED(e.status)) {
+        code = 128 + WTERMSIG(e.status);
+        what = "was killed by signal " + signal_description(WTERMSIG(e.status));
       }
-      if (code == 0 && it->in_shmem && !stopping && running > 0) {
+      const bool announced = std::any_of(global_exits.begin(), global_exits.end(),
+                                         [&](const GlobalExit& g) { return g.rank == e.rank; });
+      if (announced) continue;  // judged with its shmem_global_exit notice below
+      if (code == 0 && pe.in_shmem && !stopping && running > 0) {
         std::fprintf(stderr,
                      "vshmemrun: PE %d (pid %d) exited with status 0 after shmem_init without "
                      "calling shmem_finalize; the other PEs would wait for it forever: stopping "
                      "them\n",
-                     rank, static_cast<int>(pid));
-        exit_code = 1;
+                     e.rank, static_cast<int>(e.pid));
+        if (!first_failure) first_failure = Failure{e.rank, 1};
         begin_stopping();
         continue;
       }
-      if (code == 0 || stopping) {
-        if (code != 0 && exit_code == 0) exit_code = code;
-        continue;  // a clean exit, or a PE we are stopping ourselves
+      if (code == 0) continue;
+      if (first_failure || stopping) {
+        // A PE we are stopping ourselves, or one that failed in reaction to the first failure.
+        if (exit_code == 0) exit_code = code;
+        continue;
       }
-      exit_code = code;
+      first_failure = Failure{e.rank, code};
       if (running > 0) {
-        std::fprintf(stderr, "vshmemrun: PE %d (pid %d) %s; stopping the other PEs\n", rank,
-                     static_cast<int>(pid), what.c_str());
+        std::fprintf(stderr, "vshmemrun: PE %d (pid %d) %s; stopping the other PEs\n", e.rank,
+                     static_cast<int>(e.pid), what.c_str());
         begin_stopping();
       } else {
-        std::fprintf(stderr, "vshmemrun: PE %d (pid %d) %s\n", rank, static_cast<int>(pid),
+        std::fprintf(stderr, "vshmemrun: PE %d (pid %d) %s\n", e.rank, static_cast<int>(e.pid),
                      what.c_str());
       }
     }
+    for (const GlobalExit& g : global_exits) {
+      if (first_failure) {
+        std::fprintf(stderr,
+                     "vshmemrun: PE %d called shmem_global_exit(%d) after PE %d had failed; the "
+                     "job's status stays PE %d's\n",
+                     g.rank, g.status, first_failure->rank, first_failure->rank);
+      } else {
+        first_failure = Failure{g.rank, g.status & 0xff};
+        std::fprintf(stderr,
+                     "vshmemrun: PE %d called shmem_global_exit(%d); stopping the other PEs\n",
+                     g.rank, g.status);
+      }
+      begin_stopping();
+    }
+    global_exits.clear();
   };
 
   std::optional<Clock::time_point> drain_until;
@@ -692,7 +755,7 @@ int run_local(const Options& o) {
       kill_at = Clock::now() + std::chrono::hours(1);  // SIGKILL cannot be resisted
     }
   }
-  if (global_exit_status) return *global_exit_status & 0xff;
+  if (first_failure) return first_failure->code;
   if (exit_code == 0 && received_signal != 0) exit_code = 128 + received_signal;
   return exit_code;
 }

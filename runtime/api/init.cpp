@@ -9,11 +9,13 @@
 #include <mutex>
 
 #include "runtime/api/fault_report.hpp"
+#include "runtime/api/launcher_link.hpp"
 #include "runtime/api/runtime.hpp"
 #include "runtime/api/wait_policy.hpp"
 #include "runtime/bootstrap/launcher_protocol.hpp"
 #include "runtime/api/team.hpp"
 #include "runtime/common/env.hpp"
+#include "runtime/common/private_dir.hpp"
 #include "shmem.h"
 #include "shmemx.h"
 
@@ -101,8 +103,10 @@ Status initialize(const BootstrapOptions& options, int requested) {
   if (rt->plan.n_mapped() > 0) {
     std::chrono::milliseconds timeout{};
     VSHMEM_ASSIGN_OR_RETURN(timeout, bootstrap_timeout());
-    VSHMEM_ASSIGN_OR_RETURN(rt->fd_exchange,
-                            FdExchange::create(rt->job.id, rt->job.secret, rt->my_pe, timeout));
+    std::string dir;
+    VSHMEM_ASSIGN_OR_RETURN(dir, job_socket_dir(rt->job.id));
+    VSHMEM_ASSIGN_OR_RETURN(
+        rt->fd_exchange, FdExchange::create(dir, rt->job.id, rt->job.secret, rt->my_pe, timeout));
   }
   // Every handle socket listens before anyone sends to one.
   VSHMEM_RETURN_IF_ERROR(rt->bootstrap->barrier());
@@ -174,22 +178,6 @@ Status initialize(const BootstrapOptions& options, int requested) {
   return Status::ok();
 }
 
-// The pid of the vshmemrun that started this PE, or 0.
-pid_t launcher_pid() {
-  auto launcher = env::get("VSHMEM_LAUNCHER_PID");
-  if (!launcher) return 0;
-  auto pid = env::parse_int(*launcher, 1, 1 << 30);
-  return pid ? static_cast<pid_t>(*pid) : 0;
-}
-
-void tell_launcher(int signal, int value) {
-  if (pid_t pid = launcher_pid()) {
-    union sigval v;
-    v.sival_int = value;
-    sigqueue(pid, signal, v);
-  }
-}
-
 int init_common(const BootstrapOptions& options, int requested, int* provided) {
   std::lock_guard<std::mutex> lock(g_init_mutex);
   if (g_runtime == nullptr) {
@@ -202,6 +190,7 @@ int init_common(const BootstrapOptions& options, int requested, int* provided) {
     tell_launcher(launcher_protocol::shmem_state_signal(), 1);
     g_initialized = true;
     g_finalized = false;
+    flush_output_on_terminate();
   }
   ++g_init_count;
   if (provided != nullptr) *provided = g_runtime->thread_level;
@@ -285,7 +274,7 @@ void shmem_global_exit(int status) {
   // vshmemrun learns the status from the signal's value, stops every other PE and exits with
   // it. Under other launchers a non-zero exit makes them stop the rest; a zero status has to be
   // turned into a failure there, or the other PEs would wait forever.
-  if (launcher_pid() != 0) {
+  if (verified_launcher_pid() != 0) {
     tell_launcher(launcher_protocol::global_exit_signal(), status);
     std::_Exit(status);
   }

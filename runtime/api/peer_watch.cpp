@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/common/process_info.hpp"
+
 namespace vshmem::detail {
 
 namespace {
@@ -22,34 +24,13 @@ int open_pidfd(pid_t pid) {
 #endif
 }
 
-// The start time of a process (field 22 of /proc/<pid>/stat, clock ticks since boot), or 0:
-// with the pid it names one process, also if the pid is reused or names another PID namespace.
-uint64_t start_time(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
-  FILE* f = std::fopen(path, "r");
-  if (f == nullptr) return 0;
-  char buf[1024];
-  size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
-  std::fclose(f);
-  buf[n] = 0;
-  // The command name (field 2) may hold spaces and parentheses: count fields after the last ')'.
-  const char* p = std::strrchr(buf, ')');
-  if (p == nullptr) return 0;
-  int field = 2;
-  for (; *p != 0 && field < 22; ++p) {
-    if (*p == ' ') ++field;
-  }
-  return std::strtoull(p, nullptr, 10);
-}
-
 }  // namespace
 
 Result<std::unique_ptr<PeerWatch>> PeerWatch::create(Bootstrap& bootstrap,
                                                      const Topology& topology) {
   std::unique_ptr<PeerWatch> w(new PeerWatch());
   const int n = bootstrap.size();
-  const uint64_t mine[2] = {static_cast<uint64_t>(getpid()), start_time(getpid())};
+  const uint64_t mine[2] = {static_cast<uint64_t>(getpid()), process_start_time(getpid())};
   std::vector<uint64_t> all(2 * static_cast<size_t>(n));
   VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(mine, all.data(), sizeof(mine)));
   w->pids_.resize(n);
@@ -60,7 +41,7 @@ Result<std::unique_ptr<PeerWatch>> PeerWatch::create(Bootstrap& bootstrap,
     // Watched only when this PE sees the very process the peer is (same pid, same start time):
     // never a stranger that happens to carry its pid in another PID namespace.
     const int fd = open_pidfd(w->pids_[pe]);
-    if (fd >= 0 && all[2 * pe + 1] != 0 && start_time(w->pids_[pe]) == all[2 * pe + 1]) {
+    if (fd >= 0 && all[2 * pe + 1] != 0 && process_start_time(w->pids_[pe]) == all[2 * pe + 1]) {
       w->pidfds_[pe] = fd;
     } else if (fd >= 0) {
       close(fd);

@@ -1,231 +1,248 @@
 #include "runtime/ipc/fd_passing.hpp"
 
 #include <poll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "runtime/common/env.hpp"
 #include "runtime/common/log.hpp"
+#include "runtime/common/private_dir.hpp"
 
 namespace vshmem {
 namespace {
 
-constexpr uint32_t kMagic = 0x76736d66;  // "vsmf"
-constexpr size_t kMaxFds = 64;           // per message; well under the kernel's SCM_MAX_FD
+using Clock = std::chrono::steady_clock;
+constexpr uint32_t kFdProtocol = 0x76736d66;  // "vsmf": a handle message follows the hello
+constexpr size_t kMaxFds = 64;                // per message; well under the kernel's SCM_MAX_FD
+
+std::string detail_pe_list(const std::vector<int>& pes) {
+  std::string s;
+  for (int p : pes) s += (s.empty() ? "" : ", ") + std::to_string(p);
+  return s;
+}
 
 struct Header {
-  uint32_t magic;
-  int32_t src_pe;
   uint64_t tag;
   uint32_t nfds;
-  char secret[64];
+  uint32_t reserved;
 };
-
-Status sys_error(const char* call, int err) {
-  return error(Code::kSystem, log::format("%s: %s", call, std::strerror(err)));
-}
-
-socklen_t make_address(const std::string& name, sockaddr_un* addr) {
-  std::memset(addr, 0, sizeof(*addr));
-  addr->sun_family = AF_UNIX;
-  // Abstract namespace: leading NUL, no file system entry.
-  size_t n = std::min(name.size(), sizeof(addr->sun_path) - 1);
-  std::memcpy(addr->sun_path + 1, name.data(), n);
-  return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
-}
-
-void close_all(const std::vector<int>& fds) {
-  for (int fd : fds) ::close(fd);
-}
+struct Message {
+  Hello hello;
+  Header header;
+};
 
 }  // namespace
 
-std::string FdExchange::socket_name(const std::string& job_id, int pe) {
-  return log::format("vshmem-%s-%d", job_id.c_str(), pe);
+struct FdExchange::Incoming {
+  UniqueFd fd;
+  Deadline until;
+  Message msg{};
+  size_t got = 0;
+  std::vector<UniqueFd> fds;
+};
+
+std::string FdExchange::socket_path(const std::string& dir, int pe) {
+  return log::format("%s/pe%d", dir.c_str(), pe);
 }
 
-Result<std::unique_ptr<FdExchange>> FdExchange::create(const std::string& job_id,
+Result<std::unique_ptr<FdExchange>> FdExchange::create(const std::string& dir,
+                                                       const std::string& job_id,
                                                        const std::string& secret, int my_pe,
                                                        std::chrono::milliseconds timeout) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return sys_error("socket(AF_UNIX)", errno);
-  sockaddr_un addr;
-  socklen_t len = make_address(socket_name(job_id, my_pe), &addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
-    int err = errno;
-    ::close(fd);
-    return error(Code::kSystem, log::format("bind(@%s): %s", socket_name(job_id, my_pe).c_str(),
-                                            std::strerror(err)));
-  }
-  if (::listen(fd, SOMAXCONN) != 0) {
-    int err = errno;
-    ::close(fd);
-    return sys_error("listen", err);
-  }
-  return std::unique_ptr<FdExchange>(new FdExchange(fd, job_id, secret, my_pe, timeout));
+  ::mkdir(dir.c_str(), 0700);  // gone when the last PE of an earlier init cycle removed it
+  VSHMEM_RETURN_IF_ERROR(check_private_dir(dir).with_context("handle socket: "));
+  const std::string path = socket_path(dir, my_pe);
+  ::unlink(path.c_str());  // a socket left by a previous init of this very PE
+  UniqueFd fd;
+  VSHMEM_ASSIGN_OR_RETURN(fd, listen_unix(path, kBacklog));
+  return std::unique_ptr<FdExchange>(
+      new FdExchange(std::move(fd), dir, job_id, secret, my_pe, timeout));
 }
 
-FdExchange::FdExchange(int listen_fd, std::string job_id, std::string secret, int my_pe,
-                       std::chrono::milliseconds timeout)
-    : listen_fd_(listen_fd),
+FdExchange::FdExchange(UniqueFd listen_fd, std::string dir, std::string job_id, std::string secret,
+                       int my_pe, std::chrono::milliseconds timeout)
+    : listen_fd_(std::move(listen_fd)),
+      dir_(std::move(dir)),
       job_id_(std::move(job_id)),
       secret_(std::move(secret)),
       my_pe_(my_pe),
       timeout_(timeout) {}
 
 FdExchange::~FdExchange() {
-  ::close(listen_fd_);
-  for (auto& [key, fds] : pending_) close_all(fds);
+  ::unlink(socket_path(dir_, my_pe_).c_str());
+  // The last PE to leave removes the directory, unless vshmemrun made it: then the job may init
+  // again (with the same directory), and vshmemrun removes it at the end.
+  if (env::get("VSHMEM_SOCKET_DIR").value_or("") != dir_) ::rmdir(dir_.c_str());
 }
 
-Status FdExchange::send_to(int peer, const std::vector<int>& fds, uint64_t tag) {
+Status FdExchange::send_to(int peer, const std::vector<int>& fds, uint64_t tag, Deadline deadline) {
   if (fds.size() > kMaxFds) {
-    return error(Code::kInvalidArgument, log::format("fd exchange: %zu descriptors in one message "
-                                                     "(at most %zu)",
-                                                     fds.size(), kMaxFds));
+    return error(Code::kInvalidArgument,
+                 log::format("%zu descriptors in one message (at most %zu)", fds.size(), kMaxFds));
   }
-  int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (s < 0) return sys_error("socket(AF_UNIX)", errno);
-  sockaddr_un addr;
-  std::string name = socket_name(job_id_, peer);
-  socklen_t len = make_address(name, &addr);
-  auto deadline = std::chrono::steady_clock::now() + timeout_;
-  while (::connect(s, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
-    int err = errno;
-    if ((err == ECONNREFUSED || err == EAGAIN || err == EINTR) &&
-        std::chrono::steady_clock::now() < deadline) {
-      ::usleep(1000);
-      continue;
-    }
-    ::close(s);
-    return error(Code::kPeerFailure, log::format("cannot reach PE %d's handle socket @%s: %s", peer,
-                                                 name.c_str(), std::strerror(err)));
+  const std::string who = log::format("PE %d's handle socket", peer);
+  UniqueFd s;
+  VSHMEM_ASSIGN_OR_RETURN(s, connect_unix(socket_path(dir_, peer), deadline, who.c_str()));
+  // The secret goes only to a process of our own user.
+  uid_t uid = 0;
+  pid_t pid = 0;
+  VSHMEM_RETURN_IF_ERROR(peer_credentials(s.get(), &uid, &pid));
+  if (uid != ::geteuid()) {
+    return error(Code::kPeerFailure,
+                 log::format("%s is held by pid %d of uid %u, not by our user", who.c_str(),
+                             static_cast<int>(pid), static_cast<unsigned>(uid)));
   }
-  Header h{};
-  h.magic = kMagic;
-  h.src_pe = my_pe_;
-  h.tag = tag;
-  h.nfds = static_cast<uint32_t>(fds.size());
-  std::snprintf(h.secret, sizeof(h.secret), "%s", secret_.c_str());
-  iovec iov{&h, sizeof(h)};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  std::vector<char> control(CMSG_SPACE(sizeof(int) * std::max<size_t>(fds.size(), 1)));
-  if (!fds.empty()) {
-    msg.msg_control = control.data();
-    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
-  }
-  ssize_t n;
-  do {
-    n = ::sendmsg(s, &msg, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
-  int err = errno;
-  ::close(s);
-  if (n != static_cast<ssize_t>(sizeof(h))) {
-    return error(Code::kPeerFailure, log::format("sending handles to PE %d: %s", peer,
-                                                 n < 0 ? std::strerror(err) : "short write"));
-  }
-  return Status::ok();
+  Message m{};
+  m.hello = make_hello(kFdProtocol, my_pe_, 0, job_id_, secret_);
+  m.header.tag = tag;
+  m.header.nfds = static_cast<uint32_t>(fds.size());
+  return send_with_fds(s.get(), &m, sizeof(m), fds, deadline)
+      .with_context(log::format("sending handles to PE %d: ", peer));
 }
 
-Status FdExchange::receive_one(std::chrono::steady_clock::time_point deadline) {
+bool FdExchange::serve(Incoming& in) {
+  auto got = receive_some(in.fd.get(), reinterpret_cast<char*>(&in.msg) + in.got,
+                          sizeof(Message) - in.got, &in.fds);
+  if (!got) {
+    last_rejection_ = got.status().message();
+    if (got.status().code() == Code::kSystem) {
+      // Our own failure (e.g. the open-file limit), not the sender's: say so now.
+      VSHMEM_WARN("handle socket: %s", last_rejection_.c_str());
+    }
+    return true;
+  }
+  in.got += *got;
+  if (in.got < sizeof(Message)) return false;
+  Status ok = verify_hello(in.msg.hello, kFdProtocol, job_id_, secret_);
+  if (ok && in.fds.size() != in.msg.header.nfds) {
+    ok = error(Code::kPeerFailure, log::format("it announced %u descriptors and sent %zu",
+                                               in.msg.header.nfds, in.fds.size()));
+  }
+  if (!ok) {
+    last_rejection_ = "rejected a connection: " + ok.message();
+    VSHMEM_WARN("handle socket: %s", last_rejection_.c_str());
+    return true;
+  }
+  pending_[{in.msg.header.tag, in.msg.hello.rank}] = std::move(in.fds);  // a duplicate replaces
+  return true;
+}
+
+Status FdExchange::receive_one(Deadline deadline) {
+  const size_t before = pending_.size();
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return error(Code::kTimeout, "timed out");
-    pollfd p{listen_fd_, POLLIN, 0};
-    int r = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (r < 0 && errno != EINTR) return sys_error("poll", errno);
+    // (A duplicate replaces its entry without growing pending_: the caller's loop just waits on.)
+    const auto now = Clock::now();
+    // Connections that did not deliver in time go, whoever holds them open.
+    std::erase_if(incoming_, [&](const std::unique_ptr<Incoming>& in) {
+      if (now < in->until) return false;
+      last_rejection_ = "dropped a connection that sent no complete message in time";
+      return true;
+    });
+    if (now >= deadline) return error(Code::kTimeout, "timed out");
+    std::vector<pollfd> pfds{{listen_fd_.get(), POLLIN, 0}};
+    for (auto& in : incoming_) pfds.push_back({in->fd.get(), POLLIN, 0});
+    Deadline wake = deadline;
+    for (auto& in : incoming_) wake = std::min(wake, in->until);
+    int r = ::poll(pfds.data(), pfds.size(), poll_timeout_ms(wake));
+    if (r < 0 && errno != EINTR)
+      return error(Code::kSystem, log::format("poll: %s", strerror(errno)));
     if (r <= 0) continue;
-    int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c < 0) {
-      if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED) continue;
-      return sys_error("accept", errno);
+    // Serve the connections first (the listening socket's new ones are appended after).
+    std::vector<bool> done(incoming_.size(), false);
+    for (size_t i = 0; i < incoming_.size(); ++i) {
+      if (pfds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) done[i] = serve(*incoming_[i]);
     }
-    ucred cred{};
-    socklen_t cl = sizeof(cred);
-    if (::getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 || cred.uid != ::getuid()) {
-      VSHMEM_WARN("handle socket: rejected a connection from uid %u (not ours)",
-                  static_cast<unsigned>(cred.uid));
-      ::close(c);
-      continue;
-    }
-    // Bounded wait for the message itself.
-    pollfd pc{c, POLLIN, 0};
-    if (::poll(&pc, 1, 5000) <= 0) {
-      ::close(c);
-      continue;
-    }
-    Header h{};
-    iovec iov{&h, sizeof(h)};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    std::vector<char> control(CMSG_SPACE(sizeof(int) * kMaxFds));
-    msg.msg_control = control.data();
-    msg.msg_controllen = control.size();
-    ssize_t n = ::recvmsg(c, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
-    ::close(c);
-    std::vector<int> fds;
-    for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
-      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        const int* data = reinterpret_cast<const int*>(CMSG_DATA(cm));
-        fds.insert(fds.end(), data, data + k);
+    size_t k = 0;
+    std::erase_if(incoming_, [&](const std::unique_ptr<Incoming>&) { return done[k++]; });
+    if (pfds[0].revents & POLLIN) {
+      for (;;) {
+        auto acc = accept_unix(listen_fd_.get());
+        if (!acc) {
+          // E.g. out of descriptors: the caller's deadline bounds the retries, and the cause is
+          // what the time-out message will say.
+          last_rejection_ = acc.status().message();
+          break;
+        }
+        if (!acc->valid()) break;
+        uid_t uid = 0;
+        if (!peer_credentials(acc->get(), &uid, nullptr) || uid != ::geteuid()) {
+          last_rejection_ = log::format("rejected a connection from uid %u (not ours)", uid);
+          VSHMEM_WARN("handle socket: %s", last_rejection_.c_str());
+          continue;
+        }
+        if (incoming_.size() >= kMaxIncoming) incoming_.erase(incoming_.begin());
+        auto in = std::make_unique<Incoming>();
+        in->fd = std::move(*acc);
+        in->until = std::min(deadline, Clock::now() + kConnectionDeadline);
+        // A real peer's message is usually there already.
+        if (!serve(*in)) incoming_.push_back(std::move(in));
       }
     }
-    h.secret[sizeof(h.secret) - 1] = '\0';
-    if (n != static_cast<ssize_t>(sizeof(h)) || h.magic != kMagic || secret_ != h.secret ||
-        fds.size() != h.nfds || (msg.msg_flags & MSG_CTRUNC)) {
-      VSHMEM_WARN("handle socket: rejected a malformed or unauthenticated message");
-      close_all(fds);
-      continue;
-    }
-    auto& slot = pending_[{h.tag, h.src_pe}];
-    close_all(slot);  // a duplicate replaces; never leak
-    slot = std::move(fds);
-    return Status::ok();
+    if (pending_.size() > before) return Status::ok();
   }
 }
 
 Result<std::map<int, std::vector<int>>> FdExchange::exchange(const std::vector<int>& peers,
                                                              const std::vector<int>& fds,
                                                              uint64_t tag) {
-  for (int p : peers) VSHMEM_RETURN_IF_ERROR(send_to(p, fds, tag).with_context("fd exchange: "));
-  auto deadline = std::chrono::steady_clock::now() + timeout_;
-  std::map<int, std::vector<int>> out;
+  const Deadline deadline = deadline_after(timeout_);
+  const auto fail = [&](const std::vector<int>& who, const char* what, const Status& st) {
+    std::string cause = st.message();
+    if (!last_rejection_.empty() && last_rejection_ != cause) {
+      cause += " (last problem seen: " + last_rejection_ + ")";
+    }
+    return error(
+        st.code(),
+        log::format("fd exchange (tag %llu): %s PE%s %s: %s", static_cast<unsigned long long>(tag),
+                    what, who.size() > 1 ? "s" : "", detail_pe_list(who).c_str(), cause.c_str()));
+  };
+  // Sending and receiving interleave: while a peer's queue is full or it does not listen yet,
+  // this PE keeps emptying its own queue, so that two PEs sending to each other never wait on
+  // each other (nor on connections a stranger left in the queues).
+  std::vector<int> unsent = peers;
+  Status last_send;
+  while (!unsent.empty()) {
+    std::vector<int> still;
+    for (int p : unsent) {
+      Status st = send_to(p, fds, tag, Clock::now());
+      if (st) continue;
+      if (st.code() != Code::kTimeout) return fail({p}, "cannot send handles to", st);
+      last_send = st;
+      still.push_back(p);
+    }
+    unsent = std::move(still);
+    if (unsent.empty()) break;
+    if (Clock::now() >= deadline) return fail(unsent, "cannot reach", last_send);
+    Status st = receive_one(std::min(deadline, deadline_after(std::chrono::milliseconds(5))));
+    if (!st && st.code() != Code::kTimeout) return fail(unsent, "cannot reach", st);
+  }
+  std::map<int, std::vector<UniqueFd>> got;
   for (;;) {
     std::vector<int> missing;
     for (int p : peers) {
-      if (out.count(p)) continue;
+      if (got.count(p)) continue;
       auto it = pending_.find({tag, p});
       if (it != pending_.end()) {
-        out[p] = std::move(it->second);
+        got[p] = std::move(it->second);
         pending_.erase(it);
       } else {
         missing.push_back(p);
       }
     }
-    if (missing.empty()) return out;
+    if (missing.empty()) break;
     Status st = receive_one(deadline);
-    if (!st) {
-      for (auto& [p, v] : out) close_all(v);
-      std::string who;
-      for (int p : missing) who += (who.empty() ? "" : ", ") + std::to_string(p);
-      return st.with_context(log::format("fd exchange (tag %llu): no handles from PEs %s: ",
-                                         static_cast<unsigned long long>(tag), who.c_str()));
-    }
+    if (!st) return fail(missing, "no handles from", st);
   }
+  std::map<int, std::vector<int>> out;
+  for (auto& [p, v] : got) {
+    auto& o = out[p];
+    for (auto& fd : v) o.push_back(fd.release());
+  }
+  return out;
 }
 
 }  // namespace vshmem

@@ -1,7 +1,13 @@
 // Passing POSIX file descriptors (shareable memory handles) between the PEs of one node, over
-// Unix-domain sockets in the abstract namespace (nothing on disk to clean up, gone when the
-// process dies) with SCM_RIGHTS. A message is accepted only from a process of the same user
-// (SO_PEERCRED) that knows the job secret.
+// Unix-domain sockets with SCM_RIGHTS. Each PE listens at <dir>/pe<N>, in the job's private
+// (0700) directory (runtime/common/private_dir.hpp): no other user can connect at all. A message
+// opens with the authenticated hello of the connection substrate (job id and secret, compared in
+// constant time) and is accepted only from a process of our uid (SO_PEERCRED).
+//
+// Nothing here waits without a limit: connects retry until the exchange's deadline (a full
+// accept queue included), and the receiver serves every pending connection at once with a short
+// deadline each, so a connection that sends nothing, or half a message, neither blocks the PE nor
+// keeps a real peer out.
 #pragma once
 
 #include <chrono>
@@ -11,15 +17,18 @@
 #include <string>
 #include <vector>
 
+#include "runtime/common/connection.hpp"
 #include "runtime/common/status.hpp"
 
 namespace vshmem {
 
 class FdExchange {
  public:
-  // Starts listening as PE `my_pe` of job `job_id`. Every PE of the node must have called this
-  // (and the bootstrap must have synchronised) before anyone exchanges.
-  static Result<std::unique_ptr<FdExchange>> create(const std::string& job_id,
+  // Starts listening as PE `my_pe` of job `job_id` in directory `dir` (which must be private to
+  // us: check_private_dir). Every PE of the node must have called this (and the bootstrap must
+  // have synchronised) before anyone exchanges.
+  static Result<std::unique_ptr<FdExchange>> create(const std::string& dir,
+                                                    const std::string& job_id,
                                                     const std::string& secret, int my_pe,
                                                     std::chrono::milliseconds timeout);
   ~FdExchange();
@@ -29,25 +38,41 @@ class FdExchange {
   // Collective among `peers` (which must not include my_pe): sends `fds` (not consumed) to every
   // peer and returns, per peer, the descriptors it sent (owned by the caller), for exchange `tag`.
   // Tags must increase from call to call; a message for a later tag that arrives early is kept.
+  // Bounded by the timeout given at create.
   Result<std::map<int, std::vector<int>>> exchange(const std::vector<int>& peers,
                                                    const std::vector<int>& fds, uint64_t tag);
 
-  // The socket name of a PE (without the leading NUL), for tests and messages.
-  static std::string socket_name(const std::string& job_id, int pe);
+  // Where PE `pe` listens, for tests and messages.
+  static std::string socket_path(const std::string& dir, int pe);
+
+  // How long one incoming connection may take to deliver its message once accepted.
+  static constexpr std::chrono::milliseconds kConnectionDeadline{2000};
+  // The listening socket's queue of connections not yet accepted. A sender retries while it is
+  // full, and the receiver empties it whenever it waits for handles.
+  static constexpr int kBacklog = 128;
+  // At most this many accepted connections wait for their message; beyond it the oldest goes.
+  static constexpr size_t kMaxIncoming = 128;
 
  private:
-  FdExchange(int listen_fd, std::string job_id, std::string secret, int my_pe,
+  struct Incoming;
+  FdExchange(UniqueFd listen_fd, std::string dir, std::string job_id, std::string secret, int my_pe,
              std::chrono::milliseconds timeout);
-  Status send_to(int peer, const std::vector<int>& fds, uint64_t tag);
-  Status receive_one(std::chrono::steady_clock::time_point deadline);
+  Status send_to(int peer, const std::vector<int>& fds, uint64_t tag, Deadline deadline);
+  // Waits until one authenticated message has arrived (into pending_) or the deadline passes.
+  Status receive_one(Deadline deadline);
+  // Reads what `in` has; true when the connection is finished (message stored or dropped).
+  bool serve(Incoming& in);
 
-  int listen_fd_;
+  UniqueFd listen_fd_;
+  std::string dir_;
   std::string job_id_;
   std::string secret_;
   int my_pe_;
   std::chrono::milliseconds timeout_;
+  std::vector<std::unique_ptr<Incoming>> incoming_;
+  std::string last_rejection_;  // why the last bad connection was dropped, for the timeout text
   // (tag, source PE) -> descriptors received and not yet handed out.
-  std::map<std::pair<uint64_t, int>, std::vector<int>> pending_;
+  std::map<std::pair<uint64_t, int>, std::vector<UniqueFd>> pending_;
 };
 
 }  // namespace vshmem

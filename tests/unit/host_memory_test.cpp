@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "runtime/common/private_dir.hpp"
 #include "runtime/ipc/fd_passing.hpp"
 #include "runtime/memory/memory.hpp"
 
@@ -86,13 +87,15 @@ TEST(FdExchange, PassesMemoryBetweenProcesses) {
   auto p = make_host_provider();
   const size_t g = p->granularity();
   std::string job = "test" + std::to_string(getpid());
+  auto dir = private_job_dir(job);
+  ASSERT_TRUE(dir.is_ok()) << dir.status().message();
   std::string secret = "0123456789abcdef0123456789abcdef";
   uint64_t token = std::random_device{}();
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
   pid_t child = fork();
   if (child == 0) {
-    auto ex = FdExchange::create(job, secret, 1, std::chrono::seconds(10));
+    auto ex = FdExchange::create(*dir, job, secret, 1, std::chrono::seconds(10));
     if (!ex.is_ok()) _exit(10);
     char c = 1;
     if (write(ready[1], &c, 1) != 1) _exit(11);
@@ -110,7 +113,7 @@ TEST(FdExchange, PassesMemoryBetweenProcesses) {
   }
   char c;
   ASSERT_EQ(read(ready[0], &c, 1), 1);
-  auto ex = FdExchange::create(job, secret, 0, std::chrono::seconds(10));
+  auto ex = FdExchange::create(*dir, job, secret, 0, std::chrono::seconds(10));
   ASSERT_TRUE(ex.is_ok()) << ex.status().message();
   auto mine = p->create(g);
   auto h = (*mine)->export_handle(HandleKind::kPosixFd);
@@ -130,22 +133,24 @@ TEST(FdExchange, PassesMemoryBetweenProcesses) {
 
 TEST(FdExchange, WrongSecretIsRejectedAndTimesOut) {
   std::string job = "test2-" + std::to_string(getpid());
+  auto dir = private_job_dir(job);
+  ASSERT_TRUE(dir.is_ok()) << dir.status().message();
   pid_t child = fork();
   if (child == 0) {
     usleep(100000);
-    auto ex =
-        FdExchange::create(job, "ffffffffffffffffffffffffffffffff", 1, std::chrono::seconds(2));
+    auto ex = FdExchange::create(*dir, job, "ffffffffffffffffffffffffffffffff", 1,
+                                 std::chrono::seconds(2));
     if (!ex.is_ok()) _exit(10);
     int fd = dup(0);
     (void)(*ex)->exchange({0}, {fd}, 0);
     _exit(0);
   }
-  auto ex = FdExchange::create(job, "00000000000000000000000000000000", 0,
+  auto ex = FdExchange::create(*dir, job, "00000000000000000000000000000000", 0,
                                std::chrono::milliseconds(1500));
   ASSERT_TRUE(ex.is_ok());
   auto got = (*ex)->exchange({1}, {}, 0);
   ASSERT_FALSE(got.is_ok());
-  EXPECT_NE(got.status().message().find("no handles from PEs 1"), std::string::npos)
+  EXPECT_NE(got.status().message().find("no handles from PE 1"), std::string::npos)
       << got.status().message();
   int status;
   waitpid(child, &status, 0);

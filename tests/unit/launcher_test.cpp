@@ -325,3 +325,79 @@ TEST(Vshmemrun, DryRunHandsSeveralNodesToMpirunWithThePmixBootstrap) {
 }
 
 }  // namespace
+
+// Issue 15 item 5: what every PE printed reaches the terminal (here: a pipe, so the PEs' stdout
+// is fully buffered) even when the launcher stops them because another PE failed.
+TEST(VshmemrunWithRuntime, OutputOfStoppedPesIsNotLost) {
+  const std::string token = std::to_string(std::random_device{}());
+  for (const char* tag : {"", "--tag-output"}) {
+    std::vector<std::string> args{"-n", "3"};
+    if (*tag) args.push_back(tag);
+    args.insert(args.end(), {LAUNCHER_PE_PATH, "drain", token});
+    auto r = vshmemrun(args, "", {"VSHMEM_BACKEND=host", "VSHMEM_BOOTSTRAP_TIMEOUT=20"});
+    EXPECT_EQ(r.status, 3) << r.err;
+    for (int pe = 0; pe < 3; ++pe) {
+      EXPECT_TRUE(has(r.out, "PE " + std::to_string(pe) + " says " + token))
+          << "PE " << pe << "'s line is lost (" << tag << "):\n"
+          << r.out << "\n"
+          << r.err;
+    }
+    EXPECT_TRUE(has(r.err, "vshmemrun: PE 1 (pid ")) << r.err;
+  }
+}
+
+// Issue 19 item 8: the first failure gives the status and is named, also when another PE calls
+// shmem_global_exit right after it, in reaction.
+TEST(VshmemrunWithRuntime, FirstFailureIsBlamedNotTheReaction) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto r = vshmemrun({"-n", "3", LAUNCHER_PE_PATH, "react"}, "",
+                       {"VSHMEM_BACKEND=host", "VSHMEM_BOOTSTRAP_TIMEOUT=20"});
+    EXPECT_EQ(r.status, 128 + SIGKILL) << r.err;
+    EXPECT_TRUE(has(r.err, "vshmemrun: PE 1 (pid ")) << r.err;
+    EXPECT_TRUE(has(r.err, "killed by signal 9")) << r.err;
+    EXPECT_FALSE(has(r.err, "PE 0 called shmem_global_exit(5); stopping")) << r.err;
+  }
+}
+
+// Issue 19 item 7: a VSHMEM_LAUNCHER_PID that is not this PE's launcher (stale, inherited, or
+// pointing at an unrelated process) is never signalled.
+TEST(VshmemrunWithRuntime, AnUnprovenLauncherPidIsNeverSignalled) {
+  for (const char* mode : {"init_finalize", "global_exit"}) {
+    // The unrelated process: default dispositions, so any of the launcher signals would end it.
+    pid_t victim = fork();
+    if (victim == 0) {
+      signal(SIGUSR1, SIG_DFL);
+      for (;;) pause();
+    }
+    char start[64] = {};
+    {
+      FILE* f = fopen(("/proc/" + std::to_string(victim) + "/stat").c_str(), "r");
+      ASSERT_NE(f, nullptr);
+      char buf[1024] = {};
+      (void)!fread(buf, 1, sizeof(buf) - 1, f);
+      fclose(f);
+      const char* p = strrchr(buf, ')');
+      for (int field = 2; *p && field < 22; ++p) field += *p == ' ';
+      snprintf(start, sizeof(start), "%llu", strtoull(p, nullptr, 10));
+    }
+    pid_t pe = fork();
+    if (pe == 0) {
+      setenv("VSHMEM_LAUNCHER_PID", std::to_string(victim).c_str(), 1);
+      // Even with the right start time: the victim is not an ancestor of the PE.
+      setenv("VSHMEM_LAUNCHER_START", start, 1);
+      setenv("VSHMEM_BACKEND", "host", 1);
+      setenv("VSHMEM_BOOTSTRAP", "auto", 1);
+      execl(LAUNCHER_PE_PATH, LAUNCHER_PE_PATH, mode, static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int st = 0;
+    waitpid(pe, &st, 0);
+    usleep(100 * 1000);  // a queued signal would have been delivered by now
+    int vst = 0;
+    EXPECT_EQ(waitpid(victim, &vst, WNOHANG), 0)
+        << mode << ": the unrelated process was ended by signal "
+        << (WIFSIGNALED(vst) ? WTERMSIG(vst) : 0);
+    kill(victim, SIGKILL);
+    waitpid(victim, nullptr, 0);
+  }
+}

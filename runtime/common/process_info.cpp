@@ -1,0 +1,52 @@
+#include "runtime/common/process_info.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace vshmem {
+namespace {
+
+// Field `field` (1-based, >= 3) of /proc/<pid>/stat, or 0.
+unsigned long long stat_field(pid_t pid, int field) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return 0;
+  char buf[1024];
+  size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  // The command name (field 2) may hold spaces and parentheses: count fields after the last ')'.
+  const char* p = std::strrchr(buf, ')');
+  if (p == nullptr) return 0;
+  int at = 2;
+  for (; *p != 0 && at < field; ++p) {
+    if (*p == ' ') ++at;
+  }
+  return std::strtoull(p, nullptr, 10);
+}
+
+}  // namespace
+
+uint64_t process_start_time(pid_t pid) { return stat_field(pid, 22); }
+
+pid_t process_parent(pid_t pid) {
+  if (pid <= 0) return -1;
+  unsigned long long pp = stat_field(pid, 4);
+  return pp == 0 && pid != 1 ? -1 : static_cast<pid_t>(pp);
+}
+
+bool is_our_ancestor(pid_t pid) {
+  if (pid <= 1) return false;
+  pid_t p = ::getppid();
+  for (int depth = 0; depth < 64 && p > 1; ++depth) {
+    if (p == pid) return true;
+    p = process_parent(p);
+  }
+  return false;
+}
+
+}  // namespace vshmem
