@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "runtime/common/log.hpp"
@@ -103,7 +104,8 @@ SymmetricHeap::~SymmetricHeap() {
 
 Status SymmetricHeap::grow(size_t bytes) {
   const size_t offset = allocator_.committed();
-  const uint64_t tag = growth_count_;
+  // Every attempt gets its own tag: messages of a failed attempt must never count for the next.
+  const uint64_t tag = growth_attempts_++;
   // Every PE makes and maps its own chunk, then all agree that everyone did before any handle
   // moves: a PE that ran out of memory must not leave the others waiting for its handle, nor
   // leave the heaps asymmetric.
@@ -120,27 +122,38 @@ Status SymmetricHeap::grow(size_t bytes) {
   } else {
     made = created.status();
   }
-  const int n = bootstrap_.size();
-  int32_t ok = made.is_ok() ? 1 : 0;
-  std::vector<int32_t> oks(n);
-  VSHMEM_RETURN_IF_ERROR(bootstrap_.allgather(&ok, oks.data(), sizeof(ok)));
-  if (!made) return made;
-  for (int p = 0; p < n; ++p) {
-    if (!oks[p]) {
-      return error(
-          Code::kOutOfMemory,
-          log::format("PE %d could not add %zu bytes of memory (see its message)", p, bytes));
-    }
-  }
+  VSHMEM_RETURN_IF_ERROR(agree_on_outcome(
+      made, log::format("could not add %zu bytes of memory to %s heap", bytes, "%s")));
 
+  // Then every PE imports and maps its peers' chunks. Whether that worked is agreed too: either
+  // every PE keeps the new chunk or none does, and every PE names the first PE that failed and
+  // its cause (e.g. the open-file limit), instead of some heaps growing and others not.
   std::vector<std::unique_ptr<Mapping>> peer_maps;
+  Status mapped = map_peer_chunks(*own, offset, bytes, tag, &peer_maps);
+  VSHMEM_RETURN_IF_ERROR(agree_on_outcome(
+      mapped, log::format("could not map the new %zu-byte chunks of %s peers", bytes, "%s")));
+  mappings_.push_back(std::move(own_map));
+  for (auto& m : peer_maps) mappings_.push_back(std::move(m));
+  allocator_.grow(bytes);
+  ++growth_count_;
+  VSHMEM_TRACE("heap grew by %zu bytes to %zu", bytes, allocator_.committed());
+  if (on_growth_) on_growth_();
+  return Status::ok();
+}
+
+Status SymmetricHeap::map_peer_chunks(PhysicalAllocation& own, size_t offset, size_t bytes,
+                                      uint64_t tag,
+                                      std::vector<std::unique_ptr<Mapping>>* peer_maps) {
+  const int n = bootstrap_.size();
   if (handle_kind_ == HandleKind::kFabric) {
     // Fabric handles are plain bytes: the bootstrap carries them (everyone takes part).
     std::vector<uint8_t> mine(ShareableHandle::kFabricBytes), all(n * mine.size());
-    ShareableHandle h;
-    VSHMEM_ASSIGN_OR_RETURN(h, own->export_handle(HandleKind::kFabric));
-    std::memcpy(mine.data(), h.fabric().data(), mine.size());
+    // A PE whose export fails still takes part in the allgather, so that the collectives of all
+    // PEs stay in step; the outcome agreement after it fails the growth everywhere.
+    auto h = own.export_handle(HandleKind::kFabric);
+    if (h) std::memcpy(mine.data(), h->fabric().data(), mine.size());
     VSHMEM_RETURN_IF_ERROR(bootstrap_.allgather(mine.data(), all.data(), mine.size()));
+    if (!h) return h.status();
     for (int p : mapped_peers_) {
       std::shared_ptr<PhysicalAllocation> phys;
       VSHMEM_ASSIGN_OR_RETURN(
@@ -149,11 +162,11 @@ Status SymmetricHeap::grow(size_t bytes) {
       VSHMEM_ASSIGN_OR_RETURN(
           m,
           provider_.map(range_, size_ * (1 + static_cast<size_t>(peer_slot_[p])) + offset, phys));
-      peer_maps.push_back(std::move(m));
+      peer_maps->push_back(std::move(m));
     }
   } else if (!mapped_peers_.empty()) {
     ShareableHandle h;
-    VSHMEM_ASSIGN_OR_RETURN(h, own->export_handle(HandleKind::kPosixFd));
+    VSHMEM_ASSIGN_OR_RETURN(h, own.export_handle(HandleKind::kPosixFd));
     std::map<int, std::vector<int>> received;
     VSHMEM_ASSIGN_OR_RETURN(received, fd_exchange_->exchange(mapped_peers_, {h.fd()}, tag));
     // Take ownership of every descriptor first, so that an early error leaks none.
@@ -178,15 +191,38 @@ Status SymmetricHeap::grow(size_t bytes) {
       VSHMEM_ASSIGN_OR_RETURN(
           m,
           provider_.map(range_, size_ * (1 + static_cast<size_t>(peer_slot_[p])) + offset, phys));
-      peer_maps.push_back(std::move(m));
+      peer_maps->push_back(std::move(m));
     }
   }
-  mappings_.push_back(std::move(own_map));
-  for (auto& m : peer_maps) mappings_.push_back(std::move(m));
-  allocator_.grow(bytes);
-  ++growth_count_;
-  VSHMEM_TRACE("heap grew by %zu bytes to %zu", bytes, allocator_.committed());
-  if (on_growth_) on_growth_();
+  return Status::ok();
+}
+
+Status SymmetricHeap::agree_on_outcome(const Status& mine, const std::string& what) {
+  struct Outcome {
+    int32_t code;
+    char cause[252];
+  };
+  Outcome out{};
+  out.code = static_cast<int32_t>(mine.code());
+  std::snprintf(out.cause, sizeof(out.cause), "%s", mine.message().c_str());
+  std::vector<Outcome> all(bootstrap_.size());
+  VSHMEM_RETURN_IF_ERROR(bootstrap_.allgather(&out, all.data(), sizeof(out)));
+  for (int p = 0; p < bootstrap_.size(); ++p) {
+    if (all[p].code == 0) continue;
+    all[p].cause[sizeof(all[p].cause) - 1] = '\0';
+    std::vector<int> failed;
+    for (int q = 0; q < bootstrap_.size(); ++q) {
+      if (all[q].code != 0) failed.push_back(q);
+    }
+    std::string who;
+    for (int q : failed) who += (who.empty() ? "" : ", ") + std::to_string(q);
+    // `what` has one %s for "its"/"their".
+    const std::string did = log::format(what.c_str(), failed.size() > 1 ? "their" : "its");
+    return error(
+        static_cast<Code>(all[p].code),
+        log::format("PE%s %s %s; no PE grew its heap. PE %d: %s", failed.size() > 1 ? "s" : "",
+                    who.c_str(), did.c_str(), p, all[p].cause));
+  }
   return Status::ok();
 }
 

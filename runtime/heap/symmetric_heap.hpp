@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/bootstrap/bootstrap.hpp"
@@ -74,6 +75,13 @@ class SymmetricHeap {
                 std::shared_ptr<VirtualReservation> range, std::vector<int32_t> peer_slot,
                 std::vector<int> mapped_peers, FdExchange* fd_exchange, HandleKind kind, int my_pe);
   Status grow(size_t bytes);
+  // Growth's second step: import and map every mapped peer's new chunk (into *peer_maps).
+  Status map_peer_chunks(PhysicalAllocation& own, size_t offset, size_t bytes, uint64_t tag,
+                         std::vector<std::unique_ptr<Mapping>>* peer_maps);
+  // Collective: ok when every PE's `mine` is ok; else every PE gets the same error naming the
+  // failed PEs, what they could not do (`what`, with one %s for "its"/"their") and the first
+  // one's cause.
+  Status agree_on_outcome(const Status& mine, const std::string& what);
   Status check_symmetric(const char* call, uint64_t op, uint64_t a, uint64_t b);
 
   MemoryProvider& provider_;
@@ -90,6 +98,7 @@ class SymmetricHeap {
   Allocator allocator_;
   std::vector<std::unique_ptr<Mapping>> mappings_;  // own chunks and peers' chunks
   uint64_t growth_count_ = 0;
+  uint64_t growth_attempts_ = 0;  // tags of the handle exchanges
   std::function<void()> on_growth_;
 };
 

@@ -109,10 +109,8 @@ bool FdExchange::serve(Incoming& in) {
                           sizeof(Message) - in.got, &in.fds);
   if (!got) {
     last_rejection_ = got.status().message();
-    if (got.status().code() == Code::kSystem) {
-      // Our own failure (e.g. the open-file limit), not the sender's: say so now.
-      VSHMEM_WARN("handle socket: %s", last_rejection_.c_str());
-    }
+    // Our own failure (e.g. the open-file limit), not the sender's: waiting on cannot help.
+    if (got.status().code() == Code::kSystem) own_failure_ = got.status();
     return true;
   }
   in.got += *got;
@@ -162,10 +160,8 @@ Status FdExchange::receive_one(Deadline deadline) {
       for (;;) {
         auto acc = accept_unix(listen_fd_.get());
         if (!acc) {
-          // E.g. out of descriptors: the caller's deadline bounds the retries, and the cause is
-          // what the time-out message will say.
-          last_rejection_ = acc.status().message();
-          break;
+          // E.g. out of descriptors: waiting would not help (and the queue stays readable).
+          return acc.status();
         }
         if (!acc->valid()) break;
         uid_t uid = 0;
@@ -180,7 +176,13 @@ Status FdExchange::receive_one(Deadline deadline) {
         in->until = std::min(deadline, Clock::now() + kConnectionDeadline);
         // A real peer's message is usually there already.
         if (!serve(*in)) incoming_.push_back(std::move(in));
+        if (!own_failure_.is_ok()) break;
       }
+    }
+    if (!own_failure_.is_ok()) {
+      Status st = own_failure_;
+      own_failure_ = Status::ok();
+      return st;
     }
     if (pending_.size() > before) return Status::ok();
   }
@@ -190,6 +192,8 @@ Result<std::map<int, std::vector<int>>> FdExchange::exchange(const std::vector<i
                                                              const std::vector<int>& fds,
                                                              uint64_t tag) {
   const Deadline deadline = deadline_after(timeout_);
+  // Messages of earlier exchanges that did not complete (a failed growth) are never used.
+  std::erase_if(pending_, [&](const auto& entry) { return entry.first.first < tag; });
   const auto fail = [&](const std::vector<int>& who, const char* what, const Status& st) {
     std::string cause = st.message();
     if (!last_rejection_.empty() && last_rejection_ != cause) {

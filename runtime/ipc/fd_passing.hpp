@@ -70,7 +70,9 @@ class FdExchange {
   int my_pe_;
   std::chrono::milliseconds timeout_;
   std::vector<std::unique_ptr<Incoming>> incoming_;
-  std::string last_rejection_;  // why the last bad connection was dropped, for the timeout text
+  std::string last_rejection_;
+  Status own_failure_;  // a failure of this process (e.g. out of descriptors) seen while serving //
+                        // why the last bad connection was dropped, for the timeout text
   // (tag, source PE) -> descriptors received and not yet handed out.
   std::map<std::pair<uint64_t, int>, std::vector<UniqueFd>> pending_;
 };

@@ -21,11 +21,23 @@ Status sys_error(const char* call, int err) {
 
 class HostPhysical final : public PhysicalAllocation {
  public:
-  HostPhysical(int fd, size_t size) : fd_(fd), size_(size) {}
-  ~HostPhysical() override { ::close(fd_); }
+  HostPhysical(int fd, size_t size, bool imported) : fd_(fd), size_(size), imported_(imported) {}
+  ~HostPhysical() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
   size_t size() const override { return size_; }
   int fd() const { return fd_; }
+  bool imported() const { return imported_; }
+  // A peer's memory is mapped once; the mapping keeps the memory alive without the descriptor,
+  // and keeping one descriptor per peer per chunk would run a PE into its open-file limit.
+  void release_fd() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
   Result<ShareableHandle> export_handle(HandleKind kind) override {
+    if (fd_ < 0) {
+      return error(Code::kUnsupported, "this imported memory was mapped and its descriptor closed");
+    }
     if (kind != HandleKind::kPosixFd) {
       return error(
           Code::kUnsupported,
@@ -39,6 +51,7 @@ class HostPhysical final : public PhysicalAllocation {
  private:
   int fd_;
   size_t size_;
+  bool imported_;
 };
 
 class HostReservation final : public VirtualReservation {
@@ -122,7 +135,7 @@ class HostProvider final : public MemoryProvider {
       ::close(fd);
       return sys_error("ftruncate(memfd)", err);
     }
-    return std::shared_ptr<PhysicalAllocation>(std::make_shared<HostPhysical>(fd, size));
+    return std::shared_ptr<PhysicalAllocation>(std::make_shared<HostPhysical>(fd, size, false));
   }
 
   Result<std::shared_ptr<PhysicalAllocation>> import(ShareableHandle handle, size_t size) override {
@@ -136,7 +149,7 @@ class HostProvider final : public MemoryProvider {
                                                    static_cast<long long>(st.st_size), size));
     }
     return std::shared_ptr<PhysicalAllocation>(
-        std::make_shared<HostPhysical>(handle.release_fd(), size));
+        std::make_shared<HostPhysical>(handle.release_fd(), size, true));
   }
 
   Result<std::unique_ptr<Mapping>> map(std::shared_ptr<VirtualReservation> reservation,
@@ -149,10 +162,16 @@ class HostProvider final : public MemoryProvider {
                    log::format("map: [%zu, %zu) exceeds the reservation of %zu bytes", offset,
                                offset + phys->size(), reservation->size()));
     }
+    if (phys->fd() < 0) {
+      return error(Code::kInvalidArgument,
+                   "map: this imported memory is mapped already (host memory from a peer is "
+                   "mapped once)");
+    }
     void* at = reinterpret_cast<void*>(reservation->base() + offset);
     void* p =
         ::mmap(at, phys->size(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, phys->fd(), 0);
     if (p == MAP_FAILED) return sys_error("mmap(map memfd)", errno);
+    if (phys->imported()) phys->release_fd();
     return std::unique_ptr<Mapping>(
         new HostMapping(std::move(reservation), offset, std::move(physical)));
   }
