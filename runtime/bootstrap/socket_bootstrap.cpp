@@ -40,7 +40,9 @@
 #include <thread>
 
 #include "runtime/bootstrap/bootstrap_internal.hpp"
+#include "runtime/common/connection.hpp"
 #include "runtime/common/env.hpp"
+#include "runtime/common/private_dir.hpp"
 #include "runtime/common/log.hpp"
 
 namespace vshmem::detail {
@@ -48,23 +50,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr uint32_t kHelloMagic = 0x56534842;    // "VSHB"
+constexpr uint32_t kHelloMagic = 0x56534842;    // "VSHB": the hub's answer to a hello
 constexpr uint32_t kRequestMagic = 0x56534252;  // "VSBR"
 constexpr uint32_t kReplyMagic = 0x56534250;    // "VSBP"
-constexpr uint32_t kProtocolVersion = 1;
+// The hello (connection.hpp) announces this protocol; the number changes with the wire format.
+constexpr uint32_t kBootstrapProtocol = 0x56534202;
+// A connection must introduce itself this soon after it is accepted, and at most this many wait
+// to do so: strangers that connect and say nothing (or one byte) cannot hold the hub's
+// descriptors, nor keep a real PE out.
+constexpr std::chrono::milliseconds kHandshakeDeadline{2000};
+constexpr size_t kMaxPendingConnections = 64;
 constexpr size_t kMaxErrorText = 4096;
 // A client waits this much longer than the hub, so that when PEs are missing the hub's message
 // naming them arrives before the client gives up on its own (it cannot tell who is missing).
 constexpr std::chrono::milliseconds kClientGrace{2000};
 
-struct Hello {
-  uint32_t magic;
-  uint32_t version;
-  int32_t rank;
-  int32_t npes;
-  char job_id[kMaxJobIdLength + 1];
-  char secret[kSecretLength];
-};
 struct HelloReply {
   uint32_t magic;
   int32_t status;  // 0: accepted; otherwise message says why not
@@ -87,97 +87,21 @@ struct Reply {
 
 enum class Io { kOk, kTimeout, kEof, kError };
 
-int poll_ms(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  if (left.count() <= 0) return 0;
-  // Round up so that we never spin on a sub-millisecond remainder.
-  return static_cast<int>(std::min<long long>(left.count() + 1, 1000 * 1000));
-}
-
-Io write_all(int fd, const void* data, size_t n, Clock::time_point deadline, int* err) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w > 0) {
-      p += w;
-      n -= static_cast<size_t>(w);
-      continue;
-    }
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (Clock::now() >= deadline) return Io::kTimeout;
-      pollfd pfd{fd, POLLOUT, 0};
-      int r = ::poll(&pfd, 1, poll_ms(deadline));
-      if (r < 0 && errno != EINTR) {
-        *err = errno;
-        return Io::kError;
-      }
-      continue;
-    }
-    *err = errno;
-    return (errno == EPIPE || errno == ECONNRESET) ? Io::kEof : Io::kError;
+// The substrate's Status, as the three outcomes the messages below distinguish.
+Io io_of(const Status& st, std::string* why) {
+  if (st.is_ok()) return Io::kOk;
+  *why = st.message();
+  switch (st.code()) {
+    case Code::kTimeout: return Io::kTimeout;
+    case Code::kPeerFailure: return Io::kEof;
+    default: return Io::kError;
   }
-  return Io::kOk;
 }
-
-Io read_all(int fd, void* data, size_t n, Clock::time_point deadline, int* err) {
-  char* p = static_cast<char*>(data);
-  while (n > 0) {
-    ssize_t r = ::recv(fd, p, n, 0);
-    if (r > 0) {
-      p += r;
-      n -= static_cast<size_t>(r);
-      continue;
-    }
-    if (r == 0) return Io::kEof;
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      if (Clock::now() >= deadline) return Io::kTimeout;
-      pollfd pfd{fd, POLLIN, 0};
-      int pr = ::poll(&pfd, 1, poll_ms(deadline));
-      if (pr < 0 && errno != EINTR) {
-        *err = errno;
-        return Io::kError;
-      }
-      continue;
-    }
-    *err = errno;
-    return errno == ECONNRESET ? Io::kEof : Io::kError;
-  }
-  return Io::kOk;
+Io write_all(int fd, const void* data, size_t n, Clock::time_point deadline, std::string* why) {
+  return io_of(vshmem::write_all(fd, data, n, deadline), why);
 }
-
-bool set_nonblocking(int fd) {
-  int flags = ::fcntl(fd, F_GETFL);
-  return flags >= 0 && ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
-}
-
-socklen_t make_address(const std::string& address, sockaddr_un* sa) {
-  std::memset(sa, 0, sizeof(*sa));
-  sa->sun_family = AF_UNIX;
-  if (address[0] == '@') {
-    // Abstract namespace: sun_path[0] == '\0', the name is the remaining bytes (no terminator).
-    std::memcpy(sa->sun_path + 1, address.data() + 1, address.size() - 1);
-    return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address.size());
-  }
-  std::memcpy(sa->sun_path, address.data(), address.size());
-  return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address.size() + 1);
-}
-
-bool peer_uid(int fd, uid_t* uid, pid_t* pid) {
-  ucred cred{};
-  socklen_t len = sizeof(cred);
-  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
-  *uid = cred.uid;
-  *pid = cred.pid;
-  return true;
-}
-
-// Compares without an early exit so that timing does not reveal how much of a secret matched.
-bool same_secret(const char* a, const char* b, size_t n) {
-  unsigned char diff = 0;
-  for (size_t i = 0; i < n; ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
+Io read_all(int fd, void* data, size_t n, Clock::time_point deadline, std::string* why) {
+  return io_of(vshmem::read_all(fd, data, n, deadline), why);
 }
 
 const char* op_name(uint32_t op) {
@@ -198,11 +122,6 @@ std::string describe(uint32_t op, uint64_t bytes, int root) {
     case 3: return "barrier()";
   }
   return log::format("operation %u", op);
-}
-
-void close_fd(int* fd) {
-  if (*fd >= 0) ::close(*fd);
-  *fd = -1;
 }
 
 }  // namespace
@@ -261,10 +180,7 @@ Result<SocketConfig> socket_config_from_env() {
 SocketBootstrap::SocketBootstrap(SocketConfig config, std::chrono::milliseconds timeout)
     : config_(std::move(config)), timeout_(timeout) {}
 
-SocketBootstrap::~SocketBootstrap() {
-  close_fd(&listen_fd_);
-  for (int& fd : peer_fds_) close_fd(&fd);
-}
+SocketBootstrap::~SocketBootstrap() = default;
 
 Status SocketBootstrap::make_error(Code code, const char* call, const std::string& cause) const {
   return error(code, log::format("vshmem bootstrap(socket): PE %d: %s: %s", config_.rank, call,
@@ -291,30 +207,29 @@ Result<std::unique_ptr<SocketBootstrap>> SocketBootstrap::connect(
 
 Status SocketBootstrap::hub_accept() {
   const int npes = config_.npes;
-  peer_fds_.assign(npes, -1);
+  peer_fds_.clear();
+  peer_fds_.resize(npes);
   if (npes == 1) return Status::ok();
   const auto deadline = Clock::now() + timeout_;
-  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (listen_fd_ < 0) {
-    return make_error(Code::kSystem, "init", log::format("socket(): %s", strerror(errno)));
-  }
-  sockaddr_un sa;
-  socklen_t len = make_address(config_.address, &sa);
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sa), len) != 0 ||
-      ::listen(listen_fd_, std::min(npes, 4096)) != 0) {
-    int e = errno;
-    return make_error(Code::kSystem, "init",
-                      log::format("cannot listen at %s: %s%s", config_.address.c_str(), strerror(e),
-                                  e == EADDRINUSE ? " (another job uses this address)" : ""));
-  }
   const bool on_filesystem = config_.address[0] != '@';
+  if (on_filesystem) {
+    // Only our user may reach the socket: its directory must be private.
+    const size_t slash = config_.address.rfind('/');
+    const std::string dir = slash == 0 ? "/" : config_.address.substr(0, slash);
+    Status st = check_private_dir(dir);
+    if (!st)
+      return make_error(Code::kInvalidArgument, "init", "VSHMEM_SOCKET_ADDR: " + st.message());
+  }
+  auto listening = listen_unix(config_.address, std::min(npes, 4096));
+  if (!listening) return make_error(Code::kSystem, "init", listening.status().message());
+  listen_fd_ = std::move(*listening);
 
   struct Pending {
-    int fd;
-    uid_t uid;
-    pid_t pid;
-    Hello hello;
-    size_t got;
+    UniqueFd fd;
+    pid_t pid = 0;
+    Hello hello{};
+    size_t got = 0;
+    Clock::time_point until;
   };
   std::vector<Pending> pending;
   int connected = 1;
@@ -327,18 +242,50 @@ Status SocketBootstrap::hub_accept() {
     reply.magic = kHelloMagic;
     reply.status = 1;
     std::snprintf(reply.message, sizeof(reply.message), "%s", why.c_str());
-    int err = 0;
-    (void)write_all(p.fd, &reply, sizeof(reply), Clock::now() + std::chrono::milliseconds(200),
-                    &err);
-    close_fd(&p.fd);
+    // A refused peer gets a moment to read why, never the hub's time.
+    (void)vshmem::write_all(p.fd.get(), &reply, sizeof(reply),
+                            Clock::now() + std::chrono::milliseconds(50));
+    p.fd.reset();
+  };
+  // Reads what a pending connection has sent; judges its hello once complete.
+  const auto serve = [&](Pending& p) {
+    std::vector<UniqueFd> ignored;  // descriptors have no business here
+    auto got = receive_some(p.fd.get(), reinterpret_cast<char*>(&p.hello) + p.got,
+                            sizeof(Hello) - p.got, &ignored);
+    if (!got) {
+      p.fd.reset();  // a peer that gave up before introducing itself
+      return;
+    }
+    p.got += *got;
+    if (p.got < sizeof(Hello)) return;
+    const Hello& h = p.hello;
+    Status who = verify_hello(h, kBootstrapProtocol, config_.job_id, config_.secret);
+    if (!who) {
+      refuse(p, who.message());
+    } else if (h.npes != npes) {
+      refuse(p, log::format("it expects %d PEs, the job has %d", h.npes, npes));
+    } else if (h.rank < 1 || h.rank >= npes) {
+      refuse(p, log::format("rank %d is outside [1, %d)", h.rank, npes));
+    } else if (peer_fds_[h.rank].valid()) {
+      refuse(p, log::format("PE %d is already connected", h.rank));
+    } else {
+      HelloReply reply{};
+      reply.magic = kHelloMagic;
+      if (vshmem::write_all(p.fd.get(), &reply, sizeof(reply), deadline)) {
+        peer_fds_[h.rank] = std::move(p.fd);
+        ++connected;
+      }
+      p.fd.reset();
+    }
   };
 
   Status result;
   while (connected < npes) {
-    if (Clock::now() >= deadline) {
+    const auto now = Clock::now();
+    if (now >= deadline) {
       std::vector<int> missing;
       for (int r = 1; r < npes; ++r) {
-        if (peer_fds_[r] < 0) missing.push_back(r);
+        if (!peer_fds_[r].valid()) missing.push_back(r);
       }
       result = Status(Code::kTimeout,
                       log::format("timed out after %s waiting for PE%s %s to connect",
@@ -346,119 +293,92 @@ Status SocketBootstrap::hub_accept() {
                                   format_pe_list(missing).c_str()));
       break;
     }
+    for (auto& p : pending) {
+      if (now >= p.until) {
+        VSHMEM_INFO(
+            "bootstrap(socket): dropped a connection from pid %d that did not introduce "
+            "itself within %s",
+            static_cast<int>(p.pid), format_seconds(kHandshakeDeadline).c_str());
+        p.fd.reset();
+      }
+    }
+    std::erase_if(pending, [](const Pending& p) { return !p.fd.valid(); });
     std::vector<pollfd> pfds;
-    pfds.push_back({listen_fd_, POLLIN, 0});
-    for (auto& p : pending) pfds.push_back({p.fd, POLLIN, 0});
-    int pr = ::poll(pfds.data(), pfds.size(), poll_ms(deadline));
+    pfds.push_back({listen_fd_.get(), POLLIN, 0});
+    auto wake = deadline;
+    for (auto& p : pending) {
+      pfds.push_back({p.fd.get(), POLLIN, 0});
+      wake = std::min(wake, p.until);
+    }
+    int pr = ::poll(pfds.data(), pfds.size(), poll_timeout_ms(wake));
     if (pr < 0 && errno != EINTR) {
       result = Status(Code::kSystem, log::format("poll(): %s", strerror(errno)));
       break;
     }
     if (pr <= 0) continue;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      if (pfds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) serve(pending[i]);
+    }
+    std::erase_if(pending, [](const Pending& p) { return !p.fd.valid(); });
     if (pfds[0].revents & POLLIN) {
       for (;;) {
-        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) break;
-        Pending p{fd, 0, 0, {}, 0};
-        if (!peer_uid(fd, &p.uid, &p.pid)) {
-          close_fd(&p.fd);
+        auto accepted = accept_unix(listen_fd_.get());
+        if (!accepted) {
+          // Out of descriptors: the handshake deadlines free some soon; say why meanwhile.
+          VSHMEM_WARN("bootstrap(socket): %s", accepted.status().message().c_str());
+          break;
+        }
+        if (!accepted->valid()) break;
+        Pending p;
+        p.fd = std::move(*accepted);
+        p.until = std::min(deadline, Clock::now() + kHandshakeDeadline);
+        uid_t uid = 0;
+        if (!peer_credentials(p.fd.get(), &uid, &p.pid)) continue;
+        if (uid != my_uid) {
+          refuse(p, log::format("uid %u is not the job's user (uid %u)", uid, my_uid));
           continue;
         }
-        if (p.uid != my_uid) {
-          refuse(p, log::format("uid %u is not the job's user (uid %u)", p.uid, my_uid));
-          continue;
+        serve(p);  // a real PE's hello is usually there already
+        if (!p.fd.valid()) continue;
+        if (pending.size() >= kMaxPendingConnections) {
+          VSHMEM_INFO(
+              "bootstrap(socket): %zu connections wait to introduce themselves; dropping "
+              "the oldest (pid %d)",
+              pending.size(), static_cast<int>(pending.front().pid));
+          pending.erase(pending.begin());
         }
-        pending.push_back(p);
+        pending.push_back(std::move(p));
+        if (connected == npes) break;
       }
     }
-    for (size_t i = 0; i < pending.size(); ++i) {
-      Pending& p = pending[i];
-      if (!(pfds[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t r = ::recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(Hello) - p.got, 0);
-      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
-        close_fd(&p.fd);  // a peer that gave up before introducing itself
-        continue;
-      }
-      if (r < 0) continue;
-      p.got += static_cast<size_t>(r);
-      if (p.got < sizeof(Hello)) continue;
-      const Hello& h = p.hello;
-      std::string job_id(h.job_id, strnlen(h.job_id, sizeof(h.job_id)));
-      if (h.magic != kHelloMagic || h.version != kProtocolVersion) {
-        refuse(p, "not a vshmem bootstrap peer of this version");
-      } else if (job_id != config_.job_id) {
-        refuse(p, log::format("it belongs to job '%s', not '%s'", job_id.c_str(),
-                              config_.job_id.c_str()));
-      } else if (!same_secret(h.secret, config_.secret.data(), kSecretLength)) {
-        refuse(p, "wrong job secret");
-      } else if (h.npes != npes) {
-        refuse(p, log::format("it expects %d PEs, the job has %d", h.npes, npes));
-      } else if (h.rank < 1 || h.rank >= npes) {
-        refuse(p, log::format("rank %d is outside [1, %d)", h.rank, npes));
-      } else if (peer_fds_[h.rank] >= 0) {
-        refuse(p, log::format("PE %d is already connected", h.rank));
-      } else {
-        HelloReply reply{};
-        reply.magic = kHelloMagic;
-        int err = 0;
-        if (write_all(p.fd, &reply, sizeof(reply), deadline, &err) == Io::kOk) {
-          peer_fds_[h.rank] = p.fd;
-          ++connected;
-        } else {
-          close_fd(&p.fd);
-        }
-        p.fd = -1;
-      }
-    }
-    std::erase_if(pending, [](const Pending& p) { return p.fd < 0; });
   }
-  for (auto& p : pending) close_fd(&p.fd);
+  pending.clear();
   // Nobody else may join: stop listening, and remove a filesystem socket right away.
-  close_fd(&listen_fd_);
+  listen_fd_.reset();
   if (on_filesystem) ::unlink(config_.address.c_str());
   if (!result) return fail("init", result);
   return Status::ok();
 }
 
 Status SocketBootstrap::client_connect() {
-  peer_fds_.assign(1, -1);
+  peer_fds_.clear();
+  peer_fds_.resize(1);
   const auto deadline = Clock::now() + timeout_;
-  sockaddr_un sa;
-  socklen_t len = make_address(config_.address, &sa);
-  auto delay = std::chrono::milliseconds(2);
-  int fd = -1;
-  for (;;) {
-    fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-      return make_error(Code::kSystem, "init", log::format("socket(): %s", strerror(errno)));
-    }
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), len) == 0) break;
-    int e = errno;
-    close_fd(&fd);
-    if (e != ECONNREFUSED && e != ENOENT && e != EAGAIN && e != EINTR) {
-      return make_error(
-          Code::kSystem, "init",
-          log::format("cannot connect to PE 0 at %s: %s", config_.address.c_str(), strerror(e)));
-    }
-    if (Clock::now() >= deadline) {
+  auto connected = connect_unix(config_.address, deadline, "PE 0 (the bootstrap hub)");
+  if (!connected) {
+    if (connected.status().code() == Code::kTimeout) {
       return make_error(Code::kTimeout, "init",
                         log::format("timed out after %s waiting for PE 0 to listen at %s",
                                     format_seconds(timeout_).c_str(), config_.address.c_str()));
     }
-    std::this_thread::sleep_for(delay);
-    delay = std::min(delay * 2, std::chrono::milliseconds(50));
+    return make_error(connected.status().code(), "init", connected.status().message());
   }
-  peer_fds_[0] = fd;
-  if (!set_nonblocking(fd)) {
-    return make_error(Code::kSystem, "init", log::format("fcntl(): %s", strerror(errno)));
-  }
+  const int fd = connected->get();
+  peer_fds_[0] = std::move(*connected);
   uid_t uid = 0;
   pid_t pid = 0;
-  if (!peer_uid(fd, &uid, &pid)) {
-    return make_error(
-        Code::kSystem, "init",
-        log::format("SO_PEERCRED on %s: %s", config_.address.c_str(), strerror(errno)));
-  }
+  Status cred = peer_credentials(fd, &uid, &pid);
+  if (!cred) return make_error(Code::kSystem, "init", cred.message());
   if (uid != ::geteuid()) {
     return make_error(
         Code::kPeerFailure, "init",
@@ -466,17 +386,12 @@ Status SocketBootstrap::client_connect() {
                     "uid %u; refusing to send it the job secret",
                     config_.address.c_str(), static_cast<int>(pid), uid, ::geteuid()));
   }
-  Hello hello{};
-  hello.magic = kHelloMagic;
-  hello.version = kProtocolVersion;
-  hello.rank = config_.rank;
-  hello.npes = config_.npes;
-  std::memcpy(hello.job_id, config_.job_id.data(), config_.job_id.size());
-  std::memcpy(hello.secret, config_.secret.data(), kSecretLength);
+  Hello hello =
+      make_hello(kBootstrapProtocol, config_.rank, config_.npes, config_.job_id, config_.secret);
   HelloReply reply{};
-  int err = 0;
-  Io io = write_all(fd, &hello, sizeof(hello), deadline, &err);
-  if (io == Io::kOk) io = read_all(fd, &reply, sizeof(reply), deadline + kClientGrace, &err);
+  std::string why;
+  Io io = write_all(fd, &hello, sizeof(hello), deadline, &why);
+  if (io == Io::kOk) io = read_all(fd, &reply, sizeof(reply), deadline + kClientGrace, &why);
   switch (io) {
     case Io::kOk: break;
     case Io::kTimeout:
@@ -488,7 +403,7 @@ Status SocketBootstrap::client_connect() {
       return make_error(Code::kPeerFailure, "init",
                         "PE 0 closed the connection during authentication (PE 0 died?)");
     case Io::kError:
-      return make_error(Code::kSystem, "init", log::format("socket I/O: %s", strerror(err)));
+      return make_error(Code::kSystem, "init", log::format("socket I/O: %s", why.c_str()));
   }
   if (reply.magic != kHelloMagic) {
     return make_error(Code::kPeerFailure, "init", "PE 0 answered with garbage");
@@ -501,18 +416,28 @@ Status SocketBootstrap::client_connect() {
   return Status::ok();
 }
 
-Status SocketBootstrap::fail(const char* call, Status cause) {
+Status SocketBootstrap::fail(const char* call, Status cause, const std::vector<int>& late) {
   // cause carries only the cause text; every PE gets it with its own prefix.
   broken_ = make_error(cause.code(), call, cause.message());
   if (config_.rank == 0) {
-    std::string text = log::format("%s: %s (reported by PE 0)", call, cause.message().c_str());
+    const std::string shared =
+        log::format("%s: %s (reported by PE 0)", call, cause.message().c_str());
     const auto deadline = Clock::now() + std::chrono::milliseconds(500);
     for (int r = 1; r < config_.npes; ++r) {
-      if (peer_fds_[r] < 0) continue;
+      if (!peer_fds_[r].valid()) continue;
+      // A PE that is itself among the missing must not read "waiting for PE r" as news about
+      // another PE: it was the late one.
+      const std::string text =
+          std::find(late.begin(), late.end(), r) == late.end()
+              ? shared
+              : log::format(
+                    "%s: this PE arrived after PE 0 had given up waiting for it (%s) "
+                    "(reported by PE 0)",
+                    call, cause.message().c_str());
       Reply rep{kReplyMagic, static_cast<int32_t>(cause.code()), seq_, text.size()};
-      int err = 0;
-      if (write_all(peer_fds_[r], &rep, sizeof(rep), deadline, &err) == Io::kOk) {
-        (void)write_all(peer_fds_[r], text.data(), text.size(), deadline, &err);
+      std::string why;
+      if (write_all(peer_fds_[r].get(), &rep, sizeof(rep), deadline, &why) == Io::kOk) {
+        (void)write_all(peer_fds_[r].get(), text.data(), text.size(), deadline, &why);
       }
     }
   }
@@ -574,19 +499,21 @@ Status SocketBootstrap::hub_collective(Op op, const void* in, void* out, size_t 
       for (int r = 1; r < npes; ++r) {
         if (!peers[r].done) missing.push_back(r);
       }
-      return fail(call, Status(Code::kTimeout, log::format("timed out after %s waiting for PE%s %s",
-                                                           format_seconds(timeout_).c_str(),
-                                                           missing.size() > 1 ? "s" : "",
-                                                           format_pe_list(missing).c_str())));
+      return fail(call,
+                  Status(Code::kTimeout, log::format("timed out after %s waiting for PE%s %s",
+                                                     format_seconds(timeout_).c_str(),
+                                                     missing.size() > 1 ? "s" : "",
+                                                     format_pe_list(missing).c_str())),
+                  missing);
     }
     std::vector<pollfd> pfds;
     std::vector<int> who;
     for (int r = 1; r < npes; ++r) {
       if (peers[r].done) continue;
-      pfds.push_back({peer_fds_[r], POLLIN, 0});
+      pfds.push_back({peer_fds_[r].get(), POLLIN, 0});
       who.push_back(r);
     }
-    int pr = ::poll(pfds.data(), pfds.size(), poll_ms(deadline));
+    int pr = ::poll(pfds.data(), pfds.size(), poll_timeout_ms(deadline));
     if (pr < 0 && errno != EINTR) {
       return fail(call, Status(Code::kSystem, log::format("poll(): %s", strerror(errno))));
     }
@@ -606,7 +533,7 @@ Status SocketBootstrap::hub_collective(Op op, const void* in, void* out, size_t 
           dst = p.dest + p.payload_got;
           want = p.payload_len - p.payload_got;
         }
-        ssize_t n = want == 0 ? 0 : ::recv(peer_fds_[r], dst, want, 0);
+        ssize_t n = want == 0 ? 0 : ::recv(peer_fds_[r].get(), dst, want, 0);
         if (want > 0 && n == 0) {
           return fail(call, Status(Code::kPeerFailure,
                                    log::format("PE %d died (its connection closed) before "
@@ -667,10 +594,10 @@ Status SocketBootstrap::hub_collective(Op op, const void* in, void* out, size_t 
   }
   for (int r = 1; r < npes; ++r) {
     Reply rep{kReplyMagic, 0, seq_, result_len};
-    int err = 0;
-    Io io = write_all(peer_fds_[r], &rep, sizeof(rep), deadline, &err);
+    std::string why;
+    Io io = write_all(peer_fds_[r].get(), &rep, sizeof(rep), deadline, &why);
     if (io == Io::kOk && result_len > 0) {
-      io = write_all(peer_fds_[r], result, result_len, deadline, &err);
+      io = write_all(peer_fds_[r].get(), result, result_len, deadline, &why);
     }
     if (io == Io::kEof) {
       return fail(call, Status(Code::kPeerFailure,
@@ -682,8 +609,7 @@ Status SocketBootstrap::hub_collective(Op op, const void* in, void* out, size_t 
                                                    format_seconds(timeout_).c_str(), r)));
     }
     if (io == Io::kError) {
-      return fail(call,
-                  Status(Code::kSystem, log::format("sending to PE %d: %s", r, strerror(err))));
+      return fail(call, Status(Code::kSystem, log::format("sending to PE %d: %s", r, why.c_str())));
     }
   }
   if (op == Op::kAllgather && bytes > 0) std::memcpy(out, scratch.data(), scratch.size());
@@ -694,7 +620,7 @@ Status SocketBootstrap::hub_collective(Op op, const void* in, void* out, size_t 
 Status SocketBootstrap::client_collective(Op op, const void* in, void* out, size_t bytes,
                                           int root) {
   const char* call = op_name(static_cast<uint32_t>(op));
-  const int fd = peer_fds_[0];
+  const int fd = peer_fds_[0].get();
   const auto deadline = Clock::now() + timeout_ + kClientGrace;
   const auto broken = [&](Status s) {
     broken_ = s;
@@ -710,14 +636,14 @@ Status SocketBootstrap::client_collective(Op op, const void* in, void* out, size
     payload = out;
     payload_len = bytes;
   }
-  int err = 0;
-  Io io = write_all(fd, &req, sizeof(req), deadline, &err);
-  if (io == Io::kOk && payload_len > 0) io = write_all(fd, payload, payload_len, deadline, &err);
+  std::string why;
+  Io io = write_all(fd, &req, sizeof(req), deadline, &why);
+  if (io == Io::kOk && payload_len > 0) io = write_all(fd, payload, payload_len, deadline, &why);
   // When the send fails, PE 0 may still have left an explanation in our receive queue.
   const bool send_failed = io != Io::kOk;
   Reply rep{};
   io = read_all(fd, &rep, sizeof(rep),
-                send_failed ? Clock::now() + std::chrono::milliseconds(200) : deadline, &err);
+                send_failed ? Clock::now() + std::chrono::milliseconds(200) : deadline, &why);
   if (io == Io::kTimeout && !send_failed) {
     return broken(make_error(Code::kTimeout, call,
                              log::format("timed out after %s waiting for PE 0, which coordinates "
@@ -735,7 +661,7 @@ Status SocketBootstrap::client_collective(Op op, const void* in, void* out, size
   if (rep.status != 0) {
     std::string text(std::min<uint64_t>(rep.length, kMaxErrorText), '\0');
     if (read_all(fd, text.data(), text.size(), Clock::now() + std::chrono::milliseconds(500),
-                 &err) != Io::kOk) {
+                 &why) != Io::kOk) {
       text = "PE 0 reported an error it could not deliver";
     }
     Code code = rep.status > 0 && rep.status <= static_cast<int>(Code::kState)
@@ -753,7 +679,7 @@ Status SocketBootstrap::client_collective(Op op, const void* in, void* out, size
   if (expect > 0) {
     // Receive into scratch so that out is written only on success.
     std::vector<char> scratch(expect);
-    io = read_all(fd, scratch.data(), expect, deadline, &err);
+    io = read_all(fd, scratch.data(), expect, deadline, &why);
     if (io == Io::kTimeout) {
       return broken(make_error(Code::kTimeout, call,
                                log::format("timed out after %s receiving the result from PE 0",

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/common/connection.hpp"
 #include "runtime/common/status.hpp"
 
 namespace vshmem::detail {
@@ -56,14 +57,15 @@ class SocketBootstrap final : public Bootstrap {
   Status collective(Op op, const void* in, void* out, size_t bytes, int root);
   Status hub_collective(Op op, const void* in, void* out, size_t bytes, int root);
   Status client_collective(Op op, const void* in, void* out, size_t bytes, int root);
-  // Makes the failure sticky and tells every connected PE (hub only, best effort).
-  Status fail(const char* call, Status status);
+  // Makes the failure sticky and tells every connected PE (hub only, best effort); PEs in
+  // `late` are told that they were the ones missing.
+  Status fail(const char* call, Status status, const std::vector<int>& late = {});
   Status make_error(Code code, const char* call, const std::string& cause) const;
 
   SocketConfig config_;
   std::chrono::milliseconds timeout_;
-  int listen_fd_ = -1;
-  std::vector<int> peer_fds_;  // hub: fd of PE i (index 0 unused); client: [0] = hub
+  UniqueFd listen_fd_;
+  std::vector<UniqueFd> peer_fds_;  // hub: PE i's connection (index 0 unused); client: [0] = hub
   uint64_t seq_ = 0;
   Status broken_;
 };

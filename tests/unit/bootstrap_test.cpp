@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -234,8 +235,58 @@ TEST(SocketBootstrap, TimeoutNamesThePeThatDidNotArrive) {
     EXPECT_NE(out[r].text.find("PE " + std::to_string(r) + ":"), std::string::npos) << out[r].text;
     EXPECT_LT(out[r].seconds, 4.5) << "PE " << r;
   }
-  // The late PE is told too, as soon as it arrives.
-  EXPECT_NE(out[3].text.find("waiting for PE 3"), std::string::npos) << out[3].text;
+  // The late PE is told too, as soon as it arrives, and told that it was the late one (not
+  // "waiting for PE 3" as if about another PE).
+  EXPECT_NE(out[3].text.find("PE 3: barrier: this PE arrived after PE 0 had given up waiting "
+                             "for it"),
+            std::string::npos)
+      << out[3].text;
+}
+
+// Issue 19 item 2: connections that never introduce themselves (from any local process of our
+// user; other users are refused at once) cannot hold the hub's descriptors nor keep a PE out.
+TEST(SocketBootstrap, StrangersHoldingConnectionsDoNotKeepPesOut) {
+  Job job(2);
+  auto out = run_processes(3, [&](int i) -> std::string {
+    if (i == 0) {
+      // The hub, with few descriptors to spare.
+      rlimit rl{};
+      getrlimit(RLIMIT_NOFILE, &rl);
+      rl.rlim_cur = 40;
+      setrlimit(RLIMIT_NOFILE, &rl);
+      job.apply(0, 6);
+      return connect_and([](Bootstrap& b) { return text_of(b.barrier()); });
+    }
+    if (i == 1) {
+      // The stranger: as many connections as it can get, one byte each, held open.
+      std::vector<int> held;
+      const auto until = Clock::now() + std::chrono::milliseconds(1500);
+      while (Clock::now() < until) {
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        sockaddr_un sa{};
+        sa.sun_family = AF_UNIX;
+        std::memcpy(sa.sun_path + 1, job.address.data() + 1, job.address.size() - 1);
+        socklen_t len = offsetof(sockaddr_un, sun_path) + job.address.size();
+        if (connect(fd, reinterpret_cast<sockaddr*>(&sa), len) == 0) {
+          (void)!send(fd, "V", 1, MSG_NOSIGNAL);
+          held.push_back(fd);
+        } else {
+          close(fd);
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+      }
+      // Held past the job's time limit.
+      std::this_thread::sleep_for(std::chrono::seconds(6));
+      return "held " + std::to_string(held.size());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    job.apply(1, 6);
+    return connect_and([](Bootstrap& b) { return text_of(b.barrier()); });
+  });
+  EXPECT_EQ(out[0].text, "ok");
+  EXPECT_EQ(out[2].text, "ok");
+  EXPECT_LT(out[2].seconds, 4.5) << "the real PE was kept out for most of the time limit";
+  EXPECT_NE(out[1].text.find("held "), std::string::npos) << out[1].text;
 }
 
 TEST(SocketBootstrap, InitTimeoutNamesThePeThatNeverStarted) {
