@@ -2,9 +2,17 @@
 // (Open MPI's mpirun, PRRTE's prterun, Slurm's srun --mpi=pmix). Loaded with dlopen so that only
 // this file links PMIx.
 //
-// allgather: every PE puts its contribution under a key unique to the collective, commits, and
-// fences with data collection; then it reads every PE's key. broadcast: the root puts, all
-// fence, the others read. barrier: a fence without data. Every fence carries PMIX_TIMEOUT.
+// allgather: every PE puts its contribution under the allgather key, commits, and fences with
+// data collection; then it reads every PE's value. broadcast: the root puts, all fence, the
+// others read. barrier: a fence without data. Every fence carries PMIX_TIMEOUT.
+// Two keys serve every collective, alternately (a put replaces the value): PMIx cannot delete a
+// key, and every fence with data collection carries every key a process ever put, so a new key
+// per collective made each collective cost more than the last. Two are needed because a PE that
+// leaves a fence first may put the next collective's value while a slower PE still reads this
+// one's; it cannot get further ahead than that, since the next fence waits for the slow PE. A
+// value also carries the collective's sequence number, checked on every read, so that an
+// earlier value is never taken for this one. Values are padded to a power-of-two size class with
+// a key pair per class (see put()).
 // PMIx does not say which processes were missing when a fence times out, so that message
 // cannot name them; a process that dies is reported by the PMIx server (the fence fails).
 #include <pmix.h>
@@ -26,8 +34,8 @@ namespace {
 
 using vshmem::Code;
 
-// Process-wide, not per bootstrap: keys must never repeat across shmem_init/shmem_finalize
-// cycles, or a get could return the previous cycle's value.
+// Process-wide, not per bootstrap: sequence numbers never repeat across shmem_init /
+// shmem_finalize cycles, so a value left from an earlier cycle is never taken for a new one.
 uint64_t g_seq = 0;
 // PMIx_Init calls not yet matched by a PMIx_Finalize. PMIx is finalized at exit, not at
 // shmem_finalize: a PE that finalizes PMIx while its peers still fence (they leave
@@ -96,14 +104,31 @@ int fence(Ctx* c, bool collect, const char* call, char* err, size_t errlen) {
   return 0;
 }
 
+constexpr size_t kFrameHeader = 2 * sizeof(uint64_t);
+
+// The size class of a value: the header and the data, rounded up to a power of two.
+size_t slot_bytes(size_t bytes) {
+  size_t s = 64;
+  while (s < kFrameHeader + bytes) s *= 2;
+  return s;
+}
+
 int put(Ctx* c, const std::string& key, const void* data, size_t bytes, const char* call, char* err,
         size_t errlen) {
+  // The value is the sequence number of this collective, the length, then the data, padded to
+  // the key's size class: a key's value never changes size (PMIx 4.2 loses a value that is
+  // replaced by one of another size: the next get answers NOT-FOUND).
+  std::vector<char> framed(slot_bytes(bytes), '\0');
+  const uint64_t len = bytes;
+  std::memcpy(framed.data(), &g_seq, sizeof(uint64_t));
+  std::memcpy(framed.data() + sizeof(uint64_t), &len, sizeof(uint64_t));
+  if (bytes > 0) std::memcpy(framed.data() + kFrameHeader, data, bytes);
   pmix_value_t v;
   PMIX_VALUE_CONSTRUCT(&v);
   v.type = PMIX_BYTE_OBJECT;
-  // PMIx_Put copies the value; the cast only satisfies the C struct.
-  v.data.bo.bytes = static_cast<char*>(const_cast<void*>(data));
-  v.data.bo.size = bytes;
+  // PMIx_Put copies the value; the pointer only satisfies the C struct.
+  v.data.bo.bytes = framed.data();
+  v.data.bo.size = framed.size();
   pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key.c_str(), &v);
   if (rc == PMIX_SUCCESS) rc = PMIx_Commit();
   if (rc != PMIX_SUCCESS) {
@@ -124,22 +149,31 @@ int get(Ctx* c, int rank, const std::string& key, void* out, size_t bytes, const
                 "PMIx_Get(PE " + std::to_string(rank) + "): " + PMIx_Error_string(rc));
   }
   int result = 0;
-  if (v->type != PMIX_BYTE_OBJECT || v->data.bo.size != bytes) {
+  const size_t got = v->type == PMIX_BYTE_OBJECT ? v->data.bo.size : 0;
+  uint64_t seq = 0, len = 0;
+  if (got >= kFrameHeader) {
+    std::memcpy(&seq, v->data.bo.bytes, sizeof(uint64_t));
+    std::memcpy(&len, v->data.bo.bytes + sizeof(uint64_t), sizeof(uint64_t));
+  }
+  if (got < kFrameHeader || seq != g_seq) {
+    result = fail(c, err, errlen, Code::kInvalidArgument, call,
+                  "PEs disagree: PE " + std::to_string(rank) + " is at collective #" +
+                      std::to_string(seq) + ", this PE at #" + std::to_string(g_seq) +
+                      " (a PE called a different collective, or one more or fewer)");
+  } else if (len != bytes || got < kFrameHeader + len) {
     result = fail(c, err, errlen, Code::kInvalidArgument, call,
                   "PEs disagree: PE " + std::to_string(rank) + " contributed " +
-                      std::to_string(v->type == PMIX_BYTE_OBJECT ? v->data.bo.size : 0) +
-                      " bytes, this PE expected " + std::to_string(bytes));
+                      std::to_string(len) + " bytes, this PE expected " + std::to_string(bytes));
   } else if (bytes > 0) {
-    std::memcpy(out, v->data.bo.bytes, bytes);
+    std::memcpy(out, v->data.bo.bytes + kFrameHeader, bytes);
   }
   PMIX_VALUE_RELEASE(v);
   return result;
 }
 
-// Keys are unique per collective, and carry the size so that PEs calling with different sizes
-// fail instead of reading the wrong amount.
-std::string key_for(const char* what, uint64_t seq) {
-  return "vshmem.boot." + std::string(what) + "." + std::to_string(seq);
+// The key of collective `seq` carrying `bytes` (see the top of the file).
+std::string key_for(uint64_t seq, size_t bytes) {
+  return "vshmem.boot." + std::to_string(seq % 2) + "." + std::to_string(slot_bytes(bytes));
 }
 
 int plugin_allgather(void* ctx, const void* in, void* out, size_t bytes, char* err, size_t errlen) {
@@ -147,7 +181,7 @@ int plugin_allgather(void* ctx, const void* in, void* out, size_t bytes, char* e
   if (c->broken)
     return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
   ++g_seq;
-  const std::string key = key_for("allgather", g_seq);
+  const std::string key = key_for(g_seq, bytes);
   if (int rc = put(c, key, in, bytes, "allgather", err, errlen)) return rc;
   if (int rc = fence(c, true, "allgather", err, errlen)) return rc;
   // Into scratch first: out is written only on success, and in may alias out.
@@ -170,7 +204,7 @@ int plugin_broadcast(void* ctx, void* buf, size_t bytes, int root, char* err, si
   if (c->broken)
     return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
   ++g_seq;
-  const std::string key = key_for("broadcast", g_seq);
+  const std::string key = key_for(g_seq, bytes);
   if (c->rank == root) {
     if (int rc = put(c, key, buf, bytes, "broadcast", err, errlen)) return rc;
   }
