@@ -11,6 +11,7 @@
 #include "runtime/api/fault_report.hpp"
 #include "runtime/api/launcher_link.hpp"
 #include "runtime/api/runtime.hpp"
+#include "runtime/api/settings_check.hpp"
 #include "runtime/api/wait_policy.hpp"
 #include "runtime/bootstrap/launcher_protocol.hpp"
 #include "runtime/api/team.hpp"
@@ -87,6 +88,16 @@ Status initialize(const BootstrapOptions& options, int requested) {
   rt->my_pe = rt->bootstrap->rank();
   rt->n_pes = rt->bootstrap->size();
   log::set_pe(rt->my_pe);
+  // What must agree is compared first: a PE with another heap size or growth step would stall
+  // the first collective that depends on it, far from the cause.
+  VSHMEM_RETURN_IF_ERROR(check_settings_agree(
+      *rt->bootstrap, {{"SHMEM_SYMMETRIC_SIZE/VSHMEM_SYMMETRIC_SIZE", std::to_string(heap_size)},
+                       {"VSHMEM_HEAP_CHUNK_SIZE", std::to_string(chunk)},
+                       {"VSHMEM_HEAP_INITIAL", std::to_string(initial)},
+                       {"VSHMEM_CHECK_SYMMETRY", check ? "on" : "off"},
+                       {"VSHMEM_BACKEND", env::get("VSHMEM_BACKEND").value_or("auto")},
+                       {"VSHMEM_HANDLE_TYPE", env::get("VSHMEM_HANDLE_TYPE").value_or("auto")},
+                       {"VSHMEM_DISABLE_P2P", env::get("VSHMEM_DISABLE_P2P").value_or("0")}}));
   rt->thread_level = requested < SHMEM_THREAD_SINGLE     ? SHMEM_THREAD_SINGLE
                      : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE
                                                          : requested;
@@ -119,8 +130,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
     const uintptr_t end = rt->heap->base() + rt->heap->size() * (rt->topology.max_local_size + 1);
     install_fault_report(rt->my_pe, rt->heap->base(), end);
   }
-  // PE 0's VSHMEM_HEAP_INITIAL holds for all (growth is collective: every PE must grow alike).
-  if (rt->n_pes > 1) VSHMEM_RETURN_IF_ERROR(rt->bootstrap->broadcast(&initial, sizeof(initial), 0));
+  // VSHMEM_HEAP_INITIAL is the same on every PE (checked above): growth is collective.
   if (initial > 0) VSHMEM_RETURN_IF_ERROR(rt->heap->commit_at_least(initial, "shmem_init"));
   if (rt->n_pes > 1 && !rt->plan.job_has_staged) {
     // Every PE maps every other (one node): the barrier counters go in shared host pages.

@@ -65,6 +65,8 @@ Result<std::unique_ptr<MemoryProvider>> try_cuda(const ProviderOptions& options)
 Result<std::unique_ptr<MemoryProvider>> create_memory_provider(const ProviderOptions& options) {
   VSHMEM_ASSIGN_OR_RETURN(detail::Backend backend,
                           detail::parse_backend(env::get("VSHMEM_BACKEND")));
+  // Checked whatever the backend, so that a typo never passes silently on the host heap.
+  VSHMEM_RETURN_IF_ERROR(detail::parse_handle_type(env::get("VSHMEM_HANDLE_TYPE")).status());
   std::string why;
   auto chosen = [&](std::unique_ptr<MemoryProvider> p) {
     VSHMEM_INFO("heap: %s memory: %s", p->name(), why.c_str());

@@ -14,3 +14,29 @@ foreach(_t mpe.heap_growth_agree.vshmemrun.2 mpe.heap_growth_agree.vshmemrun.4
                          FAIL_REGULAR_EXPRESSION "DIVERGED;FAIL PE")
   endif()
 endforeach()
+
+# Item 6: settings that must agree are compared at shmem_init; the message names the variable
+# and which PEs have which value (instead of a stall at the first malloc that fits one PE only).
+# Item 10: a typo in VSHMEM_HANDLE_TYPE is rejected on every backend.
+foreach(_launcher IN LISTS VSHMEM_TEST_LAUNCHERS)
+  vshmem_launch_command(_cmd ${_launcher} 3)
+  add_test(NAME mpe.settings_disagree.${_launcher}.3
+           COMMAND ${CMAKE_COMMAND}
+                   "-DREGEX=SHMEM_SYMMETRIC_SIZE/VSHMEM_SYMMETRIC_SIZE differs between PEs \\(PEs 0, 1 have [0-9]+, PE 2 has 536870912\\)"
+                   -P ${PROJECT_SOURCE_DIR}/cmake/expect_failure.cmake --
+                   ${_cmd} ${CMAKE_CURRENT_SOURCE_DIR}/per_pe_env.sh 2 SHMEM_SYMMETRIC_SIZE=512M
+                   $<TARGET_FILE:mpe_heap>)
+  add_test(NAME mpe.handle_type_typo.${_launcher}.3
+           COMMAND ${CMAKE_COMMAND} "-DREGEX=VSHMEM_HANDLE_TYPE='posixfd' is not one of"
+                   -P ${PROJECT_SOURCE_DIR}/cmake/expect_failure.cmake --
+                   ${_cmd} $<TARGET_FILE:mpe_heap>)
+  set_tests_properties(mpe.settings_disagree.${_launcher}.3 PROPERTIES LABELS "mpe;${_launcher}"
+                       TIMEOUT 60 ENVIRONMENT "VSHMEM_BOOTSTRAP_TIMEOUT=30;VSHMEM_BACKEND=host")
+  set_tests_properties(mpe.handle_type_typo.${_launcher}.3 PROPERTIES LABELS "mpe;${_launcher}"
+                       TIMEOUT 60
+                       ENVIRONMENT "VSHMEM_BOOTSTRAP_TIMEOUT=30;VSHMEM_BACKEND=host;VSHMEM_HANDLE_TYPE=posixfd")
+endforeach()
+
+# Item 5: the cost of a bootstrap collective stays flat over many (PMIx: keys are reused).
+vshmem_add_mpe_test(NAME bootstrap_cost SOURCES bootstrap_cost.cpp NPES 2 4 NO_GPU_RERUN TIMEOUT 120
+                    LIBS vshmem_internal_for_tests)
