@@ -2,6 +2,7 @@
 // operation completes before it returns, so a context needs no transport state of its own: it
 // carries its team (which gives meaning to the PE numbers passed with it) and its options.
 #include <algorithm>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -19,12 +20,22 @@ constexpr long kKnownOptions = SHMEM_CTX_SERIALIZED | SHMEM_CTX_PRIVATE | SHMEM_
 
 vshmem_ctx_s g_default_ctx{kCtxMagic, &g_team_table[kWorldSlot], 0, pthread_t{}};
 
-// Context objects are recycled, never freed: a stale handle then still points at a context
-// object whose magic says whether it is live, so using a destroyed context is reported instead
-// of reading freed memory.
+// Context objects live in one fixed pool and are recycled, never freed: a handle is checked to
+// point at a pool entry before it is read (a garbage handle gets a message, not a crash), and a
+// stale one still points at an entry whose magic says whether it is live.
+constexpr size_t kMaxContexts = 4096;
+vshmem_ctx_s g_ctx_pool[kMaxContexts];
+size_t g_ctx_pool_used = 0;
 std::mutex g_ctx_mutex;
 std::vector<vshmem_ctx_s*> g_live_ctx;
 std::vector<vshmem_ctx_s*> g_free_ctx;
+
+bool is_context_object(const vshmem_ctx_s* c) {
+  if (c == &g_default_ctx) return true;
+  const auto a = reinterpret_cast<uintptr_t>(c);
+  const auto base = reinterpret_cast<uintptr_t>(g_ctx_pool);
+  return a >= base && a < base + sizeof(g_ctx_pool) && (a - base) % sizeof(vshmem_ctx_s) == 0;
+}
 
 int create(vshmem_team_s* team, long options, shmem_ctx_t* ctx, const char* call) {
   if (ctx == nullptr) fail(call, "ctx is NULL");
@@ -39,8 +50,12 @@ int create(vshmem_team_s* team, long options, shmem_ctx_t* ctx, const char* call
   if (!g_free_ctx.empty()) {
     c = g_free_ctx.back();
     g_free_ctx.pop_back();
+  } else if (g_ctx_pool_used < kMaxContexts) {
+    c = &g_ctx_pool[g_ctx_pool_used++];
   } else {
-    c = new vshmem_ctx_s{};
+    log::message(log::Level::kError, "%s: %zu contexts exist already (the most at once)", call,
+                 kMaxContexts);
+    return 1;
   }
   *c = vshmem_ctx_s{kCtxMagic, team, options, pthread_self()};
   g_live_ctx.push_back(c);
@@ -65,8 +80,8 @@ shmem_ctx_t SHMEM_CTX_DEFAULT = &g_default_ctx;
 namespace vshmem::detail {
 
 int ctx_pe(vshmem_ctx_s* ctx, int pe, const char* call) {
-  if (ctx == nullptr || ctx->magic != kCtxMagic) {
-    fail(call, "%p is not a valid context (SHMEM_CTX_INVALID or destroyed)",
+  if (ctx == nullptr || !is_context_object(ctx) || ctx->magic != kCtxMagic) {
+    fail(call, "%p is not a valid context (SHMEM_CTX_INVALID, destroyed, or never a context)",
          static_cast<void*>(ctx));
   }
   if ((ctx->options & SHMEM_CTX_PRIVATE) && !pthread_equal(ctx->owner, pthread_self())) {
@@ -131,7 +146,7 @@ void shmem_ctx_destroy(shmem_ctx_t ctx) {
 
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team) {
   if (team == nullptr) return 1;
-  if (ctx == nullptr || ctx->magic != kCtxMagic) {
+  if (ctx == nullptr || !is_context_object(ctx) || ctx->magic != kCtxMagic) {
     *team = SHMEM_TEAM_INVALID;
     return 1;
   }

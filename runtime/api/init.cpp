@@ -122,9 +122,18 @@ Status initialize(const BootstrapOptions& options, int requested) {
   // Every handle socket listens before anyone sends to one.
   VSHMEM_RETURN_IF_ERROR(rt->bootstrap->barrier());
   HeapConfig config{heap_size, chunk, check};
-  VSHMEM_ASSIGN_OR_RETURN(rt->heap,
-                          SymmetricHeap::create(*rt->provider, *rt->bootstrap, rt->topology,
-                                                rt->plan.mapped(), rt->fd_exchange.get(), config));
+  auto heap = SymmetricHeap::create(*rt->provider, *rt->bootstrap, rt->topology, rt->plan.mapped(),
+                                    rt->fd_exchange.get(), config);
+  if (!heap) {
+    // Name the setting behind the sizes in the cause (e.g. =99999T: no address range is free).
+    return heap.status().with_context(log::format(
+        "the symmetric heap of %llu bytes per PE (%s): ",
+        static_cast<unsigned long long>(heap_size),
+        env::get("VSHMEM_SYMMETRIC_SIZE")  ? "VSHMEM_SYMMETRIC_SIZE"
+        : env::get("SHMEM_SYMMETRIC_SIZE") ? "SHMEM_SYMMETRIC_SIZE"
+                                           : "the default; set SHMEM_SYMMETRIC_SIZE to change it"));
+  }
+  rt->heap = std::move(heap).value();
   if (!rt->host_memory) {
     // The whole reserved range: the heap H and the window slots after it.
     const uintptr_t end = rt->heap->base() + rt->heap->size() * (rt->topology.max_local_size + 1);
@@ -194,7 +203,9 @@ int init_common(const BootstrapOptions& options, int requested, int* provided) {
     Status st = initialize(options, requested);
     if (!st) {
       remove_fault_report();  // the heap it watched is gone
-      log::message(log::Level::kError, "shmem_init: %s", st.message().c_str());
+      // Causes from inside init may already name the call ("shmem_init: ..."): not twice.
+      const bool named = st.message().rfind("shmem_init", 0) == 0;
+      log::message(log::Level::kError, "%s%s", named ? "" : "shmem_init: ", st.message().c_str());
       return 1;
     }
     tell_launcher(launcher_protocol::shmem_state_signal(), 1);

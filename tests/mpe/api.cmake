@@ -42,3 +42,4 @@ _api_error(clear_unheld_lock "PE [0-9]: shmem_clear_lock: this PE does not hold 
 _api_error(active_set_outside "PE [0-9]: shmem_barrier: the active set .* outside the job")
 _api_error(private_ctx_other_thread
            "PE [0-9]: shmem_ctx_long_p: context 0x[0-9a-f]+ was created SHMEM_CTX_PRIVATE by another")
+_api_error(garbage_ctx "PE [0-9]: shmem_ctx_long_p: 0x[0-9a-f]+ is not a valid context")

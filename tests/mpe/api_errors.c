@@ -54,6 +54,9 @@ int main(int argc, char** argv) {
     pthread_t th;
     pthread_create(&th, NULL, use_private_ctx, ctx);
     pthread_join(th, NULL);
+  } else if (!strcmp(c, "garbage_ctx")) {
+    /* Not a context at all (a stray pointer): a message, not a crash. */
+    shmem_ctx_long_p((shmem_ctx_t)(buf + 3), buf, 1, 0);
   } else if (!strcmp(c, "active_set_outside")) {
     static long pSync[SHMEM_BARRIER_SYNC_SIZE];
     shmem_barrier(0, 1, npes, pSync);

@@ -40,3 +40,11 @@ endforeach()
 # Item 5: the cost of a bootstrap collective stays flat over many (PMIx: keys are reused).
 vshmem_add_mpe_test(NAME bootstrap_cost SOURCES bootstrap_cost.cpp NPES 2 4 NO_GPU_RERUN TIMEOUT 120
                     LIBS vshmem_internal_for_tests)
+
+# Item 10: messages that name the variable, and name the call once.
+vshmem_add_mpe_test(NAME symmetric_size_huge TARGET mpe_heap NPES 2 LAUNCHERS vshmemrun
+                    NO_GPU_RERUN ENV SHMEM_SYMMETRIC_SIZE=99999T VSHMEM_BACKEND=host TIMEOUT 60
+                    WILL_FAIL_REGEX "PE [01]: shmem_init: the symmetric heap of 109950063265972224 bytes per PE \\(SHMEM_SYMMETRIC_SIZE\\): no virtual address range")
+vshmem_add_mpe_test(NAME init_prefix_once TARGET mpe_heap NPES 2 LAUNCHERS vshmemrun NO_GPU_RERUN
+                    ENV SHMEM_SYMMETRIC_SIZE=4096 VSHMEM_BACKEND=host TIMEOUT 60
+                    WILL_FAIL_REGEX "PE [01]: shmem_init: [0-9]+ bytes do not fit in the symmetric heap")
