@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -227,6 +228,54 @@ int plugin_barrier(void* ctx, char* err, size_t errlen) {
 
 void plugin_finalize(void* ctx) { delete static_cast<Ctx*>(ctx); }
 
+// This process, for the event handler (set by the first init; PMIx stays initialized until exit).
+pmix_proc_t g_me;
+
+// A PE of this job ended abnormally (or this process lost its PMIx server): the survivors would
+// wait for it forever in their next barrier or wait_until, under a launcher that does not stop
+// the job itself (e.g. mpirun --enable-recovery, srun without --kill-on-bad-exit). End this PE
+// with a message that names the PE that is gone.
+void on_peer_failure(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_t info[],
+                     size_t ninfo, pmix_info_t*, size_t, pmix_event_notification_cbfunc_fn_t cbfunc,
+                     void* cbdata) {
+  const pmix_proc_t* who = source;
+  for (size_t i = 0; i < ninfo; ++i) {
+    if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC) {
+      who = info[i].value.data.proc;
+    }
+  }
+  const bool lost_server = status == PMIX_ERR_LOST_CONNECTION;
+  const bool peer = who != nullptr && PMIX_CHECK_NSPACE(who->nspace, g_me.nspace) &&
+                    who->rank != g_me.rank && who->rank != PMIX_RANK_WILDCARD &&
+                    who->rank != PMIX_RANK_UNDEF;
+  if (lost_server || peer) {
+    char text[512];
+    if (lost_server) {
+      std::snprintf(text, sizeof(text),
+                    "vshmem: PE %u: lost the connection to the PMIx server (the launcher ended?); "
+                    "ending this PE\n",
+                    g_me.rank);
+    } else {
+      std::snprintf(text, sizeof(text),
+                    "vshmem: PE %u: PE %u ended without shmem_finalize (PMIx event: %s); the job "
+                    "cannot complete: ending this PE\n",
+                    g_me.rank, who->rank, PMIx_Error_string(status));
+    }
+    std::fflush(stdout);
+    (void)!::write(2, text, std::strlen(text));
+    std::_Exit(1);
+  }
+  if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, nullptr, 0, nullptr, nullptr, cbdata);
+}
+
+void register_failure_events() {
+  pmix_status_t codes[] = {PMIX_ERR_PROC_ABORTED, PMIX_ERR_PROC_ABORTED_BY_SIG,
+                           PMIX_ERR_PROC_ABORTING, PMIX_ERR_PROC_TERM_WO_SYNC,
+                           PMIX_ERR_LOST_CONNECTION};
+  PMIx_Register_event_handler(codes, sizeof(codes) / sizeof(codes[0]), nullptr, 0, on_peer_failure,
+                              nullptr, nullptr);
+}
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int vshmem_bootstrap_plugin_init(
@@ -277,6 +326,8 @@ extern "C" __attribute__((visibility("default"))) int vshmem_bootstrap_plugin_in
   c->size = static_cast<int>(size);
   // This plugin is never unloaded, so the handler stays valid until exit.
   if (g_pmix_inits++ == 0) {
+    g_me = c->me;
+    register_failure_events();
     std::atexit([] {
       while (g_pmix_inits > 0) {
         --g_pmix_inits;
