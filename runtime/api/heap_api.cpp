@@ -3,6 +3,7 @@
 // the peer has it.
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "runtime/api/runtime.hpp"
 #include "shmem.h"
@@ -12,6 +13,19 @@ using namespace vshmem::detail;
 
 namespace {
 
+// A failed allocation returns NULL on every PE (the failure is agreed), and the call's closing
+// barrier keeps the PEs together. When a peer did not arrive or is gone (the bootstrap timed out
+// or lost it), that barrier would wait for it forever: end this PE with the cause instead.
+void report_failure(const char* call, const Status& st) {
+  if (st.code() == Code::kTimeout || st.code() == Code::kPeerFailure) {
+    const std::string named = std::string(call) + ": ";
+    const std::string& text = st.message();
+    // The heap's causes already start with the call's name: say it once.
+    fail(call, text.rfind(named, 0) == 0 ? Status(st.code(), text.substr(named.size())) : st);
+  }
+  log::message(log::Level::kError, "%s", st.message().c_str());
+}
+
 void* allocate(size_t size, size_t alignment, const char* call) {
   Runtime& rt = runtime_for(call);
   auto r = rt.heap->allocate(size, alignment, call);
@@ -19,7 +33,7 @@ void* allocate(size_t size, size_t alignment, const char* call) {
   if (r) {
     out = *r;
   } else {
-    log::message(log::Level::kError, "%s", r.status().message().c_str());
+    report_failure(call, r.status());
   }
   shmem_barrier_all();
   return out;
@@ -61,7 +75,7 @@ void* shmem_calloc(size_t count, size_t size) {
       if (!st) fail("shmem_calloc", st);
     }
   } else {
-    log::message(log::Level::kError, "%s", r.status().message().c_str());
+    report_failure("shmem_calloc", r.status());
   }
   shmem_barrier_all();
   return out;
@@ -99,7 +113,7 @@ void* shmem_realloc(void* ptr, size_t size) {
   auto r = rt.heap->allocate(size, Allocator::kMinAlignment, "shmem_realloc");
   if (!r) {
     // The old object stays valid, as with realloc(3).
-    log::message(log::Level::kError, "%s", r.status().message().c_str());
+    report_failure("shmem_realloc", r.status());
     shmem_barrier_all();
     return nullptr;
   }

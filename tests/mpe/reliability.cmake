@@ -48,3 +48,18 @@ vshmem_add_mpe_test(NAME symmetric_size_huge TARGET mpe_heap NPES 2 LAUNCHERS vs
 vshmem_add_mpe_test(NAME init_prefix_once TARGET mpe_heap NPES 2 LAUNCHERS vshmemrun NO_GPU_RERUN
                     ENV SHMEM_SYMMETRIC_SIZE=4096 VSHMEM_BACKEND=host TIMEOUT 60
                     WILL_FAIL_REGEX "PE [01]: shmem_init: [0-9]+ bytes do not fit in the symmetric heap")
+
+# The reliability script (tests/reliability.sh): kill -9 and SIGSTOP of one PE at init, barrier,
+# wait and growth, under vshmemrun, 2 simulated nodes and mpirun; time to exit and leftovers.
+add_executable(mpe_reliability_target reliability_target.c)
+target_link_libraries(mpe_reliability_target PRIVATE vshmem)
+if("vshmemrun" IN_LIST VSHMEM_TEST_LAUNCHERS)
+  set(_mpirun "")
+  if("pmix" IN_LIST VSHMEM_TEST_LAUNCHERS)
+    set(_mpirun ${VSHMEM_MPIRUN})
+  endif()
+  add_test(NAME reliability.script
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/reliability.sh $<TARGET_FILE:vshmemrun>
+                   $<TARGET_FILE:mpe_reliability_target> ${_mpirun})
+  set_tests_properties(reliability.script PROPERTIES LABELS "reliability;mpe" TIMEOUT 300)
+endif()
