@@ -353,12 +353,35 @@ Group active_set(Runtime& rt, int PE_start, int logPE_stride, int PE_size, const
 
 // --- the collectives, over a group -------------------------------------------------------------
 
+// VSHMEM_CHECK_SYMMETRY: every member passed the same PE_root and size (else the broadcast is
+// silently wrong); every member that sees a difference fails naming the PE and both arguments.
+void check_same_broadcast(Runtime& rt, const Group& g, int root, size_t bytes, const char* call) {
+  const uint64_t mine[2] = {static_cast<uint64_t>(root), bytes};
+  uint64_t* words = group_words(g);  // free between collectives (each ends with a barrier)
+  local_copy(rt, words, mine, sizeof(mine), call);
+  group_barrier(rt, g, call);
+  for (int i = 0; i < g.size(); ++i) {
+    if (i == g.my_index) continue;
+    uint64_t theirs[2];
+    rma_get(rt, theirs, words, sizeof(theirs), g.members[i], call);
+    if (theirs[0] != mine[0] || theirs[1] != mine[1]) {
+      fail(call,
+           "PEs disagree (VSHMEM_CHECK_SYMMETRY): PE %d passed PE_root %llu and %llu bytes, this "
+           "PE PE_root %d and %zu bytes",
+           g.members[i], static_cast<unsigned long long>(theirs[0]),
+           static_cast<unsigned long long>(theirs[1]), root, bytes);
+    }
+  }
+  group_barrier(rt, g, call);  // nobody reads the words any more
+}
+
 void broadcast(Runtime& rt, const Group& g, void* dest, const void* source, size_t nelems,
                size_t elem, int root, bool root_gets_dest, const char* call) {
   const size_t bytes = bytes_of(nelems, elem, call);
   if (root < 0 || root >= g.size()) {
     fail(call, "PE_root %d is not a PE of the team (its PEs are 0..%d)", root, g.size() - 1);
   }
+  if (rt.heap->checks_symmetry() && g.size() > 1) check_same_broadcast(rt, g, root, bytes, call);
   if (bytes == 0) return;
   check_symmetric(rt, dest, bytes, call, "dest");
   check_same_or_disjoint(dest, source, bytes, call);

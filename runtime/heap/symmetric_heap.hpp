@@ -40,6 +40,7 @@ class SymmetricHeap {
   size_t committed() const { return allocator_.committed(); }
   const std::vector<int32_t>& peer_slots() const { return peer_slot_; }
   HandleKind handle_kind() const { return handle_kind_; }
+  bool checks_symmetry() const { return config_.check_symmetry; }
 
   bool contains(const void* p, size_t bytes) const {
     uintptr_t a = reinterpret_cast<uintptr_t>(p);

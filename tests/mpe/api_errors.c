@@ -54,6 +54,11 @@ int main(int argc, char** argv) {
     pthread_t th;
     pthread_create(&th, NULL, use_private_ctx, ctx);
     pthread_join(th, NULL);
+  } else if (!strcmp(c, "broadcast_root_differs")) {
+    /* PE 0 names another root than the others (run with VSHMEM_CHECK_SYMMETRY=1). */
+    shmem_long_broadcast(SHMEM_TEAM_WORLD, buf, buf + 8, 4, me == 0 ? 1 : 0);
+  } else if (!strcmp(c, "broadcast_count_differs")) {
+    shmem_long_broadcast(SHMEM_TEAM_WORLD, buf, buf + 8, me == npes - 1 ? 3 : 4, 0);
   } else if (!strcmp(c, "garbage_ctx")) {
     /* Not a context at all (a stray pointer): a message, not a crash. */
     shmem_ctx_long_p((shmem_ctx_t)(buf + 3), buf, 1, 0);

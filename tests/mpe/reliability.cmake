@@ -63,3 +63,12 @@ if("vshmemrun" IN_LIST VSHMEM_TEST_LAUNCHERS)
                    $<TARGET_FILE:mpe_reliability_target> ${_mpirun})
   set_tests_properties(reliability.script PROPERTIES LABELS "reliability;mpe" TIMEOUT 300)
 endif()
+
+# Item 10: a broadcast with another root or count on some PE is reported under
+# VSHMEM_CHECK_SYMMETRY=1 (instead of silently wrong data).
+foreach(_case root count)
+  vshmem_add_mpe_test(NAME api_errors_broadcast_${_case}_differs TARGET mpe_api_errors
+                      ARGS broadcast_${_case}_differs NPES 2 3 LAUNCHERS vshmemrun NO_GPU_RERUN
+                      ENV VSHMEM_CHECK_SYMMETRY=1 TIMEOUT 60
+                      WILL_FAIL_REGEX "PE [0-9]: shmem_long_broadcast: PEs disagree \\(VSHMEM_CHECK_SYMMETRY\\): PE [0-9] passed PE_root")
+endforeach()
