@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -215,7 +216,11 @@ Status SocketBootstrap::hub_accept() {
   if (on_filesystem) {
     // Only our user may reach the socket: its directory must be private.
     const size_t slash = config_.address.rfind('/');
-    const std::string dir = slash == 0 ? "/" : config_.address.substr(0, slash);
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : config_.address.substr(0, slash);
+    // Recreated if a sweep removed it while it was empty (a job that inits again much later).
+    ::mkdir(dir.c_str(), 0700);
     Status st = check_private_dir(dir);
     if (!st)
       return make_error(Code::kInvalidArgument, "init", "VSHMEM_SOCKET_ADDR: " + st.message());

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/bootstrap/bootstrap_internal.hpp"
 #include "runtime/bootstrap/socket_bootstrap.hpp"
+#include "runtime/common/private_dir.hpp"
 
 namespace vshmem {
 namespace {
@@ -241,6 +243,32 @@ TEST(SocketBootstrap, TimeoutNamesThePeThatDidNotArrive) {
                              "for it"),
             std::string::npos)
       << out[3].text;
+}
+
+// Issue 19 item 1: a filesystem bootstrap address must lie in a directory only our user can
+// enter; the hub makes that directory when it is missing (a sweep removed it while empty).
+TEST(SocketBootstrap, FilesystemAddressMustBeInAPrivateDirectory) {
+  auto base = private_base_dir();
+  ASSERT_TRUE(base.is_ok()) << base.status().message();
+  Job job(2);
+  const std::string dir = *base + "/unit-" + random_hex(8);
+  job.address = dir + "/bootstrap";
+  auto out = run_processes(2, [&](int rank) {
+    job.apply(rank, 10);
+    return connect_and([](Bootstrap& b) { return text_of(b.barrier()); });
+  });
+  EXPECT_EQ(out[0].text, "ok");
+  EXPECT_EQ(out[1].text, "ok");
+  remove_private_dir(dir);
+  // Open to others: refused, naming the problem.
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  chmod(dir.c_str(), 0755);
+  auto refused = run_processes(1, [&](int) {
+    job.apply(0, 2);
+    return connect_and([](Bootstrap& b) { return text_of(b.barrier()); });
+  });
+  EXPECT_NE(refused[0].text.find("mode is not 0700"), std::string::npos) << refused[0].text;
+  rmdir(dir.c_str());
 }
 
 // Issue 19 item 2: connections that never introduce themselves (from any local process of our
