@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stops or kills one PE of a 4-PE job at each phase (init, barrier, wait, growth), under
+# Stops or kills one PE of a 4-PE job at each phase (init, barrier, wait, growth, transfer), under
 # vshmemrun, vshmemrun with 2 simulated nodes, and mpirun (PMIx bootstrap), and reports how long
 # the job took to end and what it left behind (processes, socket directories).
 #
@@ -8,9 +8,9 @@
 # TARGET is tests/mpe/reliability_target.c. Fails when a killed PE does not end the job within
 # its limit, when a stopped PE during init or growth is not reported within the bootstrap time
 # limit (plus the launcher's grace), or when any process of the job outlives it. A PE stopped
-# while the others wait in a barrier or wait_until is reported only: host-side waits have no time
-# limit (a long computation must not hit one), and a stopped process cannot be told from a slow
-# one.
+# while the others wait in a barrier or wait_until, or put to it, is reported only: host-side
+# waits have no time limit (a long computation must not hit one), a put to a mapped peer needs
+# nothing from it, and a stopped process cannot be told from a slow one.
 set -u
 VSHMEMRUN=${1:?vshmemrun path}
 TARGET=${2:?reliability_target path}
@@ -53,7 +53,8 @@ run_case() {
   local victim; victim=$(sed -n 's/^.*reliability: PE 1 pid \([0-9]*\).*$/\1/p' "$out" | head -1)
   local limit=12
   local expect_end=1
-  if [ "$sig" = STOP ] && { [ "$phase" = barrier ] || [ "$phase" = wait ]; }; then
+  if [ "$sig" = STOP ] && { [ "$phase" = barrier ] || [ "$phase" = wait ] ||
+                             [ "$phase" = transfer ]; }; then
     limit=4; expect_end=0
   fi
   local t0; t0=$(now)
@@ -91,7 +92,9 @@ run_case() {
   [ "$new_dirs" != 0 ] && line="$line; $new_dirs socket directory left in $SOCKDIR (the next job removes it after 60 s)"
   [ -n "$cause" ] && line="$line; first message: $cause"
   if [ $expect_end = 1 ] && [ $ended = 0 ]; then line="FAIL $line"; failures=$((failures + 1)); fi
-  if [ $expect_end = 0 ] && [ $ended = 0 ]; then line="$line (expected: waits have no time limit)"; fi
+  if [ $expect_end = 0 ] && [ $ended = 0 ]; then
+    line="$line (expected: waits have no time limit; puts to a mapped peer need nothing from it)"
+  fi
   if [ -n "$left" ]; then
     [ "${line#FAIL}" = "$line" ] && { line="FAIL $line"; failures=$((failures + 1)); }
     for p in $left; do kill -9 "$p" 2>/dev/null; done
@@ -104,7 +107,7 @@ launchers=(vshmemrun sim2nodes)
 [ -n "$MPIRUN" ] && launchers+=(mpirun)
 for launcher in "${launchers[@]}"; do
   for sig in KILL STOP; do
-    for phase in init barrier wait growth; do
+    for phase in init barrier wait growth transfer; do
       run_case "$launcher" "$sig" "$phase"
     done
   done

@@ -5,6 +5,7 @@
  *   barrier  the others are in shmem_barrier_all
  *   wait     the others are in shmem_long_wait_until on a word PE 1 never sets
  *   growth   the others are in a shmem_malloc that grows the heap (collective)
+ *   transfer the others put 4 MiB blocks to the next PE and quiet, over and over
  * Nothing ends by itself: the script's signal must end the job. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,8 @@ int main(int argc, char** argv) {
   shmem_init();
   const int me = shmem_my_pe();
   long* word = shmem_calloc(1, sizeof(long));
+  const size_t block = 4u << 20;
+  char* data = strcmp(phase, "transfer") == 0 ? shmem_malloc(block) : NULL;
   shmem_barrier_all();
   say(phase, me);
   if (me == 1) sleep(600);
@@ -40,6 +43,12 @@ int main(int argc, char** argv) {
     shmem_barrier_all();
   } else if (strcmp(phase, "wait") == 0) {
     shmem_long_wait_until(word, SHMEM_CMP_NE, 0);
+  } else if (strcmp(phase, "transfer") == 0) {
+    const int n = shmem_n_pes();
+    for (;;) {
+      shmem_putmem(data, data, block, (me + 1) % n);
+      shmem_quiet();
+    }
   } else if (strcmp(phase, "growth") == 0) {
     /* A growth that fails returns NULL on every PE: the program ends, as a real one would. */
     if (shmem_malloc(256u << 20) == NULL) return 1;
