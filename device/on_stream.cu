@@ -59,8 +59,22 @@ __global__ void __launch_bounds__(kCollThreads)
   reduce_group<BlockGroup, Op>("shmemx_reduce_on_stream", team, dest, source, nreduce);
 }
 
-int launched(const char* call) {
-  cudaError_t e = cudaGetLastError();
+// Launches kernel<<<grid, block, 0, stream>>>(args...) and judges the launch by its own result:
+// cudaGetLastError would also return (and clear) an earlier error of the application's, which is
+// not ours to report or to swallow.
+template <class... Params, class... Args>
+int launch(const char* call, void (*kernel)(Params...), unsigned grid, unsigned block,
+           cudaStream_t stream, Args... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(block);
+  config.stream = stream;
+  cudaError_t e;
+  if constexpr (sizeof...(Params) == 0) {
+    e = cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(kernel), nullptr);
+  } else {
+    e = cudaLaunchKernelEx(&config, kernel, args...);
+  }
   if (e != cudaSuccess) {
     report(call, "kernel launch failed: %s", cudaGetErrorString(e));
     return 1;
@@ -73,8 +87,8 @@ int enqueue_copy(const char* call, void* to, const void* from, size_t bytes, cud
   size_t blocks = (bytes / 16 + kCopyThreads - 1) / kCopyThreads;
   if (blocks < 1) blocks = 1;
   if (blocks > kMaxCopyBlocks) blocks = kMaxCopyBlocks;
-  copy_kernel<<<static_cast<unsigned>(blocks), kCopyThreads, 0, stream>>>(to, from, bytes);
-  return launched(call);
+  return launch(call, copy_kernel, static_cast<unsigned>(blocks), kCopyThreads, stream, to, from,
+                bytes);
 }
 
 // A team the device library knows (the world, or a team of this PE in the table it holds).
@@ -124,8 +138,7 @@ int reduce_on_stream(const char* call, shmem_team_t team, T* dest, const T* sour
        host_peer_ptr(call, source, nreduce * sizeof(T), host_mirror().state.my_pe) == nullptr)) {
     return 1;
   }
-  reduce_kernel<Op, T><<<1, kCollThreads, 0, stream>>>(team, dest, source, nreduce);
-  return launched(call);
+  return launch(call, reduce_kernel<Op, T>, 1, kCollThreads, stream, team, dest, source, nreduce);
 }
 
 }  // namespace
@@ -161,8 +174,7 @@ int shmemx_putmem_signal_on_stream(void* dest, const void* source, size_t nelems
     return 1;
   }
   if (enqueue_copy(call, to, source, nelems, stream) != 0) return 1;
-  signal_kernel<<<1, 1, 0, stream>>>(sig_addr, signal, sig_op, pe);
-  return launched(call);
+  return launch(call, signal_kernel, 1, 1, stream, sig_addr, signal, sig_op, pe);
 }
 
 int shmemx_signal_op_on_stream(uint64_t* sig_addr, uint64_t signal, int sig_op, int pe,
@@ -172,8 +184,7 @@ int shmemx_signal_op_on_stream(uint64_t* sig_addr, uint64_t signal, int sig_op, 
       !valid_sig_op(call, sig_op)) {
     return 1;
   }
-  signal_kernel<<<1, 1, 0, stream>>>(sig_addr, signal, sig_op, pe);
-  return launched(call);
+  return launch(call, signal_kernel, 1, 1, stream, sig_addr, signal, sig_op, pe);
 }
 
 int shmemx_signal_wait_until_on_stream(uint64_t* sig_addr, int cmp, uint64_t cmp_value,
@@ -184,36 +195,31 @@ int shmemx_signal_wait_until_on_stream(uint64_t* sig_addr, int cmp, uint64_t cmp
       !valid_cmp(call, cmp)) {
     return 1;
   }
-  wait_kernel<<<1, 1, 0, stream>>>(sig_addr, cmp, cmp_value);
-  return launched(call);
+  return launch(call, wait_kernel, 1, 1, stream, sig_addr, cmp, cmp_value);
 }
 
 int shmemx_quiet_on_stream(cudaStream_t stream) {
   const char* call = "shmemx_quiet_on_stream";
   if (!require_state(call)) return 1;
-  quiet_kernel<<<1, 1, 0, stream>>>();
-  return launched(call);
+  return launch(call, quiet_kernel, 1, 1, stream);
 }
 
 int shmemx_barrier_all_on_stream(cudaStream_t stream) {
   const char* call = "shmemx_barrier_all_on_stream";
   if (!require_state(call)) return 1;
-  sync_kernel<<<1, 1, 0, stream>>>(true);
-  return launched(call);
+  return launch(call, sync_kernel, 1, 1, stream, true);
 }
 
 int shmemx_sync_all_on_stream(cudaStream_t stream) {
   const char* call = "shmemx_sync_all_on_stream";
   if (!require_state(call)) return 1;
-  sync_kernel<<<1, 1, 0, stream>>>(false);
-  return launched(call);
+  return launch(call, sync_kernel, 1, 1, stream, false);
 }
 
 int shmemx_team_sync_on_stream(shmem_team_t team, cudaStream_t stream) {
   const char* call = "shmemx_team_sync_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
-  team_sync_kernel<<<1, 1, 0, stream>>>(team);
-  return launched(call);
+  return launch(call, team_sync_kernel, 1, 1, stream, team);
 }
 
 int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,
@@ -231,8 +237,8 @@ int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* sou
                      host_peer_ptr(call, source, nelems, root) == nullptr)) {
     return 1;
   }
-  broadcast_kernel<<<1, kCollThreads, 0, stream>>>(team, dest, source, nelems, PE_root);
-  return launched(call);
+  return launch(call, broadcast_kernel, 1, kCollThreads, stream, team, dest, source, nelems,
+                PE_root);
 }
 
 int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,
@@ -240,8 +246,7 @@ int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* sour
   const char* call = "shmemx_fcollectmem_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
   if (!exchange_dest_ok(call, team, dest, nelems)) return 1;
-  exchange_kernel<<<1, kCollThreads, 0, stream>>>(team, dest, source, nelems, true);
-  return launched(call);
+  return launch(call, exchange_kernel, 1, kCollThreads, stream, team, dest, source, nelems, true);
 }
 
 int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,
@@ -249,8 +254,7 @@ int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* sour
   const char* call = "shmemx_alltoallmem_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
   if (!exchange_dest_ok(call, team, dest, nelems)) return 1;
-  exchange_kernel<<<1, kCollThreads, 0, stream>>>(team, dest, source, nelems, false);
-  return launched(call);
+  return launch(call, exchange_kernel, 1, kCollThreads, stream, team, dest, source, nelems, false);
 }
 
 #define VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP, OPTYPE)                                         \

@@ -258,9 +258,9 @@ void on_state(const DeviceState* s) {
   if (heap_device != device) {
     // The runtime picked this PE's GPU (VSHMEM_DEVICE or local rank); kernels and the
     // __constant__ state must live on the same one.
-    if (cudaSetDevice(heap_device) != cudaSuccess) {
+    if (cudaError_t e = cudaSetDevice(heap_device); e != cudaSuccess) {
       report("shmem_init", "cannot make GPU %d (the heap's) current: %s", heap_device,
-             cudaGetErrorString(cudaGetLastError()));
+             cudaGetErrorString(e));
       clear_state();
       return;
     }

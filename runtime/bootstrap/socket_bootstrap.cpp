@@ -25,7 +25,10 @@
 // with the same explanation. A failure is sticky: later calls return it again.
 #include "runtime/bootstrap/socket_bootstrap.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -35,6 +38,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <thread>
@@ -164,6 +168,28 @@ socklen_t make_address(const std::string& address, sockaddr_un* sa) {
   return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address.size() + 1);
 }
 
+bool is_tcp(const std::string& address) { return address.rfind("tcp:", 0) == 0; }
+
+// "tcp:1.2.3.4:5678" as a socket address; false when malformed.
+bool make_tcp_address(const std::string& address, sockaddr_in* sa) {
+  std::memset(sa, 0, sizeof(*sa));
+  const std::string rest = address.substr(4);
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string::npos) return false;
+  const std::string host = rest.substr(0, colon), port = rest.substr(colon + 1);
+  char* end = nullptr;
+  const unsigned long p = std::strtoul(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || p == 0 || p > 65535) return false;
+  sa->sin_family = AF_INET;
+  sa->sin_port = htons(static_cast<uint16_t>(p));
+  return ::inet_pton(AF_INET, host.c_str(), &sa->sin_addr) == 1;
+}
+
+void set_nodelay(int fd) {
+  int one = 1;
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
 bool peer_uid(int fd, uid_t* uid, pid_t* pid) {
   ucred cred{};
   socklen_t len = sizeof(cred);
@@ -259,7 +285,10 @@ Result<SocketConfig> socket_config_from_env() {
 }
 
 SocketBootstrap::SocketBootstrap(SocketConfig config, std::chrono::milliseconds timeout)
-    : config_(std::move(config)), timeout_(timeout) {}
+    : config_(std::move(config)), timeout_(timeout) {
+  listen_fd_ = config_.listen_fd;  // adopted (closed by us from now on)
+  config_.listen_fd = -1;
+}
 
 SocketBootstrap::~SocketBootstrap() {
   close_fd(&listen_fd_);
@@ -278,8 +307,11 @@ Result<std::unique_ptr<SocketBootstrap>> SocketBootstrap::connect(
                  log::format("vshmem bootstrap(socket): rank %d is outside [0, %d)", config.rank,
                              config.npes));
   }
+  sockaddr_in tcp{};
   if (config.address.size() < 2 || config.address.size() >= sizeof(sockaddr_un::sun_path) ||
-      config.job_id.size() > kMaxJobIdLength || config.secret.size() != kSecretLength) {
+      config.job_id.size() > kMaxJobIdLength || config.secret.size() != kSecretLength ||
+      (is_tcp(config.address) && !make_tcp_address(config.address, &tcp))) {
+    if (config.listen_fd >= 0) ::close(config.listen_fd);
     return error(Code::kInvalidArgument,
                  "vshmem bootstrap(socket): malformed address, job id or secret");
   }
@@ -292,22 +324,33 @@ Result<std::unique_ptr<SocketBootstrap>> SocketBootstrap::connect(
 Status SocketBootstrap::hub_accept() {
   const int npes = config_.npes;
   peer_fds_.assign(npes, -1);
-  if (npes == 1) return Status::ok();
+  const bool tcp = is_tcp(config_.address);
+  if (npes == 1) {
+    close_fd(&listen_fd_);
+    return Status::ok();
+  }
   const auto deadline = Clock::now() + timeout_;
-  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (listen_fd_ < 0) {
-    return make_error(Code::kSystem, "init", log::format("socket(): %s", strerror(errno)));
+  if (listen_fd_ >= 0) {
+    if (!set_nonblocking(listen_fd_)) {
+      return make_error(Code::kSystem, "init", log::format("fcntl(): %s", strerror(errno)));
+    }
+  } else {
+    listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (listen_fd_ < 0) {
+      return make_error(Code::kSystem, "init", log::format("socket(): %s", strerror(errno)));
+    }
+    sockaddr_un sa;
+    socklen_t len = make_address(config_.address, &sa);
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sa), len) != 0 ||
+        ::listen(listen_fd_, std::min(npes, 4096)) != 0) {
+      int e = errno;
+      return make_error(
+          Code::kSystem, "init",
+          log::format("cannot listen at %s: %s%s", config_.address.c_str(), strerror(e),
+                      e == EADDRINUSE ? " (another job uses this address)" : ""));
+    }
   }
-  sockaddr_un sa;
-  socklen_t len = make_address(config_.address, &sa);
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sa), len) != 0 ||
-      ::listen(listen_fd_, std::min(npes, 4096)) != 0) {
-    int e = errno;
-    return make_error(Code::kSystem, "init",
-                      log::format("cannot listen at %s: %s%s", config_.address.c_str(), strerror(e),
-                                  e == EADDRINUSE ? " (another job uses this address)" : ""));
-  }
-  const bool on_filesystem = config_.address[0] != '@';
+  const bool on_filesystem = !tcp && config_.address[0] != '@';
 
   struct Pending {
     int fd;
@@ -359,8 +402,10 @@ Status SocketBootstrap::hub_accept() {
       for (;;) {
         int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) break;
-        Pending p{fd, 0, 0, {}, 0};
-        if (!peer_uid(fd, &p.uid, &p.pid)) {
+        Pending p{fd, my_uid, 0, {}, 0};
+        if (tcp) {
+          set_nodelay(fd);
+        } else if (!peer_uid(fd, &p.uid, &p.pid)) {
           close_fd(&p.fd);
           continue;
         }
@@ -423,19 +468,33 @@ Status SocketBootstrap::hub_accept() {
 Status SocketBootstrap::client_connect() {
   peer_fds_.assign(1, -1);
   const auto deadline = Clock::now() + timeout_;
+  const bool tcp = is_tcp(config_.address);
   sockaddr_un sa;
-  socklen_t len = make_address(config_.address, &sa);
+  sockaddr_in sa_in;
+  socklen_t len = 0;
+  sockaddr* addr = nullptr;
+  if (tcp) {
+    (void)make_tcp_address(config_.address, &sa_in);  // checked in connect()
+    addr = reinterpret_cast<sockaddr*>(&sa_in);
+    len = sizeof(sa_in);
+  } else {
+    len = make_address(config_.address, &sa);
+    addr = reinterpret_cast<sockaddr*>(&sa);
+  }
   auto delay = std::chrono::milliseconds(2);
   int fd = -1;
   for (;;) {
-    fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    fd = ::socket(tcp ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
       return make_error(Code::kSystem, "init", log::format("socket(): %s", strerror(errno)));
     }
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), len) == 0) break;
+    if (::connect(fd, addr, len) == 0) break;
     int e = errno;
     close_fd(&fd);
-    if (e != ECONNREFUSED && e != ENOENT && e != EAGAIN && e != EINTR) {
+    // Over TCP the way to PE 0's host may still be coming up: retry those too until the deadline.
+    const bool transient = e == ECONNREFUSED || e == ENOENT || e == EAGAIN || e == EINTR ||
+                           (tcp && (e == ETIMEDOUT || e == EHOSTUNREACH || e == ENETUNREACH));
+    if (!transient) {
       return make_error(
           Code::kSystem, "init",
           log::format("cannot connect to PE 0 at %s: %s", config_.address.c_str(), strerror(e)));
@@ -454,7 +513,10 @@ Status SocketBootstrap::client_connect() {
   }
   uid_t uid = 0;
   pid_t pid = 0;
-  if (!peer_uid(fd, &uid, &pid)) {
+  if (tcp) {
+    set_nodelay(fd);
+    uid = ::geteuid();  // nothing to ask across hosts: the secret is the credential
+  } else if (!peer_uid(fd, &uid, &pid)) {
     return make_error(
         Code::kSystem, "init",
         log::format("SO_PEERCRED on %s: %s", config_.address.c_str(), strerror(errno)));

@@ -97,3 +97,19 @@ foreach(_n 2 4)
   set_tests_properties(mpe.gpu_large_transfer.vshmemrun.${_n} PROPERTIES
                        FIXTURES_REQUIRED device_mps)
 endforeach()
+
+# NVSHMEM programs on the GPU (nvshmem.h): kernels with NVSHMEM's names and constants, the default
+# heap budget (2 x 512 MiB + 1 GiB), and an application's earlier CUDA error left alone.
+vshmem_add_mpe_test(NAME nvshmem_device SOURCES ${CMAKE_CURRENT_LIST_DIR}/nvshmem_device.cu
+                    NPES 2 4 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS device
+                    LIBS vshmem_nvshmem ENV VSHMEM_BACKEND=cuda)
+vshmem_device_link(mpe_nvshmem_device)
+vshmem_add_mpe_test(NAME nvshmem_device_heap TARGET mpe_nvshmem_device NPES 2
+                    LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS heap ENV VSHMEM_BACKEND=cuda)
+vshmem_add_mpe_test(NAME nvshmem_device_app_error TARGET mpe_nvshmem_device NPES 1 2
+                    LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS app_error
+                    ENV VSHMEM_BACKEND=cuda)
+foreach(_t nvshmem_device.vshmemrun.2 nvshmem_device.vshmemrun.4 nvshmem_device_heap.vshmemrun.2
+        nvshmem_device_app_error.vshmemrun.1 nvshmem_device_app_error.vshmemrun.2)
+  set_tests_properties(mpe.${_t} PROPERTIES FIXTURES_REQUIRED device_mps)
+endforeach()

@@ -1,0 +1,152 @@
+// An NVSHMEM-style CUDA program built against vshmem's nvshmem.h: device put/signal/wait with
+// NVSHMEM's constants, the team barrier in a kernel, collective launch, on-stream calls.
+// argv[1]:
+//   device     the kernels and on-stream calls
+//   heap       the default heap budget holds 2 x 512 MiB and then 1 GiB more (it used to be a
+//              fixed 1 GiB)
+//   app_error  an earlier failed CUDA call of the application (cudaSetDevice on a device that
+//              does not exist) is not reported as the failure of a later on-stream call
+// Exits 77 (skipped) without a GPU.
+#include <cuda_runtime.h>
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#define EXPECT(cond, ...)                                                                 \
+  do {                                                                                    \
+    if (!(cond)) {                                                                        \
+      std::fprintf(stderr, "PE %d: %s:%d: check failed: %s: ", nvshmem_my_pe(), __FILE__, \
+                   __LINE__, #cond);                                                      \
+      std::fprintf(stderr, __VA_ARGS__);                                                  \
+      std::fprintf(stderr, "\n");                                                         \
+      nvshmem_global_exit(1);                                                             \
+    }                                                                                     \
+  } while (0)
+#define CUDA_OK(expr)                                                   \
+  do {                                                                  \
+    cudaError_t e_ = (expr);                                            \
+    EXPECT(e_ == cudaSuccess, "%s: %s", #expr, cudaGetErrorString(e_)); \
+  } while (0)
+
+constexpr int kWords = 4096;
+
+__global__ void ring_kernel(int* dest, const int* src, uint64_t* sig, uint64_t round) {
+  const int me = nvshmem_my_pe(), n = nvshmem_n_pes();
+  const int right = (me + 1) % n;
+  nvshmemx_int_put_block(dest, src, kWords, right);
+  if (threadIdx.x == 0) {
+    nvshmem_fence();
+    nvshmemx_signal_op(sig, 1, NVSHMEM_SIGNAL_ADD, right);
+    nvshmem_signal_wait_until(sig, NVSHMEM_CMP_GE, round);
+    nvshmem_barrier(NVSHMEM_TEAM_WORLD);
+  }
+}
+
+static void run_device(int me, int n) {
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreate(&stream));
+  int* src = static_cast<int*>(nvshmem_malloc(kWords * sizeof(int)));
+  int* dest = static_cast<int*>(nvshmem_malloc(kWords * sizeof(int)));
+  int* sum = static_cast<int*>(nvshmem_malloc(kWords * sizeof(int)));
+  uint64_t* sig = static_cast<uint64_t*>(nvshmem_calloc(1, sizeof(uint64_t)));
+  EXPECT(src && dest && sum && sig, "allocation failed");
+  std::mt19937 rng(std::random_device{}() + me);
+  std::vector<int> mine(kWords), poison(kWords, -1), got(kWords);
+  for (int& v : mine) v = static_cast<int>(rng() % 100000);
+  CUDA_OK(cudaMemcpy(src, mine.data(), kWords * sizeof(int), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(dest, poison.data(), kWords * sizeof(int), cudaMemcpyHostToDevice));
+  nvshmem_barrier_all();
+  for (uint64_t round = 1; round <= 3; ++round) {
+    void* args[] = {&dest, &src, &sig, &round};
+    EXPECT(nvshmemx_collective_launch(reinterpret_cast<const void*>(ring_kernel), dim3(1),
+                                      dim3(256), args, 0, stream) == 0,
+           "collective launch");
+    CUDA_OK(cudaStreamSynchronize(stream));
+  }
+  // What the left neighbour holds in src is what landed in our dest.
+  const int left = (me + n - 1) % n;
+  std::vector<int> expect(kWords);
+  nvshmem_getmem(expect.data(), src, kWords * sizeof(int), left);
+  CUDA_OK(cudaMemcpy(got.data(), dest, kWords * sizeof(int), cudaMemcpyDeviceToHost));
+  EXPECT(got == expect, "the ring put from PE %d", left);
+
+  // On stream: a sum over the world and a barrier, then a typed put and a signal.
+  CUDA_OK(cudaMemcpy(sum, poison.data(), kWords * sizeof(int), cudaMemcpyHostToDevice));
+  EXPECT(nvshmemx_int_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, sum, src, kWords, stream) == 0,
+         "sum on stream");
+  EXPECT(nvshmemx_barrier_all_on_stream(stream) == 0, "barrier on stream");
+  CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<int> total(kWords, 0), theirs(kWords);
+  for (int p = 0; p < n; ++p) {
+    nvshmem_getmem(theirs.data(), src, kWords * sizeof(int), p);
+    for (int i = 0; i < kWords; ++i) total[i] += theirs[i];
+  }
+  CUDA_OK(cudaMemcpy(got.data(), sum, kWords * sizeof(int), cudaMemcpyDeviceToHost));
+  EXPECT(got == total, "sum_reduce_on_stream");
+  nvshmem_barrier_all();
+  nvshmem_free(sig);
+  nvshmem_free(sum);
+  nvshmem_free(dest);
+  nvshmem_free(src);
+  CUDA_OK(cudaStreamDestroy(stream));
+}
+
+static void run_heap(int me, int n) {
+  // 2 x 512 MiB and 1 GiB more with no size variable set.
+  char* a = static_cast<char*>(nvshmem_malloc(512u << 20));
+  char* b = static_cast<char*>(nvshmem_malloc(512u << 20));
+  char* c = static_cast<char*>(nvshmem_malloc(1u << 30));
+  EXPECT(a && b && c, "the default heap did not hold 2 x 512 MiB + 1 GiB (%p %p %p)",
+         static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c));
+  const uint64_t mark = 0x5eed0000ull + static_cast<uint64_t>(me);
+  nvshmem_putmem(c + (1u << 30) - 8, &mark, 8, (me + 1) % n);
+  nvshmem_barrier_all();
+  uint64_t got = 0;
+  nvshmem_getmem(&got, c + (1u << 30) - 8, 8, me);
+  EXPECT(got == 0x5eed0000ull + static_cast<uint64_t>((me + n - 1) % n), "mark %llx",
+         static_cast<unsigned long long>(got));
+  nvshmem_free(c);
+  nvshmem_free(b);
+  nvshmem_free(a);
+}
+
+static void run_app_error() {
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreate(&stream));
+  int count = 0;
+  CUDA_OK(cudaGetDeviceCount(&count));
+  // The application's own mistake, left in CUDA's last-error state.
+  EXPECT(cudaSetDevice(count + 7) != cudaSuccess, "cudaSetDevice(%d) succeeded", count + 7);
+  EXPECT(nvshmemx_barrier_all_on_stream(stream) == 0,
+         "an earlier error of the application was reported as the on-stream call's");
+  CUDA_OK(cudaStreamSynchronize(stream));
+  CUDA_OK(cudaStreamDestroy(stream));
+}
+
+int main(int argc, char** argv) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("no CUDA device: skipped\n");
+    return 77;
+  }
+  const char* mode = argc > 1 ? argv[1] : "device";
+  nvshmem_init();
+  const int me = nvshmem_my_pe(), n = nvshmem_n_pes();
+  if (std::strcmp(mode, "heap") == 0) {
+    run_heap(me, n);
+  } else if (std::strcmp(mode, "app_error") == 0) {
+    run_app_error();
+  } else {
+    run_device(me, n);
+  }
+  nvshmem_barrier_all();
+  nvshmem_finalize();
+  if (me == 0) std::printf("nvshmem_device %s: %d PEs: OK\n", mode, n);
+  return 0;
+}
