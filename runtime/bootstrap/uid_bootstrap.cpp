@@ -64,13 +64,14 @@ bool all_hex(const std::string& s) {
   return true;
 }
 
-Result<DecodedId> decode(const unsigned char id[kUniqueIdBytes]) {
+Result<DecodedId> decode(const unsigned char id[kUniqueIdBytes], int rank) {
   int version = 0;
   std::memcpy(&version, id, sizeof(version));
   if (version != kIdVersion || std::memcmp(id + kMagicAt, kIdMagic, sizeof(kIdMagic)) != 0) {
-    return id_error(
-        "the unique ID is not one shmemx_get_uniqueid made (all zeros: rank 0's ID was not "
-        "handed to this process; otherwise it is damaged or from another library)");
+    return id_error(log::format(
+        "PE %d: the unique ID is not one shmemx_get_uniqueid made (all zeros: rank 0's ID was "
+        "not handed to this process; otherwise it is damaged or from another library)",
+        rank));
   }
   DecodedId d;
   std::memcpy(&d.addr, id + kAddrAt, sizeof(d.addr));
@@ -80,7 +81,7 @@ Result<DecodedId> decode(const unsigned char id[kUniqueIdBytes]) {
   d.secret.assign(reinterpret_cast<const char*>(id + kSecretAt), kSecretLength);
   d.tag.assign(reinterpret_cast<const char*>(id + kTagAt), kTagLength);
   if (d.port == 0 || !all_hex(d.secret) || !all_hex(d.tag)) {
-    return id_error("the unique ID is damaged (bad port, secret or tag)");
+    return id_error(log::format("PE %d: the unique ID is damaged (bad port, secret or tag)", rank));
   }
   return d;
 }
@@ -165,7 +166,7 @@ Result<std::unique_ptr<Bootstrap>> start_uid_bootstrap(const UniqueIdArgs& args,
     return id_error(log::format("rank %d is outside [0, %d) (shmemx_set_attr_uniqueid_args)",
                                 args.rank, args.nranks));
   }
-  VSHMEM_ASSIGN_OR_RETURN(DecodedId id, decode(args.id));
+  VSHMEM_ASSIGN_OR_RETURN(DecodedId id, decode(args.id, args.rank));
   SocketConfig config;
   config.address = log::format("tcp:%s:%u", address_text(id.addr).c_str(), id.port);
   config.job_id = "uid-" + id.tag;

@@ -26,17 +26,18 @@
 
 static int g_rank, g_nranks;
 
-static void share_id(shmemx_uniqueid_t* id, int round) {
+/* The ID goes from process `writer` to all others. */
+static void share_id(shmemx_uniqueid_t* id, int round, int writer) {
 #ifdef UID_WITH_MPI
   (void)round;
-  MPI_Bcast(id, (int)sizeof(*id), MPI_BYTE, 0, MPI_COMM_WORLD);
+  MPI_Bcast(id, (int)sizeof(*id), MPI_BYTE, writer, MPI_COMM_WORLD);
 #else
   const char* job = getenv("VSHMEM_JOB_ID");
   const char* tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   CHECK(job != NULL, "run me under vshmemrun (VSHMEM_JOB_ID names the ID's file)");
   char path[512], part[600];
   snprintf(path, sizeof(path), "%s/vshmem-uid-test-%s-%d", tmp, job, round);
-  if (g_rank == 0) {
+  if (g_rank == writer) {
     snprintf(part, sizeof(part), "%s.part", path);
     FILE* f = fopen(part, "wb");
     CHECK(f != NULL && fwrite(id, sizeof(*id), 1, f) == 1 && fclose(f) == 0, "write %s: %s", part,
@@ -58,26 +59,27 @@ static void share_id(shmemx_uniqueid_t* id, int round) {
 #endif
 }
 
-static void remove_id(int round) {
+static void remove_id(int round, int writer) {
 #ifndef UID_WITH_MPI
-  if (g_rank != 0) return;
+  if (g_rank != writer) return;
   char path[512];
   const char* tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   snprintf(path, sizeof(path), "%s/vshmem-uid-test-%s-%d", tmp, getenv("VSHMEM_JOB_ID"), round);
   unlink(path);
 #else
   (void)round;
+  (void)writer;
 #endif
 }
 
 static void one_start(int round, int nodes) {
   shmemx_uniqueid_t id = SHMEMX_UNIQUEID_INITIALIZER;
   if (g_rank == 0) CHECK(shmemx_get_uniqueid(&id) == 0, "shmemx_get_uniqueid failed");
-  share_id(&id, round);
+  share_id(&id, round, 0);
   shmemx_init_attr_t attr = SHMEMX_INIT_ATTR_INITIALIZER;
   CHECK(shmemx_set_attr_uniqueid_args(g_rank, g_nranks, &id, &attr) == 0, "set_attr failed");
   CHECK(shmemx_init_attr(SHMEMX_INIT_WITH_UNIQUEID, &attr) == 0, "round %d: init failed", round);
-  remove_id(round);
+  remove_id(round, 0);
 
   const int me = shmem_my_pe(), n = shmem_n_pes();
   CHECK(me == g_rank && n == g_nranks, "round %d: PE %d of %d, expected %d of %d", round, me, n,
@@ -121,9 +123,33 @@ static void one_start(int round, int nodes) {
   shmem_finalize();
 }
 
+/* Bad starts fail at once on every process, with a message, instead of waiting: an ID nobody
+ * made (all zeros), and an ID made by a process that is not rank 0. */
+static int bad_starts(void) {
+  shmemx_uniqueid_t id = SHMEMX_UNIQUEID_INITIALIZER;
+  shmemx_init_attr_t attr = SHMEMX_INIT_ATTR_INITIALIZER;
+  CHECK(shmemx_set_attr_uniqueid_args(g_rank, g_nranks, &id, &attr) == 0, "set_attr failed");
+  CHECK(shmemx_init_attr(SHMEMX_INIT_WITH_UNIQUEID, &attr) != 0, "a zero ID was accepted");
+  CHECK(shmemx_set_attr_uniqueid_args(g_nranks, g_nranks, &id, &attr) != 0,
+        "rank == nranks was accepted");
+  if (g_nranks > 1) {
+    if (g_rank == 1) CHECK(shmemx_get_uniqueid(&id) == 0, "shmemx_get_uniqueid failed");
+    share_id(&id, 7, 1);
+    CHECK(shmemx_set_attr_uniqueid_args(g_rank, g_nranks, &id, &attr) == 0, "set_attr failed");
+    if (g_rank <= 1) {
+      CHECK(shmemx_init_attr(SHMEMX_INIT_WITH_UNIQUEID, &attr) != 0,
+            "rank %d started from an ID that rank 1 made", g_rank);
+    }
+    remove_id(7, 0); /* its only reader, rank 0, has read it */
+  }
+  if (g_rank == 0) printf("uniqueid: bad starts refused: OK\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   int nodes = 1;
   if (argc > 2 && strcmp(argv[1], "nodes") == 0) nodes = atoi(argv[2]);
+  const int bad = argc > 1 && strcmp(argv[1], "bad") == 0;
 #ifdef UID_WITH_MPI
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -142,6 +168,7 @@ int main(int argc, char** argv) {
     setenv("VSHMEM_NODE_ID", id, 1);
     setenv("VSHMEM_STAGED_ADDR", "127.0.0.1", 1);
   }
+  if (bad) return bad_starts();
   for (int round = 0; round < 2; ++round) one_start(round, nodes);
   if (g_rank == 0) printf("uniqueid: %d PEs, %d node(s), 2 starts: OK\n", g_nranks, nodes);
 #ifdef UID_WITH_MPI

@@ -15,3 +15,6 @@ if(TARGET vshmem_bootstrap_mpi)
   vshmem_add_mpe_test(NAME uniqueid_mpi_2nodes TARGET mpe_uniqueid_mpi NPES 4 LAUNCHERS mpi
                       ARGS nodes 2 TIMEOUT 60)
 endif()
+# A zero ID, an out-of-range rank, and an ID made by rank 1: refused at once with a message.
+vshmem_add_mpe_test(NAME uniqueid_bad TARGET mpe_uniqueid NPES 1 2 LAUNCHERS vshmemrun ARGS bad
+                    TIMEOUT 60 NO_GPU_RERUN)
