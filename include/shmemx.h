@@ -7,9 +7,8 @@
 
 VSHMEM_BEGIN_C
 
-/* The PEs of this PE's node (same host, or same VSHMEM_NODE_ID), whether mapped or not, numbered
- * in world order. Predefined like SHMEM_TEAM_SHARED; usable in kernels too. */
-extern shmem_team_t SHMEMX_TEAM_NODE;
+/* SHMEMX_TEAM_NODE, the PEs of this PE's node, is declared with the predefined teams
+ * (vshmem/shmem_team.h). */
 
 /* A job's unique ID (shmemx_get_uniqueid): 128 opaque bytes that every PE of the job passes to
  * shmemx_init_attr. It names where PE 0 waits for the others (an IPv4 address and port) and

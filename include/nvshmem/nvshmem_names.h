@@ -14,6 +14,25 @@
 #define nvshmem_alltoalls64 shmem_alltoalls64
 #define nvshmem_alltoallsmem shmem_alltoallsmem
 #define nvshmem_barrier_all shmem_barrier_all
+#define nvshmem_bfloat16_alltoall shmem_bfloat16_alltoall
+#define nvshmem_bfloat16_broadcast shmem_bfloat16_broadcast
+#define nvshmem_bfloat16_fcollect shmem_bfloat16_fcollect
+#define nvshmem_bfloat16_g shmem_bfloat16_g
+#define nvshmem_bfloat16_get shmem_bfloat16_get
+#define nvshmem_bfloat16_get_nbi shmem_bfloat16_get_nbi
+#define nvshmem_bfloat16_iget shmem_bfloat16_iget
+#define nvshmem_bfloat16_iput shmem_bfloat16_iput
+#define nvshmem_bfloat16_max_reduce shmem_bfloat16_max_reduce
+#define nvshmem_bfloat16_max_reducescatter shmem_bfloat16_max_reducescatter
+#define nvshmem_bfloat16_min_reduce shmem_bfloat16_min_reduce
+#define nvshmem_bfloat16_min_reducescatter shmem_bfloat16_min_reducescatter
+#define nvshmem_bfloat16_p shmem_bfloat16_p
+#define nvshmem_bfloat16_prod_reduce shmem_bfloat16_prod_reduce
+#define nvshmem_bfloat16_prod_reducescatter shmem_bfloat16_prod_reducescatter
+#define nvshmem_bfloat16_put shmem_bfloat16_put
+#define nvshmem_bfloat16_put_nbi shmem_bfloat16_put_nbi
+#define nvshmem_bfloat16_sum_reduce shmem_bfloat16_sum_reduce
+#define nvshmem_bfloat16_sum_reducescatter shmem_bfloat16_sum_reducescatter
 #define nvshmem_broadcast32 shmem_broadcast32
 #define nvshmem_broadcast64 shmem_broadcast64
 #define nvshmem_broadcastmem shmem_broadcastmem
@@ -29,14 +48,18 @@
 #define nvshmem_char_iget shmem_char_iget
 #define nvshmem_char_iput shmem_char_iput
 #define nvshmem_char_max_reduce shmem_char_max_reduce
+#define nvshmem_char_max_reducescatter shmem_char_max_reducescatter
 #define nvshmem_char_min_reduce shmem_char_min_reduce
+#define nvshmem_char_min_reducescatter shmem_char_min_reducescatter
 #define nvshmem_char_p shmem_char_p
 #define nvshmem_char_prod_reduce shmem_char_prod_reduce
+#define nvshmem_char_prod_reducescatter shmem_char_prod_reducescatter
 #define nvshmem_char_put shmem_char_put
 #define nvshmem_char_put_nbi shmem_char_put_nbi
 #define nvshmem_char_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_char_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_char_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_char_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_char_sum_reduce shmem_char_sum_reduce
+#define nvshmem_char_sum_reducescatter shmem_char_sum_reducescatter
 #define nvshmem_clear_lock shmem_clear_lock
 #define nvshmem_collect32 shmem_collect32
 #define nvshmem_collect64 shmem_collect64
@@ -586,11 +609,14 @@
 #define nvshmem_double_iget shmem_double_iget
 #define nvshmem_double_iput shmem_double_iput
 #define nvshmem_double_max_reduce shmem_double_max_reduce
+#define nvshmem_double_max_reducescatter shmem_double_max_reducescatter
 #define nvshmem_double_max_to_all shmem_double_max_to_all
 #define nvshmem_double_min_reduce shmem_double_min_reduce
+#define nvshmem_double_min_reducescatter shmem_double_min_reducescatter
 #define nvshmem_double_min_to_all shmem_double_min_to_all
 #define nvshmem_double_p shmem_double_p
 #define nvshmem_double_prod_reduce shmem_double_prod_reduce
+#define nvshmem_double_prod_reducescatter shmem_double_prod_reducescatter
 #define nvshmem_double_prod_to_all shmem_double_prod_to_all
 #define nvshmem_double_put shmem_double_put
 #define nvshmem_double_put_nbi shmem_double_put_nbi
@@ -598,6 +624,7 @@
 #define nvshmem_double_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_double_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_double_set shmem_double_set
 #define nvshmem_double_sum_reduce shmem_double_sum_reduce
+#define nvshmem_double_sum_reducescatter shmem_double_sum_reducescatter
 #define nvshmem_double_sum_to_all shmem_double_sum_to_all
 #define nvshmem_double_swap shmem_double_swap
 #define nvshmem_fcollect32 shmem_fcollect32
@@ -622,11 +649,14 @@
 #define nvshmem_float_iget shmem_float_iget
 #define nvshmem_float_iput shmem_float_iput
 #define nvshmem_float_max_reduce shmem_float_max_reduce
+#define nvshmem_float_max_reducescatter shmem_float_max_reducescatter
 #define nvshmem_float_max_to_all shmem_float_max_to_all
 #define nvshmem_float_min_reduce shmem_float_min_reduce
+#define nvshmem_float_min_reducescatter shmem_float_min_reducescatter
 #define nvshmem_float_min_to_all shmem_float_min_to_all
 #define nvshmem_float_p shmem_float_p
 #define nvshmem_float_prod_reduce shmem_float_prod_reduce
+#define nvshmem_float_prod_reducescatter shmem_float_prod_reducescatter
 #define nvshmem_float_prod_to_all shmem_float_prod_to_all
 #define nvshmem_float_put shmem_float_put
 #define nvshmem_float_put_nbi shmem_float_put_nbi
@@ -634,6 +664,7 @@
 #define nvshmem_float_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_float_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_float_set shmem_float_set
 #define nvshmem_float_sum_reduce shmem_float_sum_reduce
+#define nvshmem_float_sum_reducescatter shmem_float_sum_reducescatter
 #define nvshmem_float_sum_to_all shmem_float_sum_to_all
 #define nvshmem_float_swap shmem_float_swap
 #define nvshmem_free shmem_free
@@ -650,6 +681,25 @@
 #define nvshmem_getmem shmem_getmem
 #define nvshmem_getmem_nbi shmem_getmem_nbi
 #define nvshmem_global_exit shmem_global_exit
+#define nvshmem_half_alltoall shmem_half_alltoall
+#define nvshmem_half_broadcast shmem_half_broadcast
+#define nvshmem_half_fcollect shmem_half_fcollect
+#define nvshmem_half_g shmem_half_g
+#define nvshmem_half_get shmem_half_get
+#define nvshmem_half_get_nbi shmem_half_get_nbi
+#define nvshmem_half_iget shmem_half_iget
+#define nvshmem_half_iput shmem_half_iput
+#define nvshmem_half_max_reduce shmem_half_max_reduce
+#define nvshmem_half_max_reducescatter shmem_half_max_reducescatter
+#define nvshmem_half_min_reduce shmem_half_min_reduce
+#define nvshmem_half_min_reducescatter shmem_half_min_reducescatter
+#define nvshmem_half_p shmem_half_p
+#define nvshmem_half_prod_reduce shmem_half_prod_reduce
+#define nvshmem_half_prod_reducescatter shmem_half_prod_reducescatter
+#define nvshmem_half_put shmem_half_put
+#define nvshmem_half_put_nbi shmem_half_put_nbi
+#define nvshmem_half_sum_reduce shmem_half_sum_reduce
+#define nvshmem_half_sum_reducescatter shmem_half_sum_reducescatter
 #define nvshmem_iget128 shmem_iget128
 #define nvshmem_iget16 shmem_iget16
 #define nvshmem_iget32 shmem_iget32
@@ -662,6 +712,7 @@
 #define nvshmem_int16_alltoall shmem_int16_alltoall
 #define nvshmem_int16_alltoalls shmem_int16_alltoalls
 #define nvshmem_int16_and_reduce shmem_int16_and_reduce
+#define nvshmem_int16_and_reducescatter shmem_int16_and_reducescatter
 #define nvshmem_int16_broadcast shmem_int16_broadcast
 #define nvshmem_int16_collect shmem_int16_collect
 #define nvshmem_int16_fcollect shmem_int16_fcollect
@@ -671,19 +722,26 @@
 #define nvshmem_int16_iget shmem_int16_iget
 #define nvshmem_int16_iput shmem_int16_iput
 #define nvshmem_int16_max_reduce shmem_int16_max_reduce
+#define nvshmem_int16_max_reducescatter shmem_int16_max_reducescatter
 #define nvshmem_int16_min_reduce shmem_int16_min_reduce
+#define nvshmem_int16_min_reducescatter shmem_int16_min_reducescatter
 #define nvshmem_int16_or_reduce shmem_int16_or_reduce
+#define nvshmem_int16_or_reducescatter shmem_int16_or_reducescatter
 #define nvshmem_int16_p shmem_int16_p
 #define nvshmem_int16_prod_reduce shmem_int16_prod_reduce
+#define nvshmem_int16_prod_reducescatter shmem_int16_prod_reducescatter
 #define nvshmem_int16_put shmem_int16_put
 #define nvshmem_int16_put_nbi shmem_int16_put_nbi
 #define nvshmem_int16_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_int16_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_int16_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_int16_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_int16_sum_reduce shmem_int16_sum_reduce
+#define nvshmem_int16_sum_reducescatter shmem_int16_sum_reducescatter
 #define nvshmem_int16_xor_reduce shmem_int16_xor_reduce
+#define nvshmem_int16_xor_reducescatter shmem_int16_xor_reducescatter
 #define nvshmem_int32_alltoall shmem_int32_alltoall
 #define nvshmem_int32_alltoalls shmem_int32_alltoalls
 #define nvshmem_int32_and_reduce shmem_int32_and_reduce
+#define nvshmem_int32_and_reducescatter shmem_int32_and_reducescatter
 #define nvshmem_int32_atomic_add shmem_int32_atomic_add
 #define nvshmem_int32_atomic_and shmem_int32_atomic_and
 #define nvshmem_int32_atomic_compare_swap shmem_int32_atomic_compare_swap
@@ -715,15 +773,20 @@
 #define nvshmem_int32_iget shmem_int32_iget
 #define nvshmem_int32_iput shmem_int32_iput
 #define nvshmem_int32_max_reduce shmem_int32_max_reduce
+#define nvshmem_int32_max_reducescatter shmem_int32_max_reducescatter
 #define nvshmem_int32_min_reduce shmem_int32_min_reduce
+#define nvshmem_int32_min_reducescatter shmem_int32_min_reducescatter
 #define nvshmem_int32_or_reduce shmem_int32_or_reduce
+#define nvshmem_int32_or_reducescatter shmem_int32_or_reducescatter
 #define nvshmem_int32_p shmem_int32_p
 #define nvshmem_int32_prod_reduce shmem_int32_prod_reduce
+#define nvshmem_int32_prod_reducescatter shmem_int32_prod_reducescatter
 #define nvshmem_int32_put shmem_int32_put
 #define nvshmem_int32_put_nbi shmem_int32_put_nbi
 #define nvshmem_int32_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_int32_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_int32_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_int32_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_int32_sum_reduce shmem_int32_sum_reduce
+#define nvshmem_int32_sum_reducescatter shmem_int32_sum_reducescatter
 #define nvshmem_int32_test(a0, a1, a2) shmem_int32_test(a0, VSHMEMI_NV_CMP(a1), a2)
 #define nvshmem_int32_test_all(a0, a1, a2, a3, a4) shmem_int32_test_all(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
 #define nvshmem_int32_test_all_vector(a0, a1, a2, a3, a4) shmem_int32_test_all_vector(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
@@ -739,9 +802,11 @@
 #define nvshmem_int32_wait_until_some(a0, a1, a2, a3, a4, a5) shmem_int32_wait_until_some(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_int32_wait_until_some_vector(a0, a1, a2, a3, a4, a5) shmem_int32_wait_until_some_vector(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_int32_xor_reduce shmem_int32_xor_reduce
+#define nvshmem_int32_xor_reducescatter shmem_int32_xor_reducescatter
 #define nvshmem_int64_alltoall shmem_int64_alltoall
 #define nvshmem_int64_alltoalls shmem_int64_alltoalls
 #define nvshmem_int64_and_reduce shmem_int64_and_reduce
+#define nvshmem_int64_and_reducescatter shmem_int64_and_reducescatter
 #define nvshmem_int64_atomic_add shmem_int64_atomic_add
 #define nvshmem_int64_atomic_and shmem_int64_atomic_and
 #define nvshmem_int64_atomic_compare_swap shmem_int64_atomic_compare_swap
@@ -773,15 +838,20 @@
 #define nvshmem_int64_iget shmem_int64_iget
 #define nvshmem_int64_iput shmem_int64_iput
 #define nvshmem_int64_max_reduce shmem_int64_max_reduce
+#define nvshmem_int64_max_reducescatter shmem_int64_max_reducescatter
 #define nvshmem_int64_min_reduce shmem_int64_min_reduce
+#define nvshmem_int64_min_reducescatter shmem_int64_min_reducescatter
 #define nvshmem_int64_or_reduce shmem_int64_or_reduce
+#define nvshmem_int64_or_reducescatter shmem_int64_or_reducescatter
 #define nvshmem_int64_p shmem_int64_p
 #define nvshmem_int64_prod_reduce shmem_int64_prod_reduce
+#define nvshmem_int64_prod_reducescatter shmem_int64_prod_reducescatter
 #define nvshmem_int64_put shmem_int64_put
 #define nvshmem_int64_put_nbi shmem_int64_put_nbi
 #define nvshmem_int64_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_int64_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_int64_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_int64_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_int64_sum_reduce shmem_int64_sum_reduce
+#define nvshmem_int64_sum_reducescatter shmem_int64_sum_reducescatter
 #define nvshmem_int64_test(a0, a1, a2) shmem_int64_test(a0, VSHMEMI_NV_CMP(a1), a2)
 #define nvshmem_int64_test_all(a0, a1, a2, a3, a4) shmem_int64_test_all(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
 #define nvshmem_int64_test_all_vector(a0, a1, a2, a3, a4) shmem_int64_test_all_vector(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
@@ -797,9 +867,11 @@
 #define nvshmem_int64_wait_until_some(a0, a1, a2, a3, a4, a5) shmem_int64_wait_until_some(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_int64_wait_until_some_vector(a0, a1, a2, a3, a4, a5) shmem_int64_wait_until_some_vector(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_int64_xor_reduce shmem_int64_xor_reduce
+#define nvshmem_int64_xor_reducescatter shmem_int64_xor_reducescatter
 #define nvshmem_int8_alltoall shmem_int8_alltoall
 #define nvshmem_int8_alltoalls shmem_int8_alltoalls
 #define nvshmem_int8_and_reduce shmem_int8_and_reduce
+#define nvshmem_int8_and_reducescatter shmem_int8_and_reducescatter
 #define nvshmem_int8_broadcast shmem_int8_broadcast
 #define nvshmem_int8_collect shmem_int8_collect
 #define nvshmem_int8_fcollect shmem_int8_fcollect
@@ -809,16 +881,22 @@
 #define nvshmem_int8_iget shmem_int8_iget
 #define nvshmem_int8_iput shmem_int8_iput
 #define nvshmem_int8_max_reduce shmem_int8_max_reduce
+#define nvshmem_int8_max_reducescatter shmem_int8_max_reducescatter
 #define nvshmem_int8_min_reduce shmem_int8_min_reduce
+#define nvshmem_int8_min_reducescatter shmem_int8_min_reducescatter
 #define nvshmem_int8_or_reduce shmem_int8_or_reduce
+#define nvshmem_int8_or_reducescatter shmem_int8_or_reducescatter
 #define nvshmem_int8_p shmem_int8_p
 #define nvshmem_int8_prod_reduce shmem_int8_prod_reduce
+#define nvshmem_int8_prod_reducescatter shmem_int8_prod_reducescatter
 #define nvshmem_int8_put shmem_int8_put
 #define nvshmem_int8_put_nbi shmem_int8_put_nbi
 #define nvshmem_int8_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_int8_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_int8_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_int8_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_int8_sum_reduce shmem_int8_sum_reduce
+#define nvshmem_int8_sum_reducescatter shmem_int8_sum_reducescatter
 #define nvshmem_int8_xor_reduce shmem_int8_xor_reduce
+#define nvshmem_int8_xor_reducescatter shmem_int8_xor_reducescatter
 #define nvshmem_int_add shmem_int_add
 #define nvshmem_int_alltoall shmem_int_alltoall
 #define nvshmem_int_alltoalls shmem_int_alltoalls
@@ -850,12 +928,15 @@
 #define nvshmem_int_inc shmem_int_inc
 #define nvshmem_int_iput shmem_int_iput
 #define nvshmem_int_max_reduce shmem_int_max_reduce
+#define nvshmem_int_max_reducescatter shmem_int_max_reducescatter
 #define nvshmem_int_max_to_all shmem_int_max_to_all
 #define nvshmem_int_min_reduce shmem_int_min_reduce
+#define nvshmem_int_min_reducescatter shmem_int_min_reducescatter
 #define nvshmem_int_min_to_all shmem_int_min_to_all
 #define nvshmem_int_or_to_all shmem_int_or_to_all
 #define nvshmem_int_p shmem_int_p
 #define nvshmem_int_prod_reduce shmem_int_prod_reduce
+#define nvshmem_int_prod_reducescatter shmem_int_prod_reducescatter
 #define nvshmem_int_prod_to_all shmem_int_prod_to_all
 #define nvshmem_int_put shmem_int_put
 #define nvshmem_int_put_nbi shmem_int_put_nbi
@@ -863,6 +944,7 @@
 #define nvshmem_int_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_int_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_int_set shmem_int_set
 #define nvshmem_int_sum_reduce shmem_int_sum_reduce
+#define nvshmem_int_sum_reducescatter shmem_int_sum_reducescatter
 #define nvshmem_int_sum_to_all shmem_int_sum_to_all
 #define nvshmem_int_swap shmem_int_swap
 #define nvshmem_int_test(a0, a1, a2) shmem_int_test(a0, VSHMEMI_NV_CMP(a1), a2)
@@ -917,12 +999,15 @@
 #define nvshmem_long_inc shmem_long_inc
 #define nvshmem_long_iput shmem_long_iput
 #define nvshmem_long_max_reduce shmem_long_max_reduce
+#define nvshmem_long_max_reducescatter shmem_long_max_reducescatter
 #define nvshmem_long_max_to_all shmem_long_max_to_all
 #define nvshmem_long_min_reduce shmem_long_min_reduce
+#define nvshmem_long_min_reducescatter shmem_long_min_reducescatter
 #define nvshmem_long_min_to_all shmem_long_min_to_all
 #define nvshmem_long_or_to_all shmem_long_or_to_all
 #define nvshmem_long_p shmem_long_p
 #define nvshmem_long_prod_reduce shmem_long_prod_reduce
+#define nvshmem_long_prod_reducescatter shmem_long_prod_reducescatter
 #define nvshmem_long_prod_to_all shmem_long_prod_to_all
 #define nvshmem_long_put shmem_long_put
 #define nvshmem_long_put_nbi shmem_long_put_nbi
@@ -930,6 +1015,7 @@
 #define nvshmem_long_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_long_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_long_set shmem_long_set
 #define nvshmem_long_sum_reduce shmem_long_sum_reduce
+#define nvshmem_long_sum_reducescatter shmem_long_sum_reducescatter
 #define nvshmem_long_sum_to_all shmem_long_sum_to_all
 #define nvshmem_long_swap shmem_long_swap
 #define nvshmem_long_test(a0, a1, a2) shmem_long_test(a0, VSHMEMI_NV_CMP(a1), a2)
@@ -1002,12 +1088,15 @@
 #define nvshmem_longlong_inc shmem_longlong_inc
 #define nvshmem_longlong_iput shmem_longlong_iput
 #define nvshmem_longlong_max_reduce shmem_longlong_max_reduce
+#define nvshmem_longlong_max_reducescatter shmem_longlong_max_reducescatter
 #define nvshmem_longlong_max_to_all shmem_longlong_max_to_all
 #define nvshmem_longlong_min_reduce shmem_longlong_min_reduce
+#define nvshmem_longlong_min_reducescatter shmem_longlong_min_reducescatter
 #define nvshmem_longlong_min_to_all shmem_longlong_min_to_all
 #define nvshmem_longlong_or_to_all shmem_longlong_or_to_all
 #define nvshmem_longlong_p shmem_longlong_p
 #define nvshmem_longlong_prod_reduce shmem_longlong_prod_reduce
+#define nvshmem_longlong_prod_reducescatter shmem_longlong_prod_reducescatter
 #define nvshmem_longlong_prod_to_all shmem_longlong_prod_to_all
 #define nvshmem_longlong_put shmem_longlong_put
 #define nvshmem_longlong_put_nbi shmem_longlong_put_nbi
@@ -1015,6 +1104,7 @@
 #define nvshmem_longlong_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_longlong_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_longlong_set shmem_longlong_set
 #define nvshmem_longlong_sum_reduce shmem_longlong_sum_reduce
+#define nvshmem_longlong_sum_reducescatter shmem_longlong_sum_reducescatter
 #define nvshmem_longlong_sum_to_all shmem_longlong_sum_to_all
 #define nvshmem_longlong_swap shmem_longlong_swap
 #define nvshmem_longlong_test(a0, a1, a2) shmem_longlong_test(a0, VSHMEMI_NV_CMP(a1), a2)
@@ -1063,14 +1153,18 @@
 #define nvshmem_ptrdiff_iget shmem_ptrdiff_iget
 #define nvshmem_ptrdiff_iput shmem_ptrdiff_iput
 #define nvshmem_ptrdiff_max_reduce shmem_ptrdiff_max_reduce
+#define nvshmem_ptrdiff_max_reducescatter shmem_ptrdiff_max_reducescatter
 #define nvshmem_ptrdiff_min_reduce shmem_ptrdiff_min_reduce
+#define nvshmem_ptrdiff_min_reducescatter shmem_ptrdiff_min_reducescatter
 #define nvshmem_ptrdiff_p shmem_ptrdiff_p
 #define nvshmem_ptrdiff_prod_reduce shmem_ptrdiff_prod_reduce
+#define nvshmem_ptrdiff_prod_reducescatter shmem_ptrdiff_prod_reducescatter
 #define nvshmem_ptrdiff_put shmem_ptrdiff_put
 #define nvshmem_ptrdiff_put_nbi shmem_ptrdiff_put_nbi
 #define nvshmem_ptrdiff_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_ptrdiff_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_ptrdiff_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_ptrdiff_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_ptrdiff_sum_reduce shmem_ptrdiff_sum_reduce
+#define nvshmem_ptrdiff_sum_reducescatter shmem_ptrdiff_sum_reducescatter
 #define nvshmem_ptrdiff_test(a0, a1, a2) shmem_ptrdiff_test(a0, VSHMEMI_NV_CMP(a1), a2)
 #define nvshmem_ptrdiff_test_all(a0, a1, a2, a3, a4) shmem_ptrdiff_test_all(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
 #define nvshmem_ptrdiff_test_all_vector(a0, a1, a2, a3, a4) shmem_ptrdiff_test_all_vector(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
@@ -1123,14 +1217,18 @@
 #define nvshmem_schar_iget shmem_schar_iget
 #define nvshmem_schar_iput shmem_schar_iput
 #define nvshmem_schar_max_reduce shmem_schar_max_reduce
+#define nvshmem_schar_max_reducescatter shmem_schar_max_reducescatter
 #define nvshmem_schar_min_reduce shmem_schar_min_reduce
+#define nvshmem_schar_min_reducescatter shmem_schar_min_reducescatter
 #define nvshmem_schar_p shmem_schar_p
 #define nvshmem_schar_prod_reduce shmem_schar_prod_reduce
+#define nvshmem_schar_prod_reducescatter shmem_schar_prod_reducescatter
 #define nvshmem_schar_put shmem_schar_put
 #define nvshmem_schar_put_nbi shmem_schar_put_nbi
 #define nvshmem_schar_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_schar_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_schar_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_schar_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_schar_sum_reduce shmem_schar_sum_reduce
+#define nvshmem_schar_sum_reducescatter shmem_schar_sum_reducescatter
 #define nvshmem_set_lock shmem_set_lock
 #define nvshmem_short_alltoall shmem_short_alltoall
 #define nvshmem_short_alltoalls shmem_short_alltoalls
@@ -1144,18 +1242,22 @@
 #define nvshmem_short_iget shmem_short_iget
 #define nvshmem_short_iput shmem_short_iput
 #define nvshmem_short_max_reduce shmem_short_max_reduce
+#define nvshmem_short_max_reducescatter shmem_short_max_reducescatter
 #define nvshmem_short_max_to_all shmem_short_max_to_all
 #define nvshmem_short_min_reduce shmem_short_min_reduce
+#define nvshmem_short_min_reducescatter shmem_short_min_reducescatter
 #define nvshmem_short_min_to_all shmem_short_min_to_all
 #define nvshmem_short_or_to_all shmem_short_or_to_all
 #define nvshmem_short_p shmem_short_p
 #define nvshmem_short_prod_reduce shmem_short_prod_reduce
+#define nvshmem_short_prod_reducescatter shmem_short_prod_reducescatter
 #define nvshmem_short_prod_to_all shmem_short_prod_to_all
 #define nvshmem_short_put shmem_short_put
 #define nvshmem_short_put_nbi shmem_short_put_nbi
 #define nvshmem_short_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_short_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_short_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_short_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_short_sum_reduce shmem_short_sum_reduce
+#define nvshmem_short_sum_reducescatter shmem_short_sum_reducescatter
 #define nvshmem_short_sum_to_all shmem_short_sum_to_all
 #define nvshmem_short_test(a0, a1, a2) shmem_short_test(a0, VSHMEMI_NV_CMP(a1), a2)
 #define nvshmem_short_test_all(a0, a1, a2, a3, a4) shmem_short_test_all(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
@@ -1178,6 +1280,7 @@
 #define nvshmem_size_alltoall shmem_size_alltoall
 #define nvshmem_size_alltoalls shmem_size_alltoalls
 #define nvshmem_size_and_reduce shmem_size_and_reduce
+#define nvshmem_size_and_reducescatter shmem_size_and_reducescatter
 #define nvshmem_size_atomic_add shmem_size_atomic_add
 #define nvshmem_size_atomic_compare_swap shmem_size_atomic_compare_swap
 #define nvshmem_size_atomic_compare_swap_nbi shmem_size_atomic_compare_swap_nbi
@@ -1200,15 +1303,20 @@
 #define nvshmem_size_iget shmem_size_iget
 #define nvshmem_size_iput shmem_size_iput
 #define nvshmem_size_max_reduce shmem_size_max_reduce
+#define nvshmem_size_max_reducescatter shmem_size_max_reducescatter
 #define nvshmem_size_min_reduce shmem_size_min_reduce
+#define nvshmem_size_min_reducescatter shmem_size_min_reducescatter
 #define nvshmem_size_or_reduce shmem_size_or_reduce
+#define nvshmem_size_or_reducescatter shmem_size_or_reducescatter
 #define nvshmem_size_p shmem_size_p
 #define nvshmem_size_prod_reduce shmem_size_prod_reduce
+#define nvshmem_size_prod_reducescatter shmem_size_prod_reducescatter
 #define nvshmem_size_put shmem_size_put
 #define nvshmem_size_put_nbi shmem_size_put_nbi
 #define nvshmem_size_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_size_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_size_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_size_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_size_sum_reduce shmem_size_sum_reduce
+#define nvshmem_size_sum_reducescatter shmem_size_sum_reducescatter
 #define nvshmem_size_test(a0, a1, a2) shmem_size_test(a0, VSHMEMI_NV_CMP(a1), a2)
 #define nvshmem_size_test_all(a0, a1, a2, a3, a4) shmem_size_test_all(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
 #define nvshmem_size_test_all_vector(a0, a1, a2, a3, a4) shmem_size_test_all_vector(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
@@ -1224,6 +1332,7 @@
 #define nvshmem_size_wait_until_some(a0, a1, a2, a3, a4, a5) shmem_size_wait_until_some(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_size_wait_until_some_vector(a0, a1, a2, a3, a4, a5) shmem_size_wait_until_some_vector(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_size_xor_reduce shmem_size_xor_reduce
+#define nvshmem_size_xor_reducescatter shmem_size_xor_reducescatter
 #define nvshmem_sync_all shmem_sync_all
 #define nvshmem_team_create_ctx shmem_team_create_ctx
 #define nvshmem_team_destroy shmem_team_destroy
@@ -1238,6 +1347,7 @@
 #define nvshmem_uchar_alltoall shmem_uchar_alltoall
 #define nvshmem_uchar_alltoalls shmem_uchar_alltoalls
 #define nvshmem_uchar_and_reduce shmem_uchar_and_reduce
+#define nvshmem_uchar_and_reducescatter shmem_uchar_and_reducescatter
 #define nvshmem_uchar_broadcast shmem_uchar_broadcast
 #define nvshmem_uchar_collect shmem_uchar_collect
 #define nvshmem_uchar_fcollect shmem_uchar_fcollect
@@ -1247,19 +1357,26 @@
 #define nvshmem_uchar_iget shmem_uchar_iget
 #define nvshmem_uchar_iput shmem_uchar_iput
 #define nvshmem_uchar_max_reduce shmem_uchar_max_reduce
+#define nvshmem_uchar_max_reducescatter shmem_uchar_max_reducescatter
 #define nvshmem_uchar_min_reduce shmem_uchar_min_reduce
+#define nvshmem_uchar_min_reducescatter shmem_uchar_min_reducescatter
 #define nvshmem_uchar_or_reduce shmem_uchar_or_reduce
+#define nvshmem_uchar_or_reducescatter shmem_uchar_or_reducescatter
 #define nvshmem_uchar_p shmem_uchar_p
 #define nvshmem_uchar_prod_reduce shmem_uchar_prod_reduce
+#define nvshmem_uchar_prod_reducescatter shmem_uchar_prod_reducescatter
 #define nvshmem_uchar_put shmem_uchar_put
 #define nvshmem_uchar_put_nbi shmem_uchar_put_nbi
 #define nvshmem_uchar_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_uchar_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_uchar_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_uchar_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_uchar_sum_reduce shmem_uchar_sum_reduce
+#define nvshmem_uchar_sum_reducescatter shmem_uchar_sum_reducescatter
 #define nvshmem_uchar_xor_reduce shmem_uchar_xor_reduce
+#define nvshmem_uchar_xor_reducescatter shmem_uchar_xor_reducescatter
 #define nvshmem_uint16_alltoall shmem_uint16_alltoall
 #define nvshmem_uint16_alltoalls shmem_uint16_alltoalls
 #define nvshmem_uint16_and_reduce shmem_uint16_and_reduce
+#define nvshmem_uint16_and_reducescatter shmem_uint16_and_reducescatter
 #define nvshmem_uint16_broadcast shmem_uint16_broadcast
 #define nvshmem_uint16_collect shmem_uint16_collect
 #define nvshmem_uint16_fcollect shmem_uint16_fcollect
@@ -1269,19 +1386,26 @@
 #define nvshmem_uint16_iget shmem_uint16_iget
 #define nvshmem_uint16_iput shmem_uint16_iput
 #define nvshmem_uint16_max_reduce shmem_uint16_max_reduce
+#define nvshmem_uint16_max_reducescatter shmem_uint16_max_reducescatter
 #define nvshmem_uint16_min_reduce shmem_uint16_min_reduce
+#define nvshmem_uint16_min_reducescatter shmem_uint16_min_reducescatter
 #define nvshmem_uint16_or_reduce shmem_uint16_or_reduce
+#define nvshmem_uint16_or_reducescatter shmem_uint16_or_reducescatter
 #define nvshmem_uint16_p shmem_uint16_p
 #define nvshmem_uint16_prod_reduce shmem_uint16_prod_reduce
+#define nvshmem_uint16_prod_reducescatter shmem_uint16_prod_reducescatter
 #define nvshmem_uint16_put shmem_uint16_put
 #define nvshmem_uint16_put_nbi shmem_uint16_put_nbi
 #define nvshmem_uint16_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_uint16_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_uint16_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_uint16_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_uint16_sum_reduce shmem_uint16_sum_reduce
+#define nvshmem_uint16_sum_reducescatter shmem_uint16_sum_reducescatter
 #define nvshmem_uint16_xor_reduce shmem_uint16_xor_reduce
+#define nvshmem_uint16_xor_reducescatter shmem_uint16_xor_reducescatter
 #define nvshmem_uint32_alltoall shmem_uint32_alltoall
 #define nvshmem_uint32_alltoalls shmem_uint32_alltoalls
 #define nvshmem_uint32_and_reduce shmem_uint32_and_reduce
+#define nvshmem_uint32_and_reducescatter shmem_uint32_and_reducescatter
 #define nvshmem_uint32_atomic_add shmem_uint32_atomic_add
 #define nvshmem_uint32_atomic_and shmem_uint32_atomic_and
 #define nvshmem_uint32_atomic_compare_swap shmem_uint32_atomic_compare_swap
@@ -1313,15 +1437,20 @@
 #define nvshmem_uint32_iget shmem_uint32_iget
 #define nvshmem_uint32_iput shmem_uint32_iput
 #define nvshmem_uint32_max_reduce shmem_uint32_max_reduce
+#define nvshmem_uint32_max_reducescatter shmem_uint32_max_reducescatter
 #define nvshmem_uint32_min_reduce shmem_uint32_min_reduce
+#define nvshmem_uint32_min_reducescatter shmem_uint32_min_reducescatter
 #define nvshmem_uint32_or_reduce shmem_uint32_or_reduce
+#define nvshmem_uint32_or_reducescatter shmem_uint32_or_reducescatter
 #define nvshmem_uint32_p shmem_uint32_p
 #define nvshmem_uint32_prod_reduce shmem_uint32_prod_reduce
+#define nvshmem_uint32_prod_reducescatter shmem_uint32_prod_reducescatter
 #define nvshmem_uint32_put shmem_uint32_put
 #define nvshmem_uint32_put_nbi shmem_uint32_put_nbi
 #define nvshmem_uint32_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_uint32_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_uint32_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_uint32_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_uint32_sum_reduce shmem_uint32_sum_reduce
+#define nvshmem_uint32_sum_reducescatter shmem_uint32_sum_reducescatter
 #define nvshmem_uint32_test(a0, a1, a2) shmem_uint32_test(a0, VSHMEMI_NV_CMP(a1), a2)
 #define nvshmem_uint32_test_all(a0, a1, a2, a3, a4) shmem_uint32_test_all(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
 #define nvshmem_uint32_test_all_vector(a0, a1, a2, a3, a4) shmem_uint32_test_all_vector(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
@@ -1337,9 +1466,11 @@
 #define nvshmem_uint32_wait_until_some(a0, a1, a2, a3, a4, a5) shmem_uint32_wait_until_some(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_uint32_wait_until_some_vector(a0, a1, a2, a3, a4, a5) shmem_uint32_wait_until_some_vector(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_uint32_xor_reduce shmem_uint32_xor_reduce
+#define nvshmem_uint32_xor_reducescatter shmem_uint32_xor_reducescatter
 #define nvshmem_uint64_alltoall shmem_uint64_alltoall
 #define nvshmem_uint64_alltoalls shmem_uint64_alltoalls
 #define nvshmem_uint64_and_reduce shmem_uint64_and_reduce
+#define nvshmem_uint64_and_reducescatter shmem_uint64_and_reducescatter
 #define nvshmem_uint64_atomic_add shmem_uint64_atomic_add
 #define nvshmem_uint64_atomic_and shmem_uint64_atomic_and
 #define nvshmem_uint64_atomic_compare_swap shmem_uint64_atomic_compare_swap
@@ -1371,15 +1502,20 @@
 #define nvshmem_uint64_iget shmem_uint64_iget
 #define nvshmem_uint64_iput shmem_uint64_iput
 #define nvshmem_uint64_max_reduce shmem_uint64_max_reduce
+#define nvshmem_uint64_max_reducescatter shmem_uint64_max_reducescatter
 #define nvshmem_uint64_min_reduce shmem_uint64_min_reduce
+#define nvshmem_uint64_min_reducescatter shmem_uint64_min_reducescatter
 #define nvshmem_uint64_or_reduce shmem_uint64_or_reduce
+#define nvshmem_uint64_or_reducescatter shmem_uint64_or_reducescatter
 #define nvshmem_uint64_p shmem_uint64_p
 #define nvshmem_uint64_prod_reduce shmem_uint64_prod_reduce
+#define nvshmem_uint64_prod_reducescatter shmem_uint64_prod_reducescatter
 #define nvshmem_uint64_put shmem_uint64_put
 #define nvshmem_uint64_put_nbi shmem_uint64_put_nbi
 #define nvshmem_uint64_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_uint64_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_uint64_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_uint64_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_uint64_sum_reduce shmem_uint64_sum_reduce
+#define nvshmem_uint64_sum_reducescatter shmem_uint64_sum_reducescatter
 #define nvshmem_uint64_test(a0, a1, a2) shmem_uint64_test(a0, VSHMEMI_NV_CMP(a1), a2)
 #define nvshmem_uint64_test_all(a0, a1, a2, a3, a4) shmem_uint64_test_all(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
 #define nvshmem_uint64_test_all_vector(a0, a1, a2, a3, a4) shmem_uint64_test_all_vector(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
@@ -1395,9 +1531,11 @@
 #define nvshmem_uint64_wait_until_some(a0, a1, a2, a3, a4, a5) shmem_uint64_wait_until_some(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_uint64_wait_until_some_vector(a0, a1, a2, a3, a4, a5) shmem_uint64_wait_until_some_vector(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_uint64_xor_reduce shmem_uint64_xor_reduce
+#define nvshmem_uint64_xor_reducescatter shmem_uint64_xor_reducescatter
 #define nvshmem_uint8_alltoall shmem_uint8_alltoall
 #define nvshmem_uint8_alltoalls shmem_uint8_alltoalls
 #define nvshmem_uint8_and_reduce shmem_uint8_and_reduce
+#define nvshmem_uint8_and_reducescatter shmem_uint8_and_reducescatter
 #define nvshmem_uint8_broadcast shmem_uint8_broadcast
 #define nvshmem_uint8_collect shmem_uint8_collect
 #define nvshmem_uint8_fcollect shmem_uint8_fcollect
@@ -1407,19 +1545,26 @@
 #define nvshmem_uint8_iget shmem_uint8_iget
 #define nvshmem_uint8_iput shmem_uint8_iput
 #define nvshmem_uint8_max_reduce shmem_uint8_max_reduce
+#define nvshmem_uint8_max_reducescatter shmem_uint8_max_reducescatter
 #define nvshmem_uint8_min_reduce shmem_uint8_min_reduce
+#define nvshmem_uint8_min_reducescatter shmem_uint8_min_reducescatter
 #define nvshmem_uint8_or_reduce shmem_uint8_or_reduce
+#define nvshmem_uint8_or_reducescatter shmem_uint8_or_reducescatter
 #define nvshmem_uint8_p shmem_uint8_p
 #define nvshmem_uint8_prod_reduce shmem_uint8_prod_reduce
+#define nvshmem_uint8_prod_reducescatter shmem_uint8_prod_reducescatter
 #define nvshmem_uint8_put shmem_uint8_put
 #define nvshmem_uint8_put_nbi shmem_uint8_put_nbi
 #define nvshmem_uint8_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_uint8_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_uint8_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_uint8_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_uint8_sum_reduce shmem_uint8_sum_reduce
+#define nvshmem_uint8_sum_reducescatter shmem_uint8_sum_reducescatter
 #define nvshmem_uint8_xor_reduce shmem_uint8_xor_reduce
+#define nvshmem_uint8_xor_reducescatter shmem_uint8_xor_reducescatter
 #define nvshmem_uint_alltoall shmem_uint_alltoall
 #define nvshmem_uint_alltoalls shmem_uint_alltoalls
 #define nvshmem_uint_and_reduce shmem_uint_and_reduce
+#define nvshmem_uint_and_reducescatter shmem_uint_and_reducescatter
 #define nvshmem_uint_atomic_add shmem_uint_atomic_add
 #define nvshmem_uint_atomic_and shmem_uint_atomic_and
 #define nvshmem_uint_atomic_compare_swap shmem_uint_atomic_compare_swap
@@ -1451,15 +1596,20 @@
 #define nvshmem_uint_iget shmem_uint_iget
 #define nvshmem_uint_iput shmem_uint_iput
 #define nvshmem_uint_max_reduce shmem_uint_max_reduce
+#define nvshmem_uint_max_reducescatter shmem_uint_max_reducescatter
 #define nvshmem_uint_min_reduce shmem_uint_min_reduce
+#define nvshmem_uint_min_reducescatter shmem_uint_min_reducescatter
 #define nvshmem_uint_or_reduce shmem_uint_or_reduce
+#define nvshmem_uint_or_reducescatter shmem_uint_or_reducescatter
 #define nvshmem_uint_p shmem_uint_p
 #define nvshmem_uint_prod_reduce shmem_uint_prod_reduce
+#define nvshmem_uint_prod_reducescatter shmem_uint_prod_reducescatter
 #define nvshmem_uint_put shmem_uint_put
 #define nvshmem_uint_put_nbi shmem_uint_put_nbi
 #define nvshmem_uint_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_uint_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_uint_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_uint_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_uint_sum_reduce shmem_uint_sum_reduce
+#define nvshmem_uint_sum_reducescatter shmem_uint_sum_reducescatter
 #define nvshmem_uint_test(a0, a1, a2) shmem_uint_test(a0, VSHMEMI_NV_CMP(a1), a2)
 #define nvshmem_uint_test_all(a0, a1, a2, a3, a4) shmem_uint_test_all(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
 #define nvshmem_uint_test_all_vector(a0, a1, a2, a3, a4) shmem_uint_test_all_vector(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
@@ -1475,9 +1625,11 @@
 #define nvshmem_uint_wait_until_some(a0, a1, a2, a3, a4, a5) shmem_uint_wait_until_some(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_uint_wait_until_some_vector(a0, a1, a2, a3, a4, a5) shmem_uint_wait_until_some_vector(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_uint_xor_reduce shmem_uint_xor_reduce
+#define nvshmem_uint_xor_reducescatter shmem_uint_xor_reducescatter
 #define nvshmem_ulong_alltoall shmem_ulong_alltoall
 #define nvshmem_ulong_alltoalls shmem_ulong_alltoalls
 #define nvshmem_ulong_and_reduce shmem_ulong_and_reduce
+#define nvshmem_ulong_and_reducescatter shmem_ulong_and_reducescatter
 #define nvshmem_ulong_atomic_add shmem_ulong_atomic_add
 #define nvshmem_ulong_atomic_and shmem_ulong_atomic_and
 #define nvshmem_ulong_atomic_compare_swap shmem_ulong_atomic_compare_swap
@@ -1509,15 +1661,20 @@
 #define nvshmem_ulong_iget shmem_ulong_iget
 #define nvshmem_ulong_iput shmem_ulong_iput
 #define nvshmem_ulong_max_reduce shmem_ulong_max_reduce
+#define nvshmem_ulong_max_reducescatter shmem_ulong_max_reducescatter
 #define nvshmem_ulong_min_reduce shmem_ulong_min_reduce
+#define nvshmem_ulong_min_reducescatter shmem_ulong_min_reducescatter
 #define nvshmem_ulong_or_reduce shmem_ulong_or_reduce
+#define nvshmem_ulong_or_reducescatter shmem_ulong_or_reducescatter
 #define nvshmem_ulong_p shmem_ulong_p
 #define nvshmem_ulong_prod_reduce shmem_ulong_prod_reduce
+#define nvshmem_ulong_prod_reducescatter shmem_ulong_prod_reducescatter
 #define nvshmem_ulong_put shmem_ulong_put
 #define nvshmem_ulong_put_nbi shmem_ulong_put_nbi
 #define nvshmem_ulong_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_ulong_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_ulong_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_ulong_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_ulong_sum_reduce shmem_ulong_sum_reduce
+#define nvshmem_ulong_sum_reducescatter shmem_ulong_sum_reducescatter
 #define nvshmem_ulong_test(a0, a1, a2) shmem_ulong_test(a0, VSHMEMI_NV_CMP(a1), a2)
 #define nvshmem_ulong_test_all(a0, a1, a2, a3, a4) shmem_ulong_test_all(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
 #define nvshmem_ulong_test_all_vector(a0, a1, a2, a3, a4) shmem_ulong_test_all_vector(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
@@ -1533,9 +1690,11 @@
 #define nvshmem_ulong_wait_until_some(a0, a1, a2, a3, a4, a5) shmem_ulong_wait_until_some(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_ulong_wait_until_some_vector(a0, a1, a2, a3, a4, a5) shmem_ulong_wait_until_some_vector(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_ulong_xor_reduce shmem_ulong_xor_reduce
+#define nvshmem_ulong_xor_reducescatter shmem_ulong_xor_reducescatter
 #define nvshmem_ulonglong_alltoall shmem_ulonglong_alltoall
 #define nvshmem_ulonglong_alltoalls shmem_ulonglong_alltoalls
 #define nvshmem_ulonglong_and_reduce shmem_ulonglong_and_reduce
+#define nvshmem_ulonglong_and_reducescatter shmem_ulonglong_and_reducescatter
 #define nvshmem_ulonglong_atomic_add shmem_ulonglong_atomic_add
 #define nvshmem_ulonglong_atomic_and shmem_ulonglong_atomic_and
 #define nvshmem_ulonglong_atomic_compare_swap shmem_ulonglong_atomic_compare_swap
@@ -1567,15 +1726,20 @@
 #define nvshmem_ulonglong_iget shmem_ulonglong_iget
 #define nvshmem_ulonglong_iput shmem_ulonglong_iput
 #define nvshmem_ulonglong_max_reduce shmem_ulonglong_max_reduce
+#define nvshmem_ulonglong_max_reducescatter shmem_ulonglong_max_reducescatter
 #define nvshmem_ulonglong_min_reduce shmem_ulonglong_min_reduce
+#define nvshmem_ulonglong_min_reducescatter shmem_ulonglong_min_reducescatter
 #define nvshmem_ulonglong_or_reduce shmem_ulonglong_or_reduce
+#define nvshmem_ulonglong_or_reducescatter shmem_ulonglong_or_reducescatter
 #define nvshmem_ulonglong_p shmem_ulonglong_p
 #define nvshmem_ulonglong_prod_reduce shmem_ulonglong_prod_reduce
+#define nvshmem_ulonglong_prod_reducescatter shmem_ulonglong_prod_reducescatter
 #define nvshmem_ulonglong_put shmem_ulonglong_put
 #define nvshmem_ulonglong_put_nbi shmem_ulonglong_put_nbi
 #define nvshmem_ulonglong_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_ulonglong_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_ulonglong_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_ulonglong_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_ulonglong_sum_reduce shmem_ulonglong_sum_reduce
+#define nvshmem_ulonglong_sum_reducescatter shmem_ulonglong_sum_reducescatter
 #define nvshmem_ulonglong_test(a0, a1, a2) shmem_ulonglong_test(a0, VSHMEMI_NV_CMP(a1), a2)
 #define nvshmem_ulonglong_test_all(a0, a1, a2, a3, a4) shmem_ulonglong_test_all(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
 #define nvshmem_ulonglong_test_all_vector(a0, a1, a2, a3, a4) shmem_ulonglong_test_all_vector(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
@@ -1591,9 +1755,11 @@
 #define nvshmem_ulonglong_wait_until_some(a0, a1, a2, a3, a4, a5) shmem_ulonglong_wait_until_some(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_ulonglong_wait_until_some_vector(a0, a1, a2, a3, a4, a5) shmem_ulonglong_wait_until_some_vector(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_ulonglong_xor_reduce shmem_ulonglong_xor_reduce
+#define nvshmem_ulonglong_xor_reducescatter shmem_ulonglong_xor_reducescatter
 #define nvshmem_ushort_alltoall shmem_ushort_alltoall
 #define nvshmem_ushort_alltoalls shmem_ushort_alltoalls
 #define nvshmem_ushort_and_reduce shmem_ushort_and_reduce
+#define nvshmem_ushort_and_reducescatter shmem_ushort_and_reducescatter
 #define nvshmem_ushort_broadcast shmem_ushort_broadcast
 #define nvshmem_ushort_collect shmem_ushort_collect
 #define nvshmem_ushort_fcollect shmem_ushort_fcollect
@@ -1603,15 +1769,20 @@
 #define nvshmem_ushort_iget shmem_ushort_iget
 #define nvshmem_ushort_iput shmem_ushort_iput
 #define nvshmem_ushort_max_reduce shmem_ushort_max_reduce
+#define nvshmem_ushort_max_reducescatter shmem_ushort_max_reducescatter
 #define nvshmem_ushort_min_reduce shmem_ushort_min_reduce
+#define nvshmem_ushort_min_reducescatter shmem_ushort_min_reducescatter
 #define nvshmem_ushort_or_reduce shmem_ushort_or_reduce
+#define nvshmem_ushort_or_reducescatter shmem_ushort_or_reducescatter
 #define nvshmem_ushort_p shmem_ushort_p
 #define nvshmem_ushort_prod_reduce shmem_ushort_prod_reduce
+#define nvshmem_ushort_prod_reducescatter shmem_ushort_prod_reducescatter
 #define nvshmem_ushort_put shmem_ushort_put
 #define nvshmem_ushort_put_nbi shmem_ushort_put_nbi
 #define nvshmem_ushort_put_signal(a0, a1, a2, a3, a4, a5, a6) shmem_ushort_put_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_ushort_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_ushort_put_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_ushort_sum_reduce shmem_ushort_sum_reduce
+#define nvshmem_ushort_sum_reducescatter shmem_ushort_sum_reducescatter
 #define nvshmem_ushort_test(a0, a1, a2) shmem_ushort_test(a0, VSHMEMI_NV_CMP(a1), a2)
 #define nvshmem_ushort_test_all(a0, a1, a2, a3, a4) shmem_ushort_test_all(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
 #define nvshmem_ushort_test_all_vector(a0, a1, a2, a3, a4) shmem_ushort_test_all_vector(a0, a1, a2, VSHMEMI_NV_CMP(a3), a4)
@@ -1627,6 +1798,7 @@
 #define nvshmem_ushort_wait_until_some(a0, a1, a2, a3, a4, a5) shmem_ushort_wait_until_some(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_ushort_wait_until_some_vector(a0, a1, a2, a3, a4, a5) shmem_ushort_wait_until_some_vector(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_ushort_xor_reduce shmem_ushort_xor_reduce
+#define nvshmem_ushort_xor_reducescatter shmem_ushort_xor_reducescatter
 #define nvshmem_wait shmem_wait
 #define nvshmem_wait_until(a0, a1, a2) shmem_wait_until(a0, VSHMEMI_NV_CMP(a1), a2)
 #define nvshmemx_alltoallmem_block shmemx_alltoallmem_block
@@ -1636,7 +1808,50 @@
 #define nvshmemx_barrier_all_on_stream shmemx_barrier_all_on_stream
 #define nvshmemx_barrier_all_warp shmemx_barrier_all_warp
 #define nvshmemx_barrier_block shmemx_barrier_block
+#define nvshmemx_barrier_on_stream shmemx_barrier_on_stream
 #define nvshmemx_barrier_warp shmemx_barrier_warp
+#define nvshmemx_bfloat16_alltoall_block shmemx_bfloat16_alltoall_block
+#define nvshmemx_bfloat16_alltoall_warp shmemx_bfloat16_alltoall_warp
+#define nvshmemx_bfloat16_broadcast_block shmemx_bfloat16_broadcast_block
+#define nvshmemx_bfloat16_broadcast_warp shmemx_bfloat16_broadcast_warp
+#define nvshmemx_bfloat16_fcollect_block shmemx_bfloat16_fcollect_block
+#define nvshmemx_bfloat16_fcollect_warp shmemx_bfloat16_fcollect_warp
+#define nvshmemx_bfloat16_get_block shmemx_bfloat16_get_block
+#define nvshmemx_bfloat16_get_nbi_block shmemx_bfloat16_get_nbi_block
+#define nvshmemx_bfloat16_get_nbi_warp shmemx_bfloat16_get_nbi_warp
+#define nvshmemx_bfloat16_get_warp shmemx_bfloat16_get_warp
+#define nvshmemx_bfloat16_iget_block shmemx_bfloat16_iget_block
+#define nvshmemx_bfloat16_iget_warp shmemx_bfloat16_iget_warp
+#define nvshmemx_bfloat16_iput_block shmemx_bfloat16_iput_block
+#define nvshmemx_bfloat16_iput_warp shmemx_bfloat16_iput_warp
+#define nvshmemx_bfloat16_max_reduce_block shmemx_bfloat16_max_reduce_block
+#define nvshmemx_bfloat16_max_reduce_on_stream shmemx_bfloat16_max_reduce_on_stream
+#define nvshmemx_bfloat16_max_reduce_warp shmemx_bfloat16_max_reduce_warp
+#define nvshmemx_bfloat16_max_reducescatter_block shmemx_bfloat16_max_reducescatter_block
+#define nvshmemx_bfloat16_max_reducescatter_on_stream shmemx_bfloat16_max_reducescatter_on_stream
+#define nvshmemx_bfloat16_max_reducescatter_warp shmemx_bfloat16_max_reducescatter_warp
+#define nvshmemx_bfloat16_min_reduce_block shmemx_bfloat16_min_reduce_block
+#define nvshmemx_bfloat16_min_reduce_on_stream shmemx_bfloat16_min_reduce_on_stream
+#define nvshmemx_bfloat16_min_reduce_warp shmemx_bfloat16_min_reduce_warp
+#define nvshmemx_bfloat16_min_reducescatter_block shmemx_bfloat16_min_reducescatter_block
+#define nvshmemx_bfloat16_min_reducescatter_on_stream shmemx_bfloat16_min_reducescatter_on_stream
+#define nvshmemx_bfloat16_min_reducescatter_warp shmemx_bfloat16_min_reducescatter_warp
+#define nvshmemx_bfloat16_prod_reduce_block shmemx_bfloat16_prod_reduce_block
+#define nvshmemx_bfloat16_prod_reduce_on_stream shmemx_bfloat16_prod_reduce_on_stream
+#define nvshmemx_bfloat16_prod_reduce_warp shmemx_bfloat16_prod_reduce_warp
+#define nvshmemx_bfloat16_prod_reducescatter_block shmemx_bfloat16_prod_reducescatter_block
+#define nvshmemx_bfloat16_prod_reducescatter_on_stream shmemx_bfloat16_prod_reducescatter_on_stream
+#define nvshmemx_bfloat16_prod_reducescatter_warp shmemx_bfloat16_prod_reducescatter_warp
+#define nvshmemx_bfloat16_put_block shmemx_bfloat16_put_block
+#define nvshmemx_bfloat16_put_nbi_block shmemx_bfloat16_put_nbi_block
+#define nvshmemx_bfloat16_put_nbi_warp shmemx_bfloat16_put_nbi_warp
+#define nvshmemx_bfloat16_put_warp shmemx_bfloat16_put_warp
+#define nvshmemx_bfloat16_sum_reduce_block shmemx_bfloat16_sum_reduce_block
+#define nvshmemx_bfloat16_sum_reduce_on_stream shmemx_bfloat16_sum_reduce_on_stream
+#define nvshmemx_bfloat16_sum_reduce_warp shmemx_bfloat16_sum_reduce_warp
+#define nvshmemx_bfloat16_sum_reducescatter_block shmemx_bfloat16_sum_reducescatter_block
+#define nvshmemx_bfloat16_sum_reducescatter_on_stream shmemx_bfloat16_sum_reducescatter_on_stream
+#define nvshmemx_bfloat16_sum_reducescatter_warp shmemx_bfloat16_sum_reducescatter_warp
 #define nvshmemx_broadcastmem_block shmemx_broadcastmem_block
 #define nvshmemx_broadcastmem_on_stream shmemx_broadcastmem_on_stream
 #define nvshmemx_broadcastmem_warp shmemx_broadcastmem_warp
@@ -1648,7 +1863,9 @@
 #define nvshmemx_char_fcollect_warp shmemx_char_fcollect_warp
 #define nvshmemx_char_get_block shmemx_char_get_block
 #define nvshmemx_char_get_nbi_block shmemx_char_get_nbi_block
+#define nvshmemx_char_get_nbi_on_stream shmemx_char_get_nbi_on_stream
 #define nvshmemx_char_get_nbi_warp shmemx_char_get_nbi_warp
+#define nvshmemx_char_get_on_stream shmemx_char_get_on_stream
 #define nvshmemx_char_get_warp shmemx_char_get_warp
 #define nvshmemx_char_iget_block shmemx_char_iget_block
 #define nvshmemx_char_iget_warp shmemx_char_iget_warp
@@ -1656,13 +1873,22 @@
 #define nvshmemx_char_iput_warp shmemx_char_iput_warp
 #define nvshmemx_char_max_reduce_block shmemx_char_max_reduce_block
 #define nvshmemx_char_max_reduce_warp shmemx_char_max_reduce_warp
+#define nvshmemx_char_max_reducescatter_block shmemx_char_max_reducescatter_block
+#define nvshmemx_char_max_reducescatter_warp shmemx_char_max_reducescatter_warp
 #define nvshmemx_char_min_reduce_block shmemx_char_min_reduce_block
 #define nvshmemx_char_min_reduce_warp shmemx_char_min_reduce_warp
+#define nvshmemx_char_min_reducescatter_block shmemx_char_min_reducescatter_block
+#define nvshmemx_char_min_reducescatter_warp shmemx_char_min_reducescatter_warp
+#define nvshmemx_char_p_on_stream shmemx_char_p_on_stream
 #define nvshmemx_char_prod_reduce_block shmemx_char_prod_reduce_block
 #define nvshmemx_char_prod_reduce_warp shmemx_char_prod_reduce_warp
+#define nvshmemx_char_prod_reducescatter_block shmemx_char_prod_reducescatter_block
+#define nvshmemx_char_prod_reducescatter_warp shmemx_char_prod_reducescatter_warp
 #define nvshmemx_char_put_block shmemx_char_put_block
 #define nvshmemx_char_put_nbi_block shmemx_char_put_nbi_block
+#define nvshmemx_char_put_nbi_on_stream shmemx_char_put_nbi_on_stream
 #define nvshmemx_char_put_nbi_warp shmemx_char_put_nbi_warp
+#define nvshmemx_char_put_on_stream shmemx_char_put_on_stream
 #define nvshmemx_char_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_char_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_char_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_char_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_char_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_char_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -1670,8 +1896,14 @@
 #define nvshmemx_char_put_warp shmemx_char_put_warp
 #define nvshmemx_char_sum_reduce_block shmemx_char_sum_reduce_block
 #define nvshmemx_char_sum_reduce_warp shmemx_char_sum_reduce_warp
+#define nvshmemx_char_sum_reducescatter_block shmemx_char_sum_reducescatter_block
+#define nvshmemx_char_sum_reducescatter_warp shmemx_char_sum_reducescatter_warp
 #define nvshmemx_collective_launch shmemx_collective_launch
 #define nvshmemx_collective_launch_query_gridsize shmemx_collective_launch_query_gridsize
+#define nvshmemx_culibrary_finalize shmemx_culibrary_finalize
+#define nvshmemx_culibrary_init shmemx_culibrary_init
+#define nvshmemx_cumodule_finalize shmemx_cumodule_finalize
+#define nvshmemx_cumodule_init shmemx_cumodule_init
 #define nvshmemx_double_alltoall_block shmemx_double_alltoall_block
 #define nvshmemx_double_alltoall_warp shmemx_double_alltoall_warp
 #define nvshmemx_double_broadcast_block shmemx_double_broadcast_block
@@ -1680,7 +1912,9 @@
 #define nvshmemx_double_fcollect_warp shmemx_double_fcollect_warp
 #define nvshmemx_double_get_block shmemx_double_get_block
 #define nvshmemx_double_get_nbi_block shmemx_double_get_nbi_block
+#define nvshmemx_double_get_nbi_on_stream shmemx_double_get_nbi_on_stream
 #define nvshmemx_double_get_nbi_warp shmemx_double_get_nbi_warp
+#define nvshmemx_double_get_on_stream shmemx_double_get_on_stream
 #define nvshmemx_double_get_warp shmemx_double_get_warp
 #define nvshmemx_double_iget_block shmemx_double_iget_block
 #define nvshmemx_double_iget_warp shmemx_double_iget_warp
@@ -1689,15 +1923,27 @@
 #define nvshmemx_double_max_reduce_block shmemx_double_max_reduce_block
 #define nvshmemx_double_max_reduce_on_stream shmemx_double_max_reduce_on_stream
 #define nvshmemx_double_max_reduce_warp shmemx_double_max_reduce_warp
+#define nvshmemx_double_max_reducescatter_block shmemx_double_max_reducescatter_block
+#define nvshmemx_double_max_reducescatter_on_stream shmemx_double_max_reducescatter_on_stream
+#define nvshmemx_double_max_reducescatter_warp shmemx_double_max_reducescatter_warp
 #define nvshmemx_double_min_reduce_block shmemx_double_min_reduce_block
 #define nvshmemx_double_min_reduce_on_stream shmemx_double_min_reduce_on_stream
 #define nvshmemx_double_min_reduce_warp shmemx_double_min_reduce_warp
+#define nvshmemx_double_min_reducescatter_block shmemx_double_min_reducescatter_block
+#define nvshmemx_double_min_reducescatter_on_stream shmemx_double_min_reducescatter_on_stream
+#define nvshmemx_double_min_reducescatter_warp shmemx_double_min_reducescatter_warp
+#define nvshmemx_double_p_on_stream shmemx_double_p_on_stream
 #define nvshmemx_double_prod_reduce_block shmemx_double_prod_reduce_block
 #define nvshmemx_double_prod_reduce_on_stream shmemx_double_prod_reduce_on_stream
 #define nvshmemx_double_prod_reduce_warp shmemx_double_prod_reduce_warp
+#define nvshmemx_double_prod_reducescatter_block shmemx_double_prod_reducescatter_block
+#define nvshmemx_double_prod_reducescatter_on_stream shmemx_double_prod_reducescatter_on_stream
+#define nvshmemx_double_prod_reducescatter_warp shmemx_double_prod_reducescatter_warp
 #define nvshmemx_double_put_block shmemx_double_put_block
 #define nvshmemx_double_put_nbi_block shmemx_double_put_nbi_block
+#define nvshmemx_double_put_nbi_on_stream shmemx_double_put_nbi_on_stream
 #define nvshmemx_double_put_nbi_warp shmemx_double_put_nbi_warp
+#define nvshmemx_double_put_on_stream shmemx_double_put_on_stream
 #define nvshmemx_double_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_double_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_double_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_double_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_double_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_double_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -1706,6 +1952,9 @@
 #define nvshmemx_double_sum_reduce_block shmemx_double_sum_reduce_block
 #define nvshmemx_double_sum_reduce_on_stream shmemx_double_sum_reduce_on_stream
 #define nvshmemx_double_sum_reduce_warp shmemx_double_sum_reduce_warp
+#define nvshmemx_double_sum_reducescatter_block shmemx_double_sum_reducescatter_block
+#define nvshmemx_double_sum_reducescatter_on_stream shmemx_double_sum_reducescatter_on_stream
+#define nvshmemx_double_sum_reducescatter_warp shmemx_double_sum_reducescatter_warp
 #define nvshmemx_fcollectmem_block shmemx_fcollectmem_block
 #define nvshmemx_fcollectmem_on_stream shmemx_fcollectmem_on_stream
 #define nvshmemx_fcollectmem_warp shmemx_fcollectmem_warp
@@ -1717,7 +1966,9 @@
 #define nvshmemx_float_fcollect_warp shmemx_float_fcollect_warp
 #define nvshmemx_float_get_block shmemx_float_get_block
 #define nvshmemx_float_get_nbi_block shmemx_float_get_nbi_block
+#define nvshmemx_float_get_nbi_on_stream shmemx_float_get_nbi_on_stream
 #define nvshmemx_float_get_nbi_warp shmemx_float_get_nbi_warp
+#define nvshmemx_float_get_on_stream shmemx_float_get_on_stream
 #define nvshmemx_float_get_warp shmemx_float_get_warp
 #define nvshmemx_float_iget_block shmemx_float_iget_block
 #define nvshmemx_float_iget_warp shmemx_float_iget_warp
@@ -1726,15 +1977,27 @@
 #define nvshmemx_float_max_reduce_block shmemx_float_max_reduce_block
 #define nvshmemx_float_max_reduce_on_stream shmemx_float_max_reduce_on_stream
 #define nvshmemx_float_max_reduce_warp shmemx_float_max_reduce_warp
+#define nvshmemx_float_max_reducescatter_block shmemx_float_max_reducescatter_block
+#define nvshmemx_float_max_reducescatter_on_stream shmemx_float_max_reducescatter_on_stream
+#define nvshmemx_float_max_reducescatter_warp shmemx_float_max_reducescatter_warp
 #define nvshmemx_float_min_reduce_block shmemx_float_min_reduce_block
 #define nvshmemx_float_min_reduce_on_stream shmemx_float_min_reduce_on_stream
 #define nvshmemx_float_min_reduce_warp shmemx_float_min_reduce_warp
+#define nvshmemx_float_min_reducescatter_block shmemx_float_min_reducescatter_block
+#define nvshmemx_float_min_reducescatter_on_stream shmemx_float_min_reducescatter_on_stream
+#define nvshmemx_float_min_reducescatter_warp shmemx_float_min_reducescatter_warp
+#define nvshmemx_float_p_on_stream shmemx_float_p_on_stream
 #define nvshmemx_float_prod_reduce_block shmemx_float_prod_reduce_block
 #define nvshmemx_float_prod_reduce_on_stream shmemx_float_prod_reduce_on_stream
 #define nvshmemx_float_prod_reduce_warp shmemx_float_prod_reduce_warp
+#define nvshmemx_float_prod_reducescatter_block shmemx_float_prod_reducescatter_block
+#define nvshmemx_float_prod_reducescatter_on_stream shmemx_float_prod_reducescatter_on_stream
+#define nvshmemx_float_prod_reducescatter_warp shmemx_float_prod_reducescatter_warp
 #define nvshmemx_float_put_block shmemx_float_put_block
 #define nvshmemx_float_put_nbi_block shmemx_float_put_nbi_block
+#define nvshmemx_float_put_nbi_on_stream shmemx_float_put_nbi_on_stream
 #define nvshmemx_float_put_nbi_warp shmemx_float_put_nbi_warp
+#define nvshmemx_float_put_on_stream shmemx_float_put_on_stream
 #define nvshmemx_float_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_float_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_float_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_float_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_float_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_float_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -1743,6 +2006,9 @@
 #define nvshmemx_float_sum_reduce_block shmemx_float_sum_reduce_block
 #define nvshmemx_float_sum_reduce_on_stream shmemx_float_sum_reduce_on_stream
 #define nvshmemx_float_sum_reduce_warp shmemx_float_sum_reduce_warp
+#define nvshmemx_float_sum_reducescatter_block shmemx_float_sum_reducescatter_block
+#define nvshmemx_float_sum_reducescatter_on_stream shmemx_float_sum_reducescatter_on_stream
+#define nvshmemx_float_sum_reducescatter_warp shmemx_float_sum_reducescatter_warp
 #define nvshmemx_get128_block shmemx_get128_block
 #define nvshmemx_get128_nbi_block shmemx_get128_nbi_block
 #define nvshmemx_get128_nbi_warp shmemx_get128_nbi_warp
@@ -1766,20 +2032,67 @@
 #define nvshmemx_get_uniqueid shmemx_get_uniqueid
 #define nvshmemx_getmem_block shmemx_getmem_block
 #define nvshmemx_getmem_nbi_block shmemx_getmem_nbi_block
+#define nvshmemx_getmem_nbi_on_stream shmemx_getmem_nbi_on_stream
 #define nvshmemx_getmem_nbi_warp shmemx_getmem_nbi_warp
 #define nvshmemx_getmem_on_stream shmemx_getmem_on_stream
 #define nvshmemx_getmem_warp shmemx_getmem_warp
+#define nvshmemx_half_alltoall_block shmemx_half_alltoall_block
+#define nvshmemx_half_alltoall_warp shmemx_half_alltoall_warp
+#define nvshmemx_half_broadcast_block shmemx_half_broadcast_block
+#define nvshmemx_half_broadcast_warp shmemx_half_broadcast_warp
+#define nvshmemx_half_fcollect_block shmemx_half_fcollect_block
+#define nvshmemx_half_fcollect_warp shmemx_half_fcollect_warp
+#define nvshmemx_half_get_block shmemx_half_get_block
+#define nvshmemx_half_get_nbi_block shmemx_half_get_nbi_block
+#define nvshmemx_half_get_nbi_warp shmemx_half_get_nbi_warp
+#define nvshmemx_half_get_warp shmemx_half_get_warp
+#define nvshmemx_half_iget_block shmemx_half_iget_block
+#define nvshmemx_half_iget_warp shmemx_half_iget_warp
+#define nvshmemx_half_iput_block shmemx_half_iput_block
+#define nvshmemx_half_iput_warp shmemx_half_iput_warp
+#define nvshmemx_half_max_reduce_block shmemx_half_max_reduce_block
+#define nvshmemx_half_max_reduce_on_stream shmemx_half_max_reduce_on_stream
+#define nvshmemx_half_max_reduce_warp shmemx_half_max_reduce_warp
+#define nvshmemx_half_max_reducescatter_block shmemx_half_max_reducescatter_block
+#define nvshmemx_half_max_reducescatter_on_stream shmemx_half_max_reducescatter_on_stream
+#define nvshmemx_half_max_reducescatter_warp shmemx_half_max_reducescatter_warp
+#define nvshmemx_half_min_reduce_block shmemx_half_min_reduce_block
+#define nvshmemx_half_min_reduce_on_stream shmemx_half_min_reduce_on_stream
+#define nvshmemx_half_min_reduce_warp shmemx_half_min_reduce_warp
+#define nvshmemx_half_min_reducescatter_block shmemx_half_min_reducescatter_block
+#define nvshmemx_half_min_reducescatter_on_stream shmemx_half_min_reducescatter_on_stream
+#define nvshmemx_half_min_reducescatter_warp shmemx_half_min_reducescatter_warp
+#define nvshmemx_half_prod_reduce_block shmemx_half_prod_reduce_block
+#define nvshmemx_half_prod_reduce_on_stream shmemx_half_prod_reduce_on_stream
+#define nvshmemx_half_prod_reduce_warp shmemx_half_prod_reduce_warp
+#define nvshmemx_half_prod_reducescatter_block shmemx_half_prod_reducescatter_block
+#define nvshmemx_half_prod_reducescatter_on_stream shmemx_half_prod_reducescatter_on_stream
+#define nvshmemx_half_prod_reducescatter_warp shmemx_half_prod_reducescatter_warp
+#define nvshmemx_half_put_block shmemx_half_put_block
+#define nvshmemx_half_put_nbi_block shmemx_half_put_nbi_block
+#define nvshmemx_half_put_nbi_warp shmemx_half_put_nbi_warp
+#define nvshmemx_half_put_warp shmemx_half_put_warp
+#define nvshmemx_half_sum_reduce_block shmemx_half_sum_reduce_block
+#define nvshmemx_half_sum_reduce_on_stream shmemx_half_sum_reduce_on_stream
+#define nvshmemx_half_sum_reduce_warp shmemx_half_sum_reduce_warp
+#define nvshmemx_half_sum_reducescatter_block shmemx_half_sum_reducescatter_block
+#define nvshmemx_half_sum_reducescatter_on_stream shmemx_half_sum_reducescatter_on_stream
+#define nvshmemx_half_sum_reducescatter_warp shmemx_half_sum_reducescatter_warp
 #define nvshmemx_int16_alltoall_block shmemx_int16_alltoall_block
 #define nvshmemx_int16_alltoall_warp shmemx_int16_alltoall_warp
 #define nvshmemx_int16_and_reduce_block shmemx_int16_and_reduce_block
 #define nvshmemx_int16_and_reduce_warp shmemx_int16_and_reduce_warp
+#define nvshmemx_int16_and_reducescatter_block shmemx_int16_and_reducescatter_block
+#define nvshmemx_int16_and_reducescatter_warp shmemx_int16_and_reducescatter_warp
 #define nvshmemx_int16_broadcast_block shmemx_int16_broadcast_block
 #define nvshmemx_int16_broadcast_warp shmemx_int16_broadcast_warp
 #define nvshmemx_int16_fcollect_block shmemx_int16_fcollect_block
 #define nvshmemx_int16_fcollect_warp shmemx_int16_fcollect_warp
 #define nvshmemx_int16_get_block shmemx_int16_get_block
 #define nvshmemx_int16_get_nbi_block shmemx_int16_get_nbi_block
+#define nvshmemx_int16_get_nbi_on_stream shmemx_int16_get_nbi_on_stream
 #define nvshmemx_int16_get_nbi_warp shmemx_int16_get_nbi_warp
+#define nvshmemx_int16_get_on_stream shmemx_int16_get_on_stream
 #define nvshmemx_int16_get_warp shmemx_int16_get_warp
 #define nvshmemx_int16_iget_block shmemx_int16_iget_block
 #define nvshmemx_int16_iget_warp shmemx_int16_iget_warp
@@ -1787,15 +2100,26 @@
 #define nvshmemx_int16_iput_warp shmemx_int16_iput_warp
 #define nvshmemx_int16_max_reduce_block shmemx_int16_max_reduce_block
 #define nvshmemx_int16_max_reduce_warp shmemx_int16_max_reduce_warp
+#define nvshmemx_int16_max_reducescatter_block shmemx_int16_max_reducescatter_block
+#define nvshmemx_int16_max_reducescatter_warp shmemx_int16_max_reducescatter_warp
 #define nvshmemx_int16_min_reduce_block shmemx_int16_min_reduce_block
 #define nvshmemx_int16_min_reduce_warp shmemx_int16_min_reduce_warp
+#define nvshmemx_int16_min_reducescatter_block shmemx_int16_min_reducescatter_block
+#define nvshmemx_int16_min_reducescatter_warp shmemx_int16_min_reducescatter_warp
 #define nvshmemx_int16_or_reduce_block shmemx_int16_or_reduce_block
 #define nvshmemx_int16_or_reduce_warp shmemx_int16_or_reduce_warp
+#define nvshmemx_int16_or_reducescatter_block shmemx_int16_or_reducescatter_block
+#define nvshmemx_int16_or_reducescatter_warp shmemx_int16_or_reducescatter_warp
+#define nvshmemx_int16_p_on_stream shmemx_int16_p_on_stream
 #define nvshmemx_int16_prod_reduce_block shmemx_int16_prod_reduce_block
 #define nvshmemx_int16_prod_reduce_warp shmemx_int16_prod_reduce_warp
+#define nvshmemx_int16_prod_reducescatter_block shmemx_int16_prod_reducescatter_block
+#define nvshmemx_int16_prod_reducescatter_warp shmemx_int16_prod_reducescatter_warp
 #define nvshmemx_int16_put_block shmemx_int16_put_block
 #define nvshmemx_int16_put_nbi_block shmemx_int16_put_nbi_block
+#define nvshmemx_int16_put_nbi_on_stream shmemx_int16_put_nbi_on_stream
 #define nvshmemx_int16_put_nbi_warp shmemx_int16_put_nbi_warp
+#define nvshmemx_int16_put_on_stream shmemx_int16_put_on_stream
 #define nvshmemx_int16_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_int16_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_int16_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_int16_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_int16_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_int16_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -1803,20 +2127,29 @@
 #define nvshmemx_int16_put_warp shmemx_int16_put_warp
 #define nvshmemx_int16_sum_reduce_block shmemx_int16_sum_reduce_block
 #define nvshmemx_int16_sum_reduce_warp shmemx_int16_sum_reduce_warp
+#define nvshmemx_int16_sum_reducescatter_block shmemx_int16_sum_reducescatter_block
+#define nvshmemx_int16_sum_reducescatter_warp shmemx_int16_sum_reducescatter_warp
 #define nvshmemx_int16_xor_reduce_block shmemx_int16_xor_reduce_block
 #define nvshmemx_int16_xor_reduce_warp shmemx_int16_xor_reduce_warp
+#define nvshmemx_int16_xor_reducescatter_block shmemx_int16_xor_reducescatter_block
+#define nvshmemx_int16_xor_reducescatter_warp shmemx_int16_xor_reducescatter_warp
 #define nvshmemx_int32_alltoall_block shmemx_int32_alltoall_block
 #define nvshmemx_int32_alltoall_warp shmemx_int32_alltoall_warp
 #define nvshmemx_int32_and_reduce_block shmemx_int32_and_reduce_block
 #define nvshmemx_int32_and_reduce_on_stream shmemx_int32_and_reduce_on_stream
 #define nvshmemx_int32_and_reduce_warp shmemx_int32_and_reduce_warp
+#define nvshmemx_int32_and_reducescatter_block shmemx_int32_and_reducescatter_block
+#define nvshmemx_int32_and_reducescatter_on_stream shmemx_int32_and_reducescatter_on_stream
+#define nvshmemx_int32_and_reducescatter_warp shmemx_int32_and_reducescatter_warp
 #define nvshmemx_int32_broadcast_block shmemx_int32_broadcast_block
 #define nvshmemx_int32_broadcast_warp shmemx_int32_broadcast_warp
 #define nvshmemx_int32_fcollect_block shmemx_int32_fcollect_block
 #define nvshmemx_int32_fcollect_warp shmemx_int32_fcollect_warp
 #define nvshmemx_int32_get_block shmemx_int32_get_block
 #define nvshmemx_int32_get_nbi_block shmemx_int32_get_nbi_block
+#define nvshmemx_int32_get_nbi_on_stream shmemx_int32_get_nbi_on_stream
 #define nvshmemx_int32_get_nbi_warp shmemx_int32_get_nbi_warp
+#define nvshmemx_int32_get_on_stream shmemx_int32_get_on_stream
 #define nvshmemx_int32_get_warp shmemx_int32_get_warp
 #define nvshmemx_int32_iget_block shmemx_int32_iget_block
 #define nvshmemx_int32_iget_warp shmemx_int32_iget_warp
@@ -1825,18 +2158,33 @@
 #define nvshmemx_int32_max_reduce_block shmemx_int32_max_reduce_block
 #define nvshmemx_int32_max_reduce_on_stream shmemx_int32_max_reduce_on_stream
 #define nvshmemx_int32_max_reduce_warp shmemx_int32_max_reduce_warp
+#define nvshmemx_int32_max_reducescatter_block shmemx_int32_max_reducescatter_block
+#define nvshmemx_int32_max_reducescatter_on_stream shmemx_int32_max_reducescatter_on_stream
+#define nvshmemx_int32_max_reducescatter_warp shmemx_int32_max_reducescatter_warp
 #define nvshmemx_int32_min_reduce_block shmemx_int32_min_reduce_block
 #define nvshmemx_int32_min_reduce_on_stream shmemx_int32_min_reduce_on_stream
 #define nvshmemx_int32_min_reduce_warp shmemx_int32_min_reduce_warp
+#define nvshmemx_int32_min_reducescatter_block shmemx_int32_min_reducescatter_block
+#define nvshmemx_int32_min_reducescatter_on_stream shmemx_int32_min_reducescatter_on_stream
+#define nvshmemx_int32_min_reducescatter_warp shmemx_int32_min_reducescatter_warp
 #define nvshmemx_int32_or_reduce_block shmemx_int32_or_reduce_block
 #define nvshmemx_int32_or_reduce_on_stream shmemx_int32_or_reduce_on_stream
 #define nvshmemx_int32_or_reduce_warp shmemx_int32_or_reduce_warp
+#define nvshmemx_int32_or_reducescatter_block shmemx_int32_or_reducescatter_block
+#define nvshmemx_int32_or_reducescatter_on_stream shmemx_int32_or_reducescatter_on_stream
+#define nvshmemx_int32_or_reducescatter_warp shmemx_int32_or_reducescatter_warp
+#define nvshmemx_int32_p_on_stream shmemx_int32_p_on_stream
 #define nvshmemx_int32_prod_reduce_block shmemx_int32_prod_reduce_block
 #define nvshmemx_int32_prod_reduce_on_stream shmemx_int32_prod_reduce_on_stream
 #define nvshmemx_int32_prod_reduce_warp shmemx_int32_prod_reduce_warp
+#define nvshmemx_int32_prod_reducescatter_block shmemx_int32_prod_reducescatter_block
+#define nvshmemx_int32_prod_reducescatter_on_stream shmemx_int32_prod_reducescatter_on_stream
+#define nvshmemx_int32_prod_reducescatter_warp shmemx_int32_prod_reducescatter_warp
 #define nvshmemx_int32_put_block shmemx_int32_put_block
 #define nvshmemx_int32_put_nbi_block shmemx_int32_put_nbi_block
+#define nvshmemx_int32_put_nbi_on_stream shmemx_int32_put_nbi_on_stream
 #define nvshmemx_int32_put_nbi_warp shmemx_int32_put_nbi_warp
+#define nvshmemx_int32_put_on_stream shmemx_int32_put_on_stream
 #define nvshmemx_int32_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_int32_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_int32_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_int32_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_int32_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_int32_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -1845,21 +2193,33 @@
 #define nvshmemx_int32_sum_reduce_block shmemx_int32_sum_reduce_block
 #define nvshmemx_int32_sum_reduce_on_stream shmemx_int32_sum_reduce_on_stream
 #define nvshmemx_int32_sum_reduce_warp shmemx_int32_sum_reduce_warp
+#define nvshmemx_int32_sum_reducescatter_block shmemx_int32_sum_reducescatter_block
+#define nvshmemx_int32_sum_reducescatter_on_stream shmemx_int32_sum_reducescatter_on_stream
+#define nvshmemx_int32_sum_reducescatter_warp shmemx_int32_sum_reducescatter_warp
+#define nvshmemx_int32_wait_until_on_stream(a0, a1, a2, a3) shmemx_int32_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
 #define nvshmemx_int32_xor_reduce_block shmemx_int32_xor_reduce_block
 #define nvshmemx_int32_xor_reduce_on_stream shmemx_int32_xor_reduce_on_stream
 #define nvshmemx_int32_xor_reduce_warp shmemx_int32_xor_reduce_warp
+#define nvshmemx_int32_xor_reducescatter_block shmemx_int32_xor_reducescatter_block
+#define nvshmemx_int32_xor_reducescatter_on_stream shmemx_int32_xor_reducescatter_on_stream
+#define nvshmemx_int32_xor_reducescatter_warp shmemx_int32_xor_reducescatter_warp
 #define nvshmemx_int64_alltoall_block shmemx_int64_alltoall_block
 #define nvshmemx_int64_alltoall_warp shmemx_int64_alltoall_warp
 #define nvshmemx_int64_and_reduce_block shmemx_int64_and_reduce_block
 #define nvshmemx_int64_and_reduce_on_stream shmemx_int64_and_reduce_on_stream
 #define nvshmemx_int64_and_reduce_warp shmemx_int64_and_reduce_warp
+#define nvshmemx_int64_and_reducescatter_block shmemx_int64_and_reducescatter_block
+#define nvshmemx_int64_and_reducescatter_on_stream shmemx_int64_and_reducescatter_on_stream
+#define nvshmemx_int64_and_reducescatter_warp shmemx_int64_and_reducescatter_warp
 #define nvshmemx_int64_broadcast_block shmemx_int64_broadcast_block
 #define nvshmemx_int64_broadcast_warp shmemx_int64_broadcast_warp
 #define nvshmemx_int64_fcollect_block shmemx_int64_fcollect_block
 #define nvshmemx_int64_fcollect_warp shmemx_int64_fcollect_warp
 #define nvshmemx_int64_get_block shmemx_int64_get_block
 #define nvshmemx_int64_get_nbi_block shmemx_int64_get_nbi_block
+#define nvshmemx_int64_get_nbi_on_stream shmemx_int64_get_nbi_on_stream
 #define nvshmemx_int64_get_nbi_warp shmemx_int64_get_nbi_warp
+#define nvshmemx_int64_get_on_stream shmemx_int64_get_on_stream
 #define nvshmemx_int64_get_warp shmemx_int64_get_warp
 #define nvshmemx_int64_iget_block shmemx_int64_iget_block
 #define nvshmemx_int64_iget_warp shmemx_int64_iget_warp
@@ -1868,18 +2228,33 @@
 #define nvshmemx_int64_max_reduce_block shmemx_int64_max_reduce_block
 #define nvshmemx_int64_max_reduce_on_stream shmemx_int64_max_reduce_on_stream
 #define nvshmemx_int64_max_reduce_warp shmemx_int64_max_reduce_warp
+#define nvshmemx_int64_max_reducescatter_block shmemx_int64_max_reducescatter_block
+#define nvshmemx_int64_max_reducescatter_on_stream shmemx_int64_max_reducescatter_on_stream
+#define nvshmemx_int64_max_reducescatter_warp shmemx_int64_max_reducescatter_warp
 #define nvshmemx_int64_min_reduce_block shmemx_int64_min_reduce_block
 #define nvshmemx_int64_min_reduce_on_stream shmemx_int64_min_reduce_on_stream
 #define nvshmemx_int64_min_reduce_warp shmemx_int64_min_reduce_warp
+#define nvshmemx_int64_min_reducescatter_block shmemx_int64_min_reducescatter_block
+#define nvshmemx_int64_min_reducescatter_on_stream shmemx_int64_min_reducescatter_on_stream
+#define nvshmemx_int64_min_reducescatter_warp shmemx_int64_min_reducescatter_warp
 #define nvshmemx_int64_or_reduce_block shmemx_int64_or_reduce_block
 #define nvshmemx_int64_or_reduce_on_stream shmemx_int64_or_reduce_on_stream
 #define nvshmemx_int64_or_reduce_warp shmemx_int64_or_reduce_warp
+#define nvshmemx_int64_or_reducescatter_block shmemx_int64_or_reducescatter_block
+#define nvshmemx_int64_or_reducescatter_on_stream shmemx_int64_or_reducescatter_on_stream
+#define nvshmemx_int64_or_reducescatter_warp shmemx_int64_or_reducescatter_warp
+#define nvshmemx_int64_p_on_stream shmemx_int64_p_on_stream
 #define nvshmemx_int64_prod_reduce_block shmemx_int64_prod_reduce_block
 #define nvshmemx_int64_prod_reduce_on_stream shmemx_int64_prod_reduce_on_stream
 #define nvshmemx_int64_prod_reduce_warp shmemx_int64_prod_reduce_warp
+#define nvshmemx_int64_prod_reducescatter_block shmemx_int64_prod_reducescatter_block
+#define nvshmemx_int64_prod_reducescatter_on_stream shmemx_int64_prod_reducescatter_on_stream
+#define nvshmemx_int64_prod_reducescatter_warp shmemx_int64_prod_reducescatter_warp
 #define nvshmemx_int64_put_block shmemx_int64_put_block
 #define nvshmemx_int64_put_nbi_block shmemx_int64_put_nbi_block
+#define nvshmemx_int64_put_nbi_on_stream shmemx_int64_put_nbi_on_stream
 #define nvshmemx_int64_put_nbi_warp shmemx_int64_put_nbi_warp
+#define nvshmemx_int64_put_on_stream shmemx_int64_put_on_stream
 #define nvshmemx_int64_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_int64_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_int64_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_int64_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_int64_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_int64_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -1888,20 +2263,31 @@
 #define nvshmemx_int64_sum_reduce_block shmemx_int64_sum_reduce_block
 #define nvshmemx_int64_sum_reduce_on_stream shmemx_int64_sum_reduce_on_stream
 #define nvshmemx_int64_sum_reduce_warp shmemx_int64_sum_reduce_warp
+#define nvshmemx_int64_sum_reducescatter_block shmemx_int64_sum_reducescatter_block
+#define nvshmemx_int64_sum_reducescatter_on_stream shmemx_int64_sum_reducescatter_on_stream
+#define nvshmemx_int64_sum_reducescatter_warp shmemx_int64_sum_reducescatter_warp
+#define nvshmemx_int64_wait_until_on_stream(a0, a1, a2, a3) shmemx_int64_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
 #define nvshmemx_int64_xor_reduce_block shmemx_int64_xor_reduce_block
 #define nvshmemx_int64_xor_reduce_on_stream shmemx_int64_xor_reduce_on_stream
 #define nvshmemx_int64_xor_reduce_warp shmemx_int64_xor_reduce_warp
+#define nvshmemx_int64_xor_reducescatter_block shmemx_int64_xor_reducescatter_block
+#define nvshmemx_int64_xor_reducescatter_on_stream shmemx_int64_xor_reducescatter_on_stream
+#define nvshmemx_int64_xor_reducescatter_warp shmemx_int64_xor_reducescatter_warp
 #define nvshmemx_int8_alltoall_block shmemx_int8_alltoall_block
 #define nvshmemx_int8_alltoall_warp shmemx_int8_alltoall_warp
 #define nvshmemx_int8_and_reduce_block shmemx_int8_and_reduce_block
 #define nvshmemx_int8_and_reduce_warp shmemx_int8_and_reduce_warp
+#define nvshmemx_int8_and_reducescatter_block shmemx_int8_and_reducescatter_block
+#define nvshmemx_int8_and_reducescatter_warp shmemx_int8_and_reducescatter_warp
 #define nvshmemx_int8_broadcast_block shmemx_int8_broadcast_block
 #define nvshmemx_int8_broadcast_warp shmemx_int8_broadcast_warp
 #define nvshmemx_int8_fcollect_block shmemx_int8_fcollect_block
 #define nvshmemx_int8_fcollect_warp shmemx_int8_fcollect_warp
 #define nvshmemx_int8_get_block shmemx_int8_get_block
 #define nvshmemx_int8_get_nbi_block shmemx_int8_get_nbi_block
+#define nvshmemx_int8_get_nbi_on_stream shmemx_int8_get_nbi_on_stream
 #define nvshmemx_int8_get_nbi_warp shmemx_int8_get_nbi_warp
+#define nvshmemx_int8_get_on_stream shmemx_int8_get_on_stream
 #define nvshmemx_int8_get_warp shmemx_int8_get_warp
 #define nvshmemx_int8_iget_block shmemx_int8_iget_block
 #define nvshmemx_int8_iget_warp shmemx_int8_iget_warp
@@ -1909,15 +2295,26 @@
 #define nvshmemx_int8_iput_warp shmemx_int8_iput_warp
 #define nvshmemx_int8_max_reduce_block shmemx_int8_max_reduce_block
 #define nvshmemx_int8_max_reduce_warp shmemx_int8_max_reduce_warp
+#define nvshmemx_int8_max_reducescatter_block shmemx_int8_max_reducescatter_block
+#define nvshmemx_int8_max_reducescatter_warp shmemx_int8_max_reducescatter_warp
 #define nvshmemx_int8_min_reduce_block shmemx_int8_min_reduce_block
 #define nvshmemx_int8_min_reduce_warp shmemx_int8_min_reduce_warp
+#define nvshmemx_int8_min_reducescatter_block shmemx_int8_min_reducescatter_block
+#define nvshmemx_int8_min_reducescatter_warp shmemx_int8_min_reducescatter_warp
 #define nvshmemx_int8_or_reduce_block shmemx_int8_or_reduce_block
 #define nvshmemx_int8_or_reduce_warp shmemx_int8_or_reduce_warp
+#define nvshmemx_int8_or_reducescatter_block shmemx_int8_or_reducescatter_block
+#define nvshmemx_int8_or_reducescatter_warp shmemx_int8_or_reducescatter_warp
+#define nvshmemx_int8_p_on_stream shmemx_int8_p_on_stream
 #define nvshmemx_int8_prod_reduce_block shmemx_int8_prod_reduce_block
 #define nvshmemx_int8_prod_reduce_warp shmemx_int8_prod_reduce_warp
+#define nvshmemx_int8_prod_reducescatter_block shmemx_int8_prod_reducescatter_block
+#define nvshmemx_int8_prod_reducescatter_warp shmemx_int8_prod_reducescatter_warp
 #define nvshmemx_int8_put_block shmemx_int8_put_block
 #define nvshmemx_int8_put_nbi_block shmemx_int8_put_nbi_block
+#define nvshmemx_int8_put_nbi_on_stream shmemx_int8_put_nbi_on_stream
 #define nvshmemx_int8_put_nbi_warp shmemx_int8_put_nbi_warp
+#define nvshmemx_int8_put_on_stream shmemx_int8_put_on_stream
 #define nvshmemx_int8_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_int8_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_int8_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_int8_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_int8_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_int8_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -1925,8 +2322,12 @@
 #define nvshmemx_int8_put_warp shmemx_int8_put_warp
 #define nvshmemx_int8_sum_reduce_block shmemx_int8_sum_reduce_block
 #define nvshmemx_int8_sum_reduce_warp shmemx_int8_sum_reduce_warp
+#define nvshmemx_int8_sum_reducescatter_block shmemx_int8_sum_reducescatter_block
+#define nvshmemx_int8_sum_reducescatter_warp shmemx_int8_sum_reducescatter_warp
 #define nvshmemx_int8_xor_reduce_block shmemx_int8_xor_reduce_block
 #define nvshmemx_int8_xor_reduce_warp shmemx_int8_xor_reduce_warp
+#define nvshmemx_int8_xor_reducescatter_block shmemx_int8_xor_reducescatter_block
+#define nvshmemx_int8_xor_reducescatter_warp shmemx_int8_xor_reducescatter_warp
 #define nvshmemx_int_alltoall_block shmemx_int_alltoall_block
 #define nvshmemx_int_alltoall_warp shmemx_int_alltoall_warp
 #define nvshmemx_int_broadcast_block shmemx_int_broadcast_block
@@ -1935,7 +2336,9 @@
 #define nvshmemx_int_fcollect_warp shmemx_int_fcollect_warp
 #define nvshmemx_int_get_block shmemx_int_get_block
 #define nvshmemx_int_get_nbi_block shmemx_int_get_nbi_block
+#define nvshmemx_int_get_nbi_on_stream shmemx_int_get_nbi_on_stream
 #define nvshmemx_int_get_nbi_warp shmemx_int_get_nbi_warp
+#define nvshmemx_int_get_on_stream shmemx_int_get_on_stream
 #define nvshmemx_int_get_warp shmemx_int_get_warp
 #define nvshmemx_int_iget_block shmemx_int_iget_block
 #define nvshmemx_int_iget_warp shmemx_int_iget_warp
@@ -1944,15 +2347,27 @@
 #define nvshmemx_int_max_reduce_block shmemx_int_max_reduce_block
 #define nvshmemx_int_max_reduce_on_stream shmemx_int_max_reduce_on_stream
 #define nvshmemx_int_max_reduce_warp shmemx_int_max_reduce_warp
+#define nvshmemx_int_max_reducescatter_block shmemx_int_max_reducescatter_block
+#define nvshmemx_int_max_reducescatter_on_stream shmemx_int_max_reducescatter_on_stream
+#define nvshmemx_int_max_reducescatter_warp shmemx_int_max_reducescatter_warp
 #define nvshmemx_int_min_reduce_block shmemx_int_min_reduce_block
 #define nvshmemx_int_min_reduce_on_stream shmemx_int_min_reduce_on_stream
 #define nvshmemx_int_min_reduce_warp shmemx_int_min_reduce_warp
+#define nvshmemx_int_min_reducescatter_block shmemx_int_min_reducescatter_block
+#define nvshmemx_int_min_reducescatter_on_stream shmemx_int_min_reducescatter_on_stream
+#define nvshmemx_int_min_reducescatter_warp shmemx_int_min_reducescatter_warp
+#define nvshmemx_int_p_on_stream shmemx_int_p_on_stream
 #define nvshmemx_int_prod_reduce_block shmemx_int_prod_reduce_block
 #define nvshmemx_int_prod_reduce_on_stream shmemx_int_prod_reduce_on_stream
 #define nvshmemx_int_prod_reduce_warp shmemx_int_prod_reduce_warp
+#define nvshmemx_int_prod_reducescatter_block shmemx_int_prod_reducescatter_block
+#define nvshmemx_int_prod_reducescatter_on_stream shmemx_int_prod_reducescatter_on_stream
+#define nvshmemx_int_prod_reducescatter_warp shmemx_int_prod_reducescatter_warp
 #define nvshmemx_int_put_block shmemx_int_put_block
 #define nvshmemx_int_put_nbi_block shmemx_int_put_nbi_block
+#define nvshmemx_int_put_nbi_on_stream shmemx_int_put_nbi_on_stream
 #define nvshmemx_int_put_nbi_warp shmemx_int_put_nbi_warp
+#define nvshmemx_int_put_on_stream shmemx_int_put_on_stream
 #define nvshmemx_int_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_int_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_int_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_int_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_int_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_int_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -1961,6 +2376,10 @@
 #define nvshmemx_int_sum_reduce_block shmemx_int_sum_reduce_block
 #define nvshmemx_int_sum_reduce_on_stream shmemx_int_sum_reduce_on_stream
 #define nvshmemx_int_sum_reduce_warp shmemx_int_sum_reduce_warp
+#define nvshmemx_int_sum_reducescatter_block shmemx_int_sum_reducescatter_block
+#define nvshmemx_int_sum_reducescatter_on_stream shmemx_int_sum_reducescatter_on_stream
+#define nvshmemx_int_sum_reducescatter_warp shmemx_int_sum_reducescatter_warp
+#define nvshmemx_int_wait_until_on_stream(a0, a1, a2, a3) shmemx_int_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
 #define nvshmemx_long_alltoall_block shmemx_long_alltoall_block
 #define nvshmemx_long_alltoall_warp shmemx_long_alltoall_warp
 #define nvshmemx_long_broadcast_block shmemx_long_broadcast_block
@@ -1969,7 +2388,9 @@
 #define nvshmemx_long_fcollect_warp shmemx_long_fcollect_warp
 #define nvshmemx_long_get_block shmemx_long_get_block
 #define nvshmemx_long_get_nbi_block shmemx_long_get_nbi_block
+#define nvshmemx_long_get_nbi_on_stream shmemx_long_get_nbi_on_stream
 #define nvshmemx_long_get_nbi_warp shmemx_long_get_nbi_warp
+#define nvshmemx_long_get_on_stream shmemx_long_get_on_stream
 #define nvshmemx_long_get_warp shmemx_long_get_warp
 #define nvshmemx_long_iget_block shmemx_long_iget_block
 #define nvshmemx_long_iget_warp shmemx_long_iget_warp
@@ -1978,15 +2399,27 @@
 #define nvshmemx_long_max_reduce_block shmemx_long_max_reduce_block
 #define nvshmemx_long_max_reduce_on_stream shmemx_long_max_reduce_on_stream
 #define nvshmemx_long_max_reduce_warp shmemx_long_max_reduce_warp
+#define nvshmemx_long_max_reducescatter_block shmemx_long_max_reducescatter_block
+#define nvshmemx_long_max_reducescatter_on_stream shmemx_long_max_reducescatter_on_stream
+#define nvshmemx_long_max_reducescatter_warp shmemx_long_max_reducescatter_warp
 #define nvshmemx_long_min_reduce_block shmemx_long_min_reduce_block
 #define nvshmemx_long_min_reduce_on_stream shmemx_long_min_reduce_on_stream
 #define nvshmemx_long_min_reduce_warp shmemx_long_min_reduce_warp
+#define nvshmemx_long_min_reducescatter_block shmemx_long_min_reducescatter_block
+#define nvshmemx_long_min_reducescatter_on_stream shmemx_long_min_reducescatter_on_stream
+#define nvshmemx_long_min_reducescatter_warp shmemx_long_min_reducescatter_warp
+#define nvshmemx_long_p_on_stream shmemx_long_p_on_stream
 #define nvshmemx_long_prod_reduce_block shmemx_long_prod_reduce_block
 #define nvshmemx_long_prod_reduce_on_stream shmemx_long_prod_reduce_on_stream
 #define nvshmemx_long_prod_reduce_warp shmemx_long_prod_reduce_warp
+#define nvshmemx_long_prod_reducescatter_block shmemx_long_prod_reducescatter_block
+#define nvshmemx_long_prod_reducescatter_on_stream shmemx_long_prod_reducescatter_on_stream
+#define nvshmemx_long_prod_reducescatter_warp shmemx_long_prod_reducescatter_warp
 #define nvshmemx_long_put_block shmemx_long_put_block
 #define nvshmemx_long_put_nbi_block shmemx_long_put_nbi_block
+#define nvshmemx_long_put_nbi_on_stream shmemx_long_put_nbi_on_stream
 #define nvshmemx_long_put_nbi_warp shmemx_long_put_nbi_warp
+#define nvshmemx_long_put_on_stream shmemx_long_put_on_stream
 #define nvshmemx_long_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_long_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_long_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_long_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_long_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_long_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -1995,6 +2428,10 @@
 #define nvshmemx_long_sum_reduce_block shmemx_long_sum_reduce_block
 #define nvshmemx_long_sum_reduce_on_stream shmemx_long_sum_reduce_on_stream
 #define nvshmemx_long_sum_reduce_warp shmemx_long_sum_reduce_warp
+#define nvshmemx_long_sum_reducescatter_block shmemx_long_sum_reducescatter_block
+#define nvshmemx_long_sum_reducescatter_on_stream shmemx_long_sum_reducescatter_on_stream
+#define nvshmemx_long_sum_reducescatter_warp shmemx_long_sum_reducescatter_warp
+#define nvshmemx_long_wait_until_on_stream(a0, a1, a2, a3) shmemx_long_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
 #define nvshmemx_longlong_alltoall_block shmemx_longlong_alltoall_block
 #define nvshmemx_longlong_alltoall_warp shmemx_longlong_alltoall_warp
 #define nvshmemx_longlong_broadcast_block shmemx_longlong_broadcast_block
@@ -2003,7 +2440,9 @@
 #define nvshmemx_longlong_fcollect_warp shmemx_longlong_fcollect_warp
 #define nvshmemx_longlong_get_block shmemx_longlong_get_block
 #define nvshmemx_longlong_get_nbi_block shmemx_longlong_get_nbi_block
+#define nvshmemx_longlong_get_nbi_on_stream shmemx_longlong_get_nbi_on_stream
 #define nvshmemx_longlong_get_nbi_warp shmemx_longlong_get_nbi_warp
+#define nvshmemx_longlong_get_on_stream shmemx_longlong_get_on_stream
 #define nvshmemx_longlong_get_warp shmemx_longlong_get_warp
 #define nvshmemx_longlong_iget_block shmemx_longlong_iget_block
 #define nvshmemx_longlong_iget_warp shmemx_longlong_iget_warp
@@ -2012,15 +2451,27 @@
 #define nvshmemx_longlong_max_reduce_block shmemx_longlong_max_reduce_block
 #define nvshmemx_longlong_max_reduce_on_stream shmemx_longlong_max_reduce_on_stream
 #define nvshmemx_longlong_max_reduce_warp shmemx_longlong_max_reduce_warp
+#define nvshmemx_longlong_max_reducescatter_block shmemx_longlong_max_reducescatter_block
+#define nvshmemx_longlong_max_reducescatter_on_stream shmemx_longlong_max_reducescatter_on_stream
+#define nvshmemx_longlong_max_reducescatter_warp shmemx_longlong_max_reducescatter_warp
 #define nvshmemx_longlong_min_reduce_block shmemx_longlong_min_reduce_block
 #define nvshmemx_longlong_min_reduce_on_stream shmemx_longlong_min_reduce_on_stream
 #define nvshmemx_longlong_min_reduce_warp shmemx_longlong_min_reduce_warp
+#define nvshmemx_longlong_min_reducescatter_block shmemx_longlong_min_reducescatter_block
+#define nvshmemx_longlong_min_reducescatter_on_stream shmemx_longlong_min_reducescatter_on_stream
+#define nvshmemx_longlong_min_reducescatter_warp shmemx_longlong_min_reducescatter_warp
+#define nvshmemx_longlong_p_on_stream shmemx_longlong_p_on_stream
 #define nvshmemx_longlong_prod_reduce_block shmemx_longlong_prod_reduce_block
 #define nvshmemx_longlong_prod_reduce_on_stream shmemx_longlong_prod_reduce_on_stream
 #define nvshmemx_longlong_prod_reduce_warp shmemx_longlong_prod_reduce_warp
+#define nvshmemx_longlong_prod_reducescatter_block shmemx_longlong_prod_reducescatter_block
+#define nvshmemx_longlong_prod_reducescatter_on_stream shmemx_longlong_prod_reducescatter_on_stream
+#define nvshmemx_longlong_prod_reducescatter_warp shmemx_longlong_prod_reducescatter_warp
 #define nvshmemx_longlong_put_block shmemx_longlong_put_block
 #define nvshmemx_longlong_put_nbi_block shmemx_longlong_put_nbi_block
+#define nvshmemx_longlong_put_nbi_on_stream shmemx_longlong_put_nbi_on_stream
 #define nvshmemx_longlong_put_nbi_warp shmemx_longlong_put_nbi_warp
+#define nvshmemx_longlong_put_on_stream shmemx_longlong_put_on_stream
 #define nvshmemx_longlong_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_longlong_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_longlong_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_longlong_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_longlong_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_longlong_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2029,6 +2480,10 @@
 #define nvshmemx_longlong_sum_reduce_block shmemx_longlong_sum_reduce_block
 #define nvshmemx_longlong_sum_reduce_on_stream shmemx_longlong_sum_reduce_on_stream
 #define nvshmemx_longlong_sum_reduce_warp shmemx_longlong_sum_reduce_warp
+#define nvshmemx_longlong_sum_reducescatter_block shmemx_longlong_sum_reducescatter_block
+#define nvshmemx_longlong_sum_reducescatter_on_stream shmemx_longlong_sum_reducescatter_on_stream
+#define nvshmemx_longlong_sum_reducescatter_warp shmemx_longlong_sum_reducescatter_warp
+#define nvshmemx_longlong_wait_until_on_stream(a0, a1, a2, a3) shmemx_longlong_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
 #define nvshmemx_ptrdiff_alltoall_block shmemx_ptrdiff_alltoall_block
 #define nvshmemx_ptrdiff_alltoall_warp shmemx_ptrdiff_alltoall_warp
 #define nvshmemx_ptrdiff_broadcast_block shmemx_ptrdiff_broadcast_block
@@ -2037,7 +2492,9 @@
 #define nvshmemx_ptrdiff_fcollect_warp shmemx_ptrdiff_fcollect_warp
 #define nvshmemx_ptrdiff_get_block shmemx_ptrdiff_get_block
 #define nvshmemx_ptrdiff_get_nbi_block shmemx_ptrdiff_get_nbi_block
+#define nvshmemx_ptrdiff_get_nbi_on_stream shmemx_ptrdiff_get_nbi_on_stream
 #define nvshmemx_ptrdiff_get_nbi_warp shmemx_ptrdiff_get_nbi_warp
+#define nvshmemx_ptrdiff_get_on_stream shmemx_ptrdiff_get_on_stream
 #define nvshmemx_ptrdiff_get_warp shmemx_ptrdiff_get_warp
 #define nvshmemx_ptrdiff_iget_block shmemx_ptrdiff_iget_block
 #define nvshmemx_ptrdiff_iget_warp shmemx_ptrdiff_iget_warp
@@ -2045,13 +2502,22 @@
 #define nvshmemx_ptrdiff_iput_warp shmemx_ptrdiff_iput_warp
 #define nvshmemx_ptrdiff_max_reduce_block shmemx_ptrdiff_max_reduce_block
 #define nvshmemx_ptrdiff_max_reduce_warp shmemx_ptrdiff_max_reduce_warp
+#define nvshmemx_ptrdiff_max_reducescatter_block shmemx_ptrdiff_max_reducescatter_block
+#define nvshmemx_ptrdiff_max_reducescatter_warp shmemx_ptrdiff_max_reducescatter_warp
 #define nvshmemx_ptrdiff_min_reduce_block shmemx_ptrdiff_min_reduce_block
 #define nvshmemx_ptrdiff_min_reduce_warp shmemx_ptrdiff_min_reduce_warp
+#define nvshmemx_ptrdiff_min_reducescatter_block shmemx_ptrdiff_min_reducescatter_block
+#define nvshmemx_ptrdiff_min_reducescatter_warp shmemx_ptrdiff_min_reducescatter_warp
+#define nvshmemx_ptrdiff_p_on_stream shmemx_ptrdiff_p_on_stream
 #define nvshmemx_ptrdiff_prod_reduce_block shmemx_ptrdiff_prod_reduce_block
 #define nvshmemx_ptrdiff_prod_reduce_warp shmemx_ptrdiff_prod_reduce_warp
+#define nvshmemx_ptrdiff_prod_reducescatter_block shmemx_ptrdiff_prod_reducescatter_block
+#define nvshmemx_ptrdiff_prod_reducescatter_warp shmemx_ptrdiff_prod_reducescatter_warp
 #define nvshmemx_ptrdiff_put_block shmemx_ptrdiff_put_block
 #define nvshmemx_ptrdiff_put_nbi_block shmemx_ptrdiff_put_nbi_block
+#define nvshmemx_ptrdiff_put_nbi_on_stream shmemx_ptrdiff_put_nbi_on_stream
 #define nvshmemx_ptrdiff_put_nbi_warp shmemx_ptrdiff_put_nbi_warp
+#define nvshmemx_ptrdiff_put_on_stream shmemx_ptrdiff_put_on_stream
 #define nvshmemx_ptrdiff_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_ptrdiff_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_ptrdiff_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_ptrdiff_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_ptrdiff_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_ptrdiff_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2059,6 +2525,9 @@
 #define nvshmemx_ptrdiff_put_warp shmemx_ptrdiff_put_warp
 #define nvshmemx_ptrdiff_sum_reduce_block shmemx_ptrdiff_sum_reduce_block
 #define nvshmemx_ptrdiff_sum_reduce_warp shmemx_ptrdiff_sum_reduce_warp
+#define nvshmemx_ptrdiff_sum_reducescatter_block shmemx_ptrdiff_sum_reducescatter_block
+#define nvshmemx_ptrdiff_sum_reducescatter_warp shmemx_ptrdiff_sum_reducescatter_warp
+#define nvshmemx_ptrdiff_wait_until_on_stream(a0, a1, a2, a3) shmemx_ptrdiff_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
 #define nvshmemx_put128_block shmemx_put128_block
 #define nvshmemx_put128_nbi_block shmemx_put128_nbi_block
 #define nvshmemx_put128_nbi_warp shmemx_put128_nbi_warp
@@ -2081,10 +2550,12 @@
 #define nvshmemx_put8_warp shmemx_put8_warp
 #define nvshmemx_putmem_block shmemx_putmem_block
 #define nvshmemx_putmem_nbi_block shmemx_putmem_nbi_block
+#define nvshmemx_putmem_nbi_on_stream shmemx_putmem_nbi_on_stream
 #define nvshmemx_putmem_nbi_warp shmemx_putmem_nbi_warp
 #define nvshmemx_putmem_on_stream shmemx_putmem_on_stream
 #define nvshmemx_putmem_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_putmem_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_putmem_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_putmem_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_putmem_signal_nbi_on_stream(a0, a1, a2, a3, a4, a5, a6, a7) shmemx_putmem_signal_nbi_on_stream(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6, a7)
 #define nvshmemx_putmem_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_putmem_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_putmem_signal_on_stream(a0, a1, a2, a3, a4, a5, a6, a7) shmemx_putmem_signal_on_stream(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6, a7)
 #define nvshmemx_putmem_signal_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_putmem_signal_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2098,7 +2569,9 @@
 #define nvshmemx_schar_fcollect_warp shmemx_schar_fcollect_warp
 #define nvshmemx_schar_get_block shmemx_schar_get_block
 #define nvshmemx_schar_get_nbi_block shmemx_schar_get_nbi_block
+#define nvshmemx_schar_get_nbi_on_stream shmemx_schar_get_nbi_on_stream
 #define nvshmemx_schar_get_nbi_warp shmemx_schar_get_nbi_warp
+#define nvshmemx_schar_get_on_stream shmemx_schar_get_on_stream
 #define nvshmemx_schar_get_warp shmemx_schar_get_warp
 #define nvshmemx_schar_iget_block shmemx_schar_iget_block
 #define nvshmemx_schar_iget_warp shmemx_schar_iget_warp
@@ -2106,13 +2579,22 @@
 #define nvshmemx_schar_iput_warp shmemx_schar_iput_warp
 #define nvshmemx_schar_max_reduce_block shmemx_schar_max_reduce_block
 #define nvshmemx_schar_max_reduce_warp shmemx_schar_max_reduce_warp
+#define nvshmemx_schar_max_reducescatter_block shmemx_schar_max_reducescatter_block
+#define nvshmemx_schar_max_reducescatter_warp shmemx_schar_max_reducescatter_warp
 #define nvshmemx_schar_min_reduce_block shmemx_schar_min_reduce_block
 #define nvshmemx_schar_min_reduce_warp shmemx_schar_min_reduce_warp
+#define nvshmemx_schar_min_reducescatter_block shmemx_schar_min_reducescatter_block
+#define nvshmemx_schar_min_reducescatter_warp shmemx_schar_min_reducescatter_warp
+#define nvshmemx_schar_p_on_stream shmemx_schar_p_on_stream
 #define nvshmemx_schar_prod_reduce_block shmemx_schar_prod_reduce_block
 #define nvshmemx_schar_prod_reduce_warp shmemx_schar_prod_reduce_warp
+#define nvshmemx_schar_prod_reducescatter_block shmemx_schar_prod_reducescatter_block
+#define nvshmemx_schar_prod_reducescatter_warp shmemx_schar_prod_reducescatter_warp
 #define nvshmemx_schar_put_block shmemx_schar_put_block
 #define nvshmemx_schar_put_nbi_block shmemx_schar_put_nbi_block
+#define nvshmemx_schar_put_nbi_on_stream shmemx_schar_put_nbi_on_stream
 #define nvshmemx_schar_put_nbi_warp shmemx_schar_put_nbi_warp
+#define nvshmemx_schar_put_on_stream shmemx_schar_put_on_stream
 #define nvshmemx_schar_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_schar_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_schar_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_schar_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_schar_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_schar_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2120,6 +2602,8 @@
 #define nvshmemx_schar_put_warp shmemx_schar_put_warp
 #define nvshmemx_schar_sum_reduce_block shmemx_schar_sum_reduce_block
 #define nvshmemx_schar_sum_reduce_warp shmemx_schar_sum_reduce_warp
+#define nvshmemx_schar_sum_reducescatter_block shmemx_schar_sum_reducescatter_block
+#define nvshmemx_schar_sum_reducescatter_warp shmemx_schar_sum_reducescatter_warp
 #define nvshmemx_set_attr_uniqueid_args shmemx_set_attr_uniqueid_args
 #define nvshmemx_short_alltoall_block shmemx_short_alltoall_block
 #define nvshmemx_short_alltoall_warp shmemx_short_alltoall_warp
@@ -2129,7 +2613,9 @@
 #define nvshmemx_short_fcollect_warp shmemx_short_fcollect_warp
 #define nvshmemx_short_get_block shmemx_short_get_block
 #define nvshmemx_short_get_nbi_block shmemx_short_get_nbi_block
+#define nvshmemx_short_get_nbi_on_stream shmemx_short_get_nbi_on_stream
 #define nvshmemx_short_get_nbi_warp shmemx_short_get_nbi_warp
+#define nvshmemx_short_get_on_stream shmemx_short_get_on_stream
 #define nvshmemx_short_get_warp shmemx_short_get_warp
 #define nvshmemx_short_iget_block shmemx_short_iget_block
 #define nvshmemx_short_iget_warp shmemx_short_iget_warp
@@ -2137,13 +2623,22 @@
 #define nvshmemx_short_iput_warp shmemx_short_iput_warp
 #define nvshmemx_short_max_reduce_block shmemx_short_max_reduce_block
 #define nvshmemx_short_max_reduce_warp shmemx_short_max_reduce_warp
+#define nvshmemx_short_max_reducescatter_block shmemx_short_max_reducescatter_block
+#define nvshmemx_short_max_reducescatter_warp shmemx_short_max_reducescatter_warp
 #define nvshmemx_short_min_reduce_block shmemx_short_min_reduce_block
 #define nvshmemx_short_min_reduce_warp shmemx_short_min_reduce_warp
+#define nvshmemx_short_min_reducescatter_block shmemx_short_min_reducescatter_block
+#define nvshmemx_short_min_reducescatter_warp shmemx_short_min_reducescatter_warp
+#define nvshmemx_short_p_on_stream shmemx_short_p_on_stream
 #define nvshmemx_short_prod_reduce_block shmemx_short_prod_reduce_block
 #define nvshmemx_short_prod_reduce_warp shmemx_short_prod_reduce_warp
+#define nvshmemx_short_prod_reducescatter_block shmemx_short_prod_reducescatter_block
+#define nvshmemx_short_prod_reducescatter_warp shmemx_short_prod_reducescatter_warp
 #define nvshmemx_short_put_block shmemx_short_put_block
 #define nvshmemx_short_put_nbi_block shmemx_short_put_nbi_block
+#define nvshmemx_short_put_nbi_on_stream shmemx_short_put_nbi_on_stream
 #define nvshmemx_short_put_nbi_warp shmemx_short_put_nbi_warp
+#define nvshmemx_short_put_on_stream shmemx_short_put_on_stream
 #define nvshmemx_short_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_short_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_short_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_short_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_short_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_short_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2151,6 +2646,9 @@
 #define nvshmemx_short_put_warp shmemx_short_put_warp
 #define nvshmemx_short_sum_reduce_block shmemx_short_sum_reduce_block
 #define nvshmemx_short_sum_reduce_warp shmemx_short_sum_reduce_warp
+#define nvshmemx_short_sum_reducescatter_block shmemx_short_sum_reducescatter_block
+#define nvshmemx_short_sum_reducescatter_warp shmemx_short_sum_reducescatter_warp
+#define nvshmemx_short_wait_until_on_stream(a0, a1, a2, a3) shmemx_short_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
 #define nvshmemx_signal_op(a0, a1, a2, a3) shmemx_signal_op(a0, a1, VSHMEMI_NV_SIG_OP(a2), a3)
 #define nvshmemx_signal_op_on_stream(a0, a1, a2, a3, a4) shmemx_signal_op_on_stream(a0, a1, VSHMEMI_NV_SIG_OP(a2), a3, a4)
 #define nvshmemx_signal_wait_until_on_stream(a0, a1, a2, a3) shmemx_signal_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
@@ -2159,13 +2657,18 @@
 #define nvshmemx_size_and_reduce_block shmemx_size_and_reduce_block
 #define nvshmemx_size_and_reduce_on_stream shmemx_size_and_reduce_on_stream
 #define nvshmemx_size_and_reduce_warp shmemx_size_and_reduce_warp
+#define nvshmemx_size_and_reducescatter_block shmemx_size_and_reducescatter_block
+#define nvshmemx_size_and_reducescatter_on_stream shmemx_size_and_reducescatter_on_stream
+#define nvshmemx_size_and_reducescatter_warp shmemx_size_and_reducescatter_warp
 #define nvshmemx_size_broadcast_block shmemx_size_broadcast_block
 #define nvshmemx_size_broadcast_warp shmemx_size_broadcast_warp
 #define nvshmemx_size_fcollect_block shmemx_size_fcollect_block
 #define nvshmemx_size_fcollect_warp shmemx_size_fcollect_warp
 #define nvshmemx_size_get_block shmemx_size_get_block
 #define nvshmemx_size_get_nbi_block shmemx_size_get_nbi_block
+#define nvshmemx_size_get_nbi_on_stream shmemx_size_get_nbi_on_stream
 #define nvshmemx_size_get_nbi_warp shmemx_size_get_nbi_warp
+#define nvshmemx_size_get_on_stream shmemx_size_get_on_stream
 #define nvshmemx_size_get_warp shmemx_size_get_warp
 #define nvshmemx_size_iget_block shmemx_size_iget_block
 #define nvshmemx_size_iget_warp shmemx_size_iget_warp
@@ -2174,18 +2677,33 @@
 #define nvshmemx_size_max_reduce_block shmemx_size_max_reduce_block
 #define nvshmemx_size_max_reduce_on_stream shmemx_size_max_reduce_on_stream
 #define nvshmemx_size_max_reduce_warp shmemx_size_max_reduce_warp
+#define nvshmemx_size_max_reducescatter_block shmemx_size_max_reducescatter_block
+#define nvshmemx_size_max_reducescatter_on_stream shmemx_size_max_reducescatter_on_stream
+#define nvshmemx_size_max_reducescatter_warp shmemx_size_max_reducescatter_warp
 #define nvshmemx_size_min_reduce_block shmemx_size_min_reduce_block
 #define nvshmemx_size_min_reduce_on_stream shmemx_size_min_reduce_on_stream
 #define nvshmemx_size_min_reduce_warp shmemx_size_min_reduce_warp
+#define nvshmemx_size_min_reducescatter_block shmemx_size_min_reducescatter_block
+#define nvshmemx_size_min_reducescatter_on_stream shmemx_size_min_reducescatter_on_stream
+#define nvshmemx_size_min_reducescatter_warp shmemx_size_min_reducescatter_warp
 #define nvshmemx_size_or_reduce_block shmemx_size_or_reduce_block
 #define nvshmemx_size_or_reduce_on_stream shmemx_size_or_reduce_on_stream
 #define nvshmemx_size_or_reduce_warp shmemx_size_or_reduce_warp
+#define nvshmemx_size_or_reducescatter_block shmemx_size_or_reducescatter_block
+#define nvshmemx_size_or_reducescatter_on_stream shmemx_size_or_reducescatter_on_stream
+#define nvshmemx_size_or_reducescatter_warp shmemx_size_or_reducescatter_warp
+#define nvshmemx_size_p_on_stream shmemx_size_p_on_stream
 #define nvshmemx_size_prod_reduce_block shmemx_size_prod_reduce_block
 #define nvshmemx_size_prod_reduce_on_stream shmemx_size_prod_reduce_on_stream
 #define nvshmemx_size_prod_reduce_warp shmemx_size_prod_reduce_warp
+#define nvshmemx_size_prod_reducescatter_block shmemx_size_prod_reducescatter_block
+#define nvshmemx_size_prod_reducescatter_on_stream shmemx_size_prod_reducescatter_on_stream
+#define nvshmemx_size_prod_reducescatter_warp shmemx_size_prod_reducescatter_warp
 #define nvshmemx_size_put_block shmemx_size_put_block
 #define nvshmemx_size_put_nbi_block shmemx_size_put_nbi_block
+#define nvshmemx_size_put_nbi_on_stream shmemx_size_put_nbi_on_stream
 #define nvshmemx_size_put_nbi_warp shmemx_size_put_nbi_warp
+#define nvshmemx_size_put_on_stream shmemx_size_put_on_stream
 #define nvshmemx_size_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_size_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_size_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_size_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_size_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_size_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2194,9 +2712,16 @@
 #define nvshmemx_size_sum_reduce_block shmemx_size_sum_reduce_block
 #define nvshmemx_size_sum_reduce_on_stream shmemx_size_sum_reduce_on_stream
 #define nvshmemx_size_sum_reduce_warp shmemx_size_sum_reduce_warp
+#define nvshmemx_size_sum_reducescatter_block shmemx_size_sum_reducescatter_block
+#define nvshmemx_size_sum_reducescatter_on_stream shmemx_size_sum_reducescatter_on_stream
+#define nvshmemx_size_sum_reducescatter_warp shmemx_size_sum_reducescatter_warp
+#define nvshmemx_size_wait_until_on_stream(a0, a1, a2, a3) shmemx_size_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
 #define nvshmemx_size_xor_reduce_block shmemx_size_xor_reduce_block
 #define nvshmemx_size_xor_reduce_on_stream shmemx_size_xor_reduce_on_stream
 #define nvshmemx_size_xor_reduce_warp shmemx_size_xor_reduce_warp
+#define nvshmemx_size_xor_reducescatter_block shmemx_size_xor_reducescatter_block
+#define nvshmemx_size_xor_reducescatter_on_stream shmemx_size_xor_reducescatter_on_stream
+#define nvshmemx_size_xor_reducescatter_warp shmemx_size_xor_reducescatter_warp
 #define nvshmemx_sync_all_block shmemx_sync_all_block
 #define nvshmemx_sync_all_on_stream shmemx_sync_all_on_stream
 #define nvshmemx_sync_all_warp shmemx_sync_all_warp
@@ -2207,13 +2732,17 @@
 #define nvshmemx_uchar_alltoall_warp shmemx_uchar_alltoall_warp
 #define nvshmemx_uchar_and_reduce_block shmemx_uchar_and_reduce_block
 #define nvshmemx_uchar_and_reduce_warp shmemx_uchar_and_reduce_warp
+#define nvshmemx_uchar_and_reducescatter_block shmemx_uchar_and_reducescatter_block
+#define nvshmemx_uchar_and_reducescatter_warp shmemx_uchar_and_reducescatter_warp
 #define nvshmemx_uchar_broadcast_block shmemx_uchar_broadcast_block
 #define nvshmemx_uchar_broadcast_warp shmemx_uchar_broadcast_warp
 #define nvshmemx_uchar_fcollect_block shmemx_uchar_fcollect_block
 #define nvshmemx_uchar_fcollect_warp shmemx_uchar_fcollect_warp
 #define nvshmemx_uchar_get_block shmemx_uchar_get_block
 #define nvshmemx_uchar_get_nbi_block shmemx_uchar_get_nbi_block
+#define nvshmemx_uchar_get_nbi_on_stream shmemx_uchar_get_nbi_on_stream
 #define nvshmemx_uchar_get_nbi_warp shmemx_uchar_get_nbi_warp
+#define nvshmemx_uchar_get_on_stream shmemx_uchar_get_on_stream
 #define nvshmemx_uchar_get_warp shmemx_uchar_get_warp
 #define nvshmemx_uchar_iget_block shmemx_uchar_iget_block
 #define nvshmemx_uchar_iget_warp shmemx_uchar_iget_warp
@@ -2221,15 +2750,26 @@
 #define nvshmemx_uchar_iput_warp shmemx_uchar_iput_warp
 #define nvshmemx_uchar_max_reduce_block shmemx_uchar_max_reduce_block
 #define nvshmemx_uchar_max_reduce_warp shmemx_uchar_max_reduce_warp
+#define nvshmemx_uchar_max_reducescatter_block shmemx_uchar_max_reducescatter_block
+#define nvshmemx_uchar_max_reducescatter_warp shmemx_uchar_max_reducescatter_warp
 #define nvshmemx_uchar_min_reduce_block shmemx_uchar_min_reduce_block
 #define nvshmemx_uchar_min_reduce_warp shmemx_uchar_min_reduce_warp
+#define nvshmemx_uchar_min_reducescatter_block shmemx_uchar_min_reducescatter_block
+#define nvshmemx_uchar_min_reducescatter_warp shmemx_uchar_min_reducescatter_warp
 #define nvshmemx_uchar_or_reduce_block shmemx_uchar_or_reduce_block
 #define nvshmemx_uchar_or_reduce_warp shmemx_uchar_or_reduce_warp
+#define nvshmemx_uchar_or_reducescatter_block shmemx_uchar_or_reducescatter_block
+#define nvshmemx_uchar_or_reducescatter_warp shmemx_uchar_or_reducescatter_warp
+#define nvshmemx_uchar_p_on_stream shmemx_uchar_p_on_stream
 #define nvshmemx_uchar_prod_reduce_block shmemx_uchar_prod_reduce_block
 #define nvshmemx_uchar_prod_reduce_warp shmemx_uchar_prod_reduce_warp
+#define nvshmemx_uchar_prod_reducescatter_block shmemx_uchar_prod_reducescatter_block
+#define nvshmemx_uchar_prod_reducescatter_warp shmemx_uchar_prod_reducescatter_warp
 #define nvshmemx_uchar_put_block shmemx_uchar_put_block
 #define nvshmemx_uchar_put_nbi_block shmemx_uchar_put_nbi_block
+#define nvshmemx_uchar_put_nbi_on_stream shmemx_uchar_put_nbi_on_stream
 #define nvshmemx_uchar_put_nbi_warp shmemx_uchar_put_nbi_warp
+#define nvshmemx_uchar_put_on_stream shmemx_uchar_put_on_stream
 #define nvshmemx_uchar_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_uchar_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_uchar_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_uchar_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_uchar_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_uchar_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2237,19 +2777,27 @@
 #define nvshmemx_uchar_put_warp shmemx_uchar_put_warp
 #define nvshmemx_uchar_sum_reduce_block shmemx_uchar_sum_reduce_block
 #define nvshmemx_uchar_sum_reduce_warp shmemx_uchar_sum_reduce_warp
+#define nvshmemx_uchar_sum_reducescatter_block shmemx_uchar_sum_reducescatter_block
+#define nvshmemx_uchar_sum_reducescatter_warp shmemx_uchar_sum_reducescatter_warp
 #define nvshmemx_uchar_xor_reduce_block shmemx_uchar_xor_reduce_block
 #define nvshmemx_uchar_xor_reduce_warp shmemx_uchar_xor_reduce_warp
+#define nvshmemx_uchar_xor_reducescatter_block shmemx_uchar_xor_reducescatter_block
+#define nvshmemx_uchar_xor_reducescatter_warp shmemx_uchar_xor_reducescatter_warp
 #define nvshmemx_uint16_alltoall_block shmemx_uint16_alltoall_block
 #define nvshmemx_uint16_alltoall_warp shmemx_uint16_alltoall_warp
 #define nvshmemx_uint16_and_reduce_block shmemx_uint16_and_reduce_block
 #define nvshmemx_uint16_and_reduce_warp shmemx_uint16_and_reduce_warp
+#define nvshmemx_uint16_and_reducescatter_block shmemx_uint16_and_reducescatter_block
+#define nvshmemx_uint16_and_reducescatter_warp shmemx_uint16_and_reducescatter_warp
 #define nvshmemx_uint16_broadcast_block shmemx_uint16_broadcast_block
 #define nvshmemx_uint16_broadcast_warp shmemx_uint16_broadcast_warp
 #define nvshmemx_uint16_fcollect_block shmemx_uint16_fcollect_block
 #define nvshmemx_uint16_fcollect_warp shmemx_uint16_fcollect_warp
 #define nvshmemx_uint16_get_block shmemx_uint16_get_block
 #define nvshmemx_uint16_get_nbi_block shmemx_uint16_get_nbi_block
+#define nvshmemx_uint16_get_nbi_on_stream shmemx_uint16_get_nbi_on_stream
 #define nvshmemx_uint16_get_nbi_warp shmemx_uint16_get_nbi_warp
+#define nvshmemx_uint16_get_on_stream shmemx_uint16_get_on_stream
 #define nvshmemx_uint16_get_warp shmemx_uint16_get_warp
 #define nvshmemx_uint16_iget_block shmemx_uint16_iget_block
 #define nvshmemx_uint16_iget_warp shmemx_uint16_iget_warp
@@ -2257,15 +2805,26 @@
 #define nvshmemx_uint16_iput_warp shmemx_uint16_iput_warp
 #define nvshmemx_uint16_max_reduce_block shmemx_uint16_max_reduce_block
 #define nvshmemx_uint16_max_reduce_warp shmemx_uint16_max_reduce_warp
+#define nvshmemx_uint16_max_reducescatter_block shmemx_uint16_max_reducescatter_block
+#define nvshmemx_uint16_max_reducescatter_warp shmemx_uint16_max_reducescatter_warp
 #define nvshmemx_uint16_min_reduce_block shmemx_uint16_min_reduce_block
 #define nvshmemx_uint16_min_reduce_warp shmemx_uint16_min_reduce_warp
+#define nvshmemx_uint16_min_reducescatter_block shmemx_uint16_min_reducescatter_block
+#define nvshmemx_uint16_min_reducescatter_warp shmemx_uint16_min_reducescatter_warp
 #define nvshmemx_uint16_or_reduce_block shmemx_uint16_or_reduce_block
 #define nvshmemx_uint16_or_reduce_warp shmemx_uint16_or_reduce_warp
+#define nvshmemx_uint16_or_reducescatter_block shmemx_uint16_or_reducescatter_block
+#define nvshmemx_uint16_or_reducescatter_warp shmemx_uint16_or_reducescatter_warp
+#define nvshmemx_uint16_p_on_stream shmemx_uint16_p_on_stream
 #define nvshmemx_uint16_prod_reduce_block shmemx_uint16_prod_reduce_block
 #define nvshmemx_uint16_prod_reduce_warp shmemx_uint16_prod_reduce_warp
+#define nvshmemx_uint16_prod_reducescatter_block shmemx_uint16_prod_reducescatter_block
+#define nvshmemx_uint16_prod_reducescatter_warp shmemx_uint16_prod_reducescatter_warp
 #define nvshmemx_uint16_put_block shmemx_uint16_put_block
 #define nvshmemx_uint16_put_nbi_block shmemx_uint16_put_nbi_block
+#define nvshmemx_uint16_put_nbi_on_stream shmemx_uint16_put_nbi_on_stream
 #define nvshmemx_uint16_put_nbi_warp shmemx_uint16_put_nbi_warp
+#define nvshmemx_uint16_put_on_stream shmemx_uint16_put_on_stream
 #define nvshmemx_uint16_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_uint16_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_uint16_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_uint16_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_uint16_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_uint16_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2273,20 +2832,29 @@
 #define nvshmemx_uint16_put_warp shmemx_uint16_put_warp
 #define nvshmemx_uint16_sum_reduce_block shmemx_uint16_sum_reduce_block
 #define nvshmemx_uint16_sum_reduce_warp shmemx_uint16_sum_reduce_warp
+#define nvshmemx_uint16_sum_reducescatter_block shmemx_uint16_sum_reducescatter_block
+#define nvshmemx_uint16_sum_reducescatter_warp shmemx_uint16_sum_reducescatter_warp
 #define nvshmemx_uint16_xor_reduce_block shmemx_uint16_xor_reduce_block
 #define nvshmemx_uint16_xor_reduce_warp shmemx_uint16_xor_reduce_warp
+#define nvshmemx_uint16_xor_reducescatter_block shmemx_uint16_xor_reducescatter_block
+#define nvshmemx_uint16_xor_reducescatter_warp shmemx_uint16_xor_reducescatter_warp
 #define nvshmemx_uint32_alltoall_block shmemx_uint32_alltoall_block
 #define nvshmemx_uint32_alltoall_warp shmemx_uint32_alltoall_warp
 #define nvshmemx_uint32_and_reduce_block shmemx_uint32_and_reduce_block
 #define nvshmemx_uint32_and_reduce_on_stream shmemx_uint32_and_reduce_on_stream
 #define nvshmemx_uint32_and_reduce_warp shmemx_uint32_and_reduce_warp
+#define nvshmemx_uint32_and_reducescatter_block shmemx_uint32_and_reducescatter_block
+#define nvshmemx_uint32_and_reducescatter_on_stream shmemx_uint32_and_reducescatter_on_stream
+#define nvshmemx_uint32_and_reducescatter_warp shmemx_uint32_and_reducescatter_warp
 #define nvshmemx_uint32_broadcast_block shmemx_uint32_broadcast_block
 #define nvshmemx_uint32_broadcast_warp shmemx_uint32_broadcast_warp
 #define nvshmemx_uint32_fcollect_block shmemx_uint32_fcollect_block
 #define nvshmemx_uint32_fcollect_warp shmemx_uint32_fcollect_warp
 #define nvshmemx_uint32_get_block shmemx_uint32_get_block
 #define nvshmemx_uint32_get_nbi_block shmemx_uint32_get_nbi_block
+#define nvshmemx_uint32_get_nbi_on_stream shmemx_uint32_get_nbi_on_stream
 #define nvshmemx_uint32_get_nbi_warp shmemx_uint32_get_nbi_warp
+#define nvshmemx_uint32_get_on_stream shmemx_uint32_get_on_stream
 #define nvshmemx_uint32_get_warp shmemx_uint32_get_warp
 #define nvshmemx_uint32_iget_block shmemx_uint32_iget_block
 #define nvshmemx_uint32_iget_warp shmemx_uint32_iget_warp
@@ -2295,18 +2863,33 @@
 #define nvshmemx_uint32_max_reduce_block shmemx_uint32_max_reduce_block
 #define nvshmemx_uint32_max_reduce_on_stream shmemx_uint32_max_reduce_on_stream
 #define nvshmemx_uint32_max_reduce_warp shmemx_uint32_max_reduce_warp
+#define nvshmemx_uint32_max_reducescatter_block shmemx_uint32_max_reducescatter_block
+#define nvshmemx_uint32_max_reducescatter_on_stream shmemx_uint32_max_reducescatter_on_stream
+#define nvshmemx_uint32_max_reducescatter_warp shmemx_uint32_max_reducescatter_warp
 #define nvshmemx_uint32_min_reduce_block shmemx_uint32_min_reduce_block
 #define nvshmemx_uint32_min_reduce_on_stream shmemx_uint32_min_reduce_on_stream
 #define nvshmemx_uint32_min_reduce_warp shmemx_uint32_min_reduce_warp
+#define nvshmemx_uint32_min_reducescatter_block shmemx_uint32_min_reducescatter_block
+#define nvshmemx_uint32_min_reducescatter_on_stream shmemx_uint32_min_reducescatter_on_stream
+#define nvshmemx_uint32_min_reducescatter_warp shmemx_uint32_min_reducescatter_warp
 #define nvshmemx_uint32_or_reduce_block shmemx_uint32_or_reduce_block
 #define nvshmemx_uint32_or_reduce_on_stream shmemx_uint32_or_reduce_on_stream
 #define nvshmemx_uint32_or_reduce_warp shmemx_uint32_or_reduce_warp
+#define nvshmemx_uint32_or_reducescatter_block shmemx_uint32_or_reducescatter_block
+#define nvshmemx_uint32_or_reducescatter_on_stream shmemx_uint32_or_reducescatter_on_stream
+#define nvshmemx_uint32_or_reducescatter_warp shmemx_uint32_or_reducescatter_warp
+#define nvshmemx_uint32_p_on_stream shmemx_uint32_p_on_stream
 #define nvshmemx_uint32_prod_reduce_block shmemx_uint32_prod_reduce_block
 #define nvshmemx_uint32_prod_reduce_on_stream shmemx_uint32_prod_reduce_on_stream
 #define nvshmemx_uint32_prod_reduce_warp shmemx_uint32_prod_reduce_warp
+#define nvshmemx_uint32_prod_reducescatter_block shmemx_uint32_prod_reducescatter_block
+#define nvshmemx_uint32_prod_reducescatter_on_stream shmemx_uint32_prod_reducescatter_on_stream
+#define nvshmemx_uint32_prod_reducescatter_warp shmemx_uint32_prod_reducescatter_warp
 #define nvshmemx_uint32_put_block shmemx_uint32_put_block
 #define nvshmemx_uint32_put_nbi_block shmemx_uint32_put_nbi_block
+#define nvshmemx_uint32_put_nbi_on_stream shmemx_uint32_put_nbi_on_stream
 #define nvshmemx_uint32_put_nbi_warp shmemx_uint32_put_nbi_warp
+#define nvshmemx_uint32_put_on_stream shmemx_uint32_put_on_stream
 #define nvshmemx_uint32_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_uint32_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_uint32_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_uint32_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_uint32_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_uint32_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2315,21 +2898,33 @@
 #define nvshmemx_uint32_sum_reduce_block shmemx_uint32_sum_reduce_block
 #define nvshmemx_uint32_sum_reduce_on_stream shmemx_uint32_sum_reduce_on_stream
 #define nvshmemx_uint32_sum_reduce_warp shmemx_uint32_sum_reduce_warp
+#define nvshmemx_uint32_sum_reducescatter_block shmemx_uint32_sum_reducescatter_block
+#define nvshmemx_uint32_sum_reducescatter_on_stream shmemx_uint32_sum_reducescatter_on_stream
+#define nvshmemx_uint32_sum_reducescatter_warp shmemx_uint32_sum_reducescatter_warp
+#define nvshmemx_uint32_wait_until_on_stream(a0, a1, a2, a3) shmemx_uint32_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
 #define nvshmemx_uint32_xor_reduce_block shmemx_uint32_xor_reduce_block
 #define nvshmemx_uint32_xor_reduce_on_stream shmemx_uint32_xor_reduce_on_stream
 #define nvshmemx_uint32_xor_reduce_warp shmemx_uint32_xor_reduce_warp
+#define nvshmemx_uint32_xor_reducescatter_block shmemx_uint32_xor_reducescatter_block
+#define nvshmemx_uint32_xor_reducescatter_on_stream shmemx_uint32_xor_reducescatter_on_stream
+#define nvshmemx_uint32_xor_reducescatter_warp shmemx_uint32_xor_reducescatter_warp
 #define nvshmemx_uint64_alltoall_block shmemx_uint64_alltoall_block
 #define nvshmemx_uint64_alltoall_warp shmemx_uint64_alltoall_warp
 #define nvshmemx_uint64_and_reduce_block shmemx_uint64_and_reduce_block
 #define nvshmemx_uint64_and_reduce_on_stream shmemx_uint64_and_reduce_on_stream
 #define nvshmemx_uint64_and_reduce_warp shmemx_uint64_and_reduce_warp
+#define nvshmemx_uint64_and_reducescatter_block shmemx_uint64_and_reducescatter_block
+#define nvshmemx_uint64_and_reducescatter_on_stream shmemx_uint64_and_reducescatter_on_stream
+#define nvshmemx_uint64_and_reducescatter_warp shmemx_uint64_and_reducescatter_warp
 #define nvshmemx_uint64_broadcast_block shmemx_uint64_broadcast_block
 #define nvshmemx_uint64_broadcast_warp shmemx_uint64_broadcast_warp
 #define nvshmemx_uint64_fcollect_block shmemx_uint64_fcollect_block
 #define nvshmemx_uint64_fcollect_warp shmemx_uint64_fcollect_warp
 #define nvshmemx_uint64_get_block shmemx_uint64_get_block
 #define nvshmemx_uint64_get_nbi_block shmemx_uint64_get_nbi_block
+#define nvshmemx_uint64_get_nbi_on_stream shmemx_uint64_get_nbi_on_stream
 #define nvshmemx_uint64_get_nbi_warp shmemx_uint64_get_nbi_warp
+#define nvshmemx_uint64_get_on_stream shmemx_uint64_get_on_stream
 #define nvshmemx_uint64_get_warp shmemx_uint64_get_warp
 #define nvshmemx_uint64_iget_block shmemx_uint64_iget_block
 #define nvshmemx_uint64_iget_warp shmemx_uint64_iget_warp
@@ -2338,18 +2933,33 @@
 #define nvshmemx_uint64_max_reduce_block shmemx_uint64_max_reduce_block
 #define nvshmemx_uint64_max_reduce_on_stream shmemx_uint64_max_reduce_on_stream
 #define nvshmemx_uint64_max_reduce_warp shmemx_uint64_max_reduce_warp
+#define nvshmemx_uint64_max_reducescatter_block shmemx_uint64_max_reducescatter_block
+#define nvshmemx_uint64_max_reducescatter_on_stream shmemx_uint64_max_reducescatter_on_stream
+#define nvshmemx_uint64_max_reducescatter_warp shmemx_uint64_max_reducescatter_warp
 #define nvshmemx_uint64_min_reduce_block shmemx_uint64_min_reduce_block
 #define nvshmemx_uint64_min_reduce_on_stream shmemx_uint64_min_reduce_on_stream
 #define nvshmemx_uint64_min_reduce_warp shmemx_uint64_min_reduce_warp
+#define nvshmemx_uint64_min_reducescatter_block shmemx_uint64_min_reducescatter_block
+#define nvshmemx_uint64_min_reducescatter_on_stream shmemx_uint64_min_reducescatter_on_stream
+#define nvshmemx_uint64_min_reducescatter_warp shmemx_uint64_min_reducescatter_warp
 #define nvshmemx_uint64_or_reduce_block shmemx_uint64_or_reduce_block
 #define nvshmemx_uint64_or_reduce_on_stream shmemx_uint64_or_reduce_on_stream
 #define nvshmemx_uint64_or_reduce_warp shmemx_uint64_or_reduce_warp
+#define nvshmemx_uint64_or_reducescatter_block shmemx_uint64_or_reducescatter_block
+#define nvshmemx_uint64_or_reducescatter_on_stream shmemx_uint64_or_reducescatter_on_stream
+#define nvshmemx_uint64_or_reducescatter_warp shmemx_uint64_or_reducescatter_warp
+#define nvshmemx_uint64_p_on_stream shmemx_uint64_p_on_stream
 #define nvshmemx_uint64_prod_reduce_block shmemx_uint64_prod_reduce_block
 #define nvshmemx_uint64_prod_reduce_on_stream shmemx_uint64_prod_reduce_on_stream
 #define nvshmemx_uint64_prod_reduce_warp shmemx_uint64_prod_reduce_warp
+#define nvshmemx_uint64_prod_reducescatter_block shmemx_uint64_prod_reducescatter_block
+#define nvshmemx_uint64_prod_reducescatter_on_stream shmemx_uint64_prod_reducescatter_on_stream
+#define nvshmemx_uint64_prod_reducescatter_warp shmemx_uint64_prod_reducescatter_warp
 #define nvshmemx_uint64_put_block shmemx_uint64_put_block
 #define nvshmemx_uint64_put_nbi_block shmemx_uint64_put_nbi_block
+#define nvshmemx_uint64_put_nbi_on_stream shmemx_uint64_put_nbi_on_stream
 #define nvshmemx_uint64_put_nbi_warp shmemx_uint64_put_nbi_warp
+#define nvshmemx_uint64_put_on_stream shmemx_uint64_put_on_stream
 #define nvshmemx_uint64_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_uint64_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_uint64_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_uint64_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_uint64_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_uint64_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2358,20 +2968,31 @@
 #define nvshmemx_uint64_sum_reduce_block shmemx_uint64_sum_reduce_block
 #define nvshmemx_uint64_sum_reduce_on_stream shmemx_uint64_sum_reduce_on_stream
 #define nvshmemx_uint64_sum_reduce_warp shmemx_uint64_sum_reduce_warp
+#define nvshmemx_uint64_sum_reducescatter_block shmemx_uint64_sum_reducescatter_block
+#define nvshmemx_uint64_sum_reducescatter_on_stream shmemx_uint64_sum_reducescatter_on_stream
+#define nvshmemx_uint64_sum_reducescatter_warp shmemx_uint64_sum_reducescatter_warp
+#define nvshmemx_uint64_wait_until_on_stream(a0, a1, a2, a3) shmemx_uint64_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
 #define nvshmemx_uint64_xor_reduce_block shmemx_uint64_xor_reduce_block
 #define nvshmemx_uint64_xor_reduce_on_stream shmemx_uint64_xor_reduce_on_stream
 #define nvshmemx_uint64_xor_reduce_warp shmemx_uint64_xor_reduce_warp
+#define nvshmemx_uint64_xor_reducescatter_block shmemx_uint64_xor_reducescatter_block
+#define nvshmemx_uint64_xor_reducescatter_on_stream shmemx_uint64_xor_reducescatter_on_stream
+#define nvshmemx_uint64_xor_reducescatter_warp shmemx_uint64_xor_reducescatter_warp
 #define nvshmemx_uint8_alltoall_block shmemx_uint8_alltoall_block
 #define nvshmemx_uint8_alltoall_warp shmemx_uint8_alltoall_warp
 #define nvshmemx_uint8_and_reduce_block shmemx_uint8_and_reduce_block
 #define nvshmemx_uint8_and_reduce_warp shmemx_uint8_and_reduce_warp
+#define nvshmemx_uint8_and_reducescatter_block shmemx_uint8_and_reducescatter_block
+#define nvshmemx_uint8_and_reducescatter_warp shmemx_uint8_and_reducescatter_warp
 #define nvshmemx_uint8_broadcast_block shmemx_uint8_broadcast_block
 #define nvshmemx_uint8_broadcast_warp shmemx_uint8_broadcast_warp
 #define nvshmemx_uint8_fcollect_block shmemx_uint8_fcollect_block
 #define nvshmemx_uint8_fcollect_warp shmemx_uint8_fcollect_warp
 #define nvshmemx_uint8_get_block shmemx_uint8_get_block
 #define nvshmemx_uint8_get_nbi_block shmemx_uint8_get_nbi_block
+#define nvshmemx_uint8_get_nbi_on_stream shmemx_uint8_get_nbi_on_stream
 #define nvshmemx_uint8_get_nbi_warp shmemx_uint8_get_nbi_warp
+#define nvshmemx_uint8_get_on_stream shmemx_uint8_get_on_stream
 #define nvshmemx_uint8_get_warp shmemx_uint8_get_warp
 #define nvshmemx_uint8_iget_block shmemx_uint8_iget_block
 #define nvshmemx_uint8_iget_warp shmemx_uint8_iget_warp
@@ -2379,15 +3000,26 @@
 #define nvshmemx_uint8_iput_warp shmemx_uint8_iput_warp
 #define nvshmemx_uint8_max_reduce_block shmemx_uint8_max_reduce_block
 #define nvshmemx_uint8_max_reduce_warp shmemx_uint8_max_reduce_warp
+#define nvshmemx_uint8_max_reducescatter_block shmemx_uint8_max_reducescatter_block
+#define nvshmemx_uint8_max_reducescatter_warp shmemx_uint8_max_reducescatter_warp
 #define nvshmemx_uint8_min_reduce_block shmemx_uint8_min_reduce_block
 #define nvshmemx_uint8_min_reduce_warp shmemx_uint8_min_reduce_warp
+#define nvshmemx_uint8_min_reducescatter_block shmemx_uint8_min_reducescatter_block
+#define nvshmemx_uint8_min_reducescatter_warp shmemx_uint8_min_reducescatter_warp
 #define nvshmemx_uint8_or_reduce_block shmemx_uint8_or_reduce_block
 #define nvshmemx_uint8_or_reduce_warp shmemx_uint8_or_reduce_warp
+#define nvshmemx_uint8_or_reducescatter_block shmemx_uint8_or_reducescatter_block
+#define nvshmemx_uint8_or_reducescatter_warp shmemx_uint8_or_reducescatter_warp
+#define nvshmemx_uint8_p_on_stream shmemx_uint8_p_on_stream
 #define nvshmemx_uint8_prod_reduce_block shmemx_uint8_prod_reduce_block
 #define nvshmemx_uint8_prod_reduce_warp shmemx_uint8_prod_reduce_warp
+#define nvshmemx_uint8_prod_reducescatter_block shmemx_uint8_prod_reducescatter_block
+#define nvshmemx_uint8_prod_reducescatter_warp shmemx_uint8_prod_reducescatter_warp
 #define nvshmemx_uint8_put_block shmemx_uint8_put_block
 #define nvshmemx_uint8_put_nbi_block shmemx_uint8_put_nbi_block
+#define nvshmemx_uint8_put_nbi_on_stream shmemx_uint8_put_nbi_on_stream
 #define nvshmemx_uint8_put_nbi_warp shmemx_uint8_put_nbi_warp
+#define nvshmemx_uint8_put_on_stream shmemx_uint8_put_on_stream
 #define nvshmemx_uint8_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_uint8_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_uint8_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_uint8_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_uint8_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_uint8_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2395,19 +3027,27 @@
 #define nvshmemx_uint8_put_warp shmemx_uint8_put_warp
 #define nvshmemx_uint8_sum_reduce_block shmemx_uint8_sum_reduce_block
 #define nvshmemx_uint8_sum_reduce_warp shmemx_uint8_sum_reduce_warp
+#define nvshmemx_uint8_sum_reducescatter_block shmemx_uint8_sum_reducescatter_block
+#define nvshmemx_uint8_sum_reducescatter_warp shmemx_uint8_sum_reducescatter_warp
 #define nvshmemx_uint8_xor_reduce_block shmemx_uint8_xor_reduce_block
 #define nvshmemx_uint8_xor_reduce_warp shmemx_uint8_xor_reduce_warp
+#define nvshmemx_uint8_xor_reducescatter_block shmemx_uint8_xor_reducescatter_block
+#define nvshmemx_uint8_xor_reducescatter_warp shmemx_uint8_xor_reducescatter_warp
 #define nvshmemx_uint_alltoall_block shmemx_uint_alltoall_block
 #define nvshmemx_uint_alltoall_warp shmemx_uint_alltoall_warp
 #define nvshmemx_uint_and_reduce_block shmemx_uint_and_reduce_block
 #define nvshmemx_uint_and_reduce_warp shmemx_uint_and_reduce_warp
+#define nvshmemx_uint_and_reducescatter_block shmemx_uint_and_reducescatter_block
+#define nvshmemx_uint_and_reducescatter_warp shmemx_uint_and_reducescatter_warp
 #define nvshmemx_uint_broadcast_block shmemx_uint_broadcast_block
 #define nvshmemx_uint_broadcast_warp shmemx_uint_broadcast_warp
 #define nvshmemx_uint_fcollect_block shmemx_uint_fcollect_block
 #define nvshmemx_uint_fcollect_warp shmemx_uint_fcollect_warp
 #define nvshmemx_uint_get_block shmemx_uint_get_block
 #define nvshmemx_uint_get_nbi_block shmemx_uint_get_nbi_block
+#define nvshmemx_uint_get_nbi_on_stream shmemx_uint_get_nbi_on_stream
 #define nvshmemx_uint_get_nbi_warp shmemx_uint_get_nbi_warp
+#define nvshmemx_uint_get_on_stream shmemx_uint_get_on_stream
 #define nvshmemx_uint_get_warp shmemx_uint_get_warp
 #define nvshmemx_uint_iget_block shmemx_uint_iget_block
 #define nvshmemx_uint_iget_warp shmemx_uint_iget_warp
@@ -2415,15 +3055,26 @@
 #define nvshmemx_uint_iput_warp shmemx_uint_iput_warp
 #define nvshmemx_uint_max_reduce_block shmemx_uint_max_reduce_block
 #define nvshmemx_uint_max_reduce_warp shmemx_uint_max_reduce_warp
+#define nvshmemx_uint_max_reducescatter_block shmemx_uint_max_reducescatter_block
+#define nvshmemx_uint_max_reducescatter_warp shmemx_uint_max_reducescatter_warp
 #define nvshmemx_uint_min_reduce_block shmemx_uint_min_reduce_block
 #define nvshmemx_uint_min_reduce_warp shmemx_uint_min_reduce_warp
+#define nvshmemx_uint_min_reducescatter_block shmemx_uint_min_reducescatter_block
+#define nvshmemx_uint_min_reducescatter_warp shmemx_uint_min_reducescatter_warp
 #define nvshmemx_uint_or_reduce_block shmemx_uint_or_reduce_block
 #define nvshmemx_uint_or_reduce_warp shmemx_uint_or_reduce_warp
+#define nvshmemx_uint_or_reducescatter_block shmemx_uint_or_reducescatter_block
+#define nvshmemx_uint_or_reducescatter_warp shmemx_uint_or_reducescatter_warp
+#define nvshmemx_uint_p_on_stream shmemx_uint_p_on_stream
 #define nvshmemx_uint_prod_reduce_block shmemx_uint_prod_reduce_block
 #define nvshmemx_uint_prod_reduce_warp shmemx_uint_prod_reduce_warp
+#define nvshmemx_uint_prod_reducescatter_block shmemx_uint_prod_reducescatter_block
+#define nvshmemx_uint_prod_reducescatter_warp shmemx_uint_prod_reducescatter_warp
 #define nvshmemx_uint_put_block shmemx_uint_put_block
 #define nvshmemx_uint_put_nbi_block shmemx_uint_put_nbi_block
+#define nvshmemx_uint_put_nbi_on_stream shmemx_uint_put_nbi_on_stream
 #define nvshmemx_uint_put_nbi_warp shmemx_uint_put_nbi_warp
+#define nvshmemx_uint_put_on_stream shmemx_uint_put_on_stream
 #define nvshmemx_uint_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_uint_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_uint_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_uint_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_uint_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_uint_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2431,19 +3082,28 @@
 #define nvshmemx_uint_put_warp shmemx_uint_put_warp
 #define nvshmemx_uint_sum_reduce_block shmemx_uint_sum_reduce_block
 #define nvshmemx_uint_sum_reduce_warp shmemx_uint_sum_reduce_warp
+#define nvshmemx_uint_sum_reducescatter_block shmemx_uint_sum_reducescatter_block
+#define nvshmemx_uint_sum_reducescatter_warp shmemx_uint_sum_reducescatter_warp
+#define nvshmemx_uint_wait_until_on_stream(a0, a1, a2, a3) shmemx_uint_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
 #define nvshmemx_uint_xor_reduce_block shmemx_uint_xor_reduce_block
 #define nvshmemx_uint_xor_reduce_warp shmemx_uint_xor_reduce_warp
+#define nvshmemx_uint_xor_reducescatter_block shmemx_uint_xor_reducescatter_block
+#define nvshmemx_uint_xor_reducescatter_warp shmemx_uint_xor_reducescatter_warp
 #define nvshmemx_ulong_alltoall_block shmemx_ulong_alltoall_block
 #define nvshmemx_ulong_alltoall_warp shmemx_ulong_alltoall_warp
 #define nvshmemx_ulong_and_reduce_block shmemx_ulong_and_reduce_block
 #define nvshmemx_ulong_and_reduce_warp shmemx_ulong_and_reduce_warp
+#define nvshmemx_ulong_and_reducescatter_block shmemx_ulong_and_reducescatter_block
+#define nvshmemx_ulong_and_reducescatter_warp shmemx_ulong_and_reducescatter_warp
 #define nvshmemx_ulong_broadcast_block shmemx_ulong_broadcast_block
 #define nvshmemx_ulong_broadcast_warp shmemx_ulong_broadcast_warp
 #define nvshmemx_ulong_fcollect_block shmemx_ulong_fcollect_block
 #define nvshmemx_ulong_fcollect_warp shmemx_ulong_fcollect_warp
 #define nvshmemx_ulong_get_block shmemx_ulong_get_block
 #define nvshmemx_ulong_get_nbi_block shmemx_ulong_get_nbi_block
+#define nvshmemx_ulong_get_nbi_on_stream shmemx_ulong_get_nbi_on_stream
 #define nvshmemx_ulong_get_nbi_warp shmemx_ulong_get_nbi_warp
+#define nvshmemx_ulong_get_on_stream shmemx_ulong_get_on_stream
 #define nvshmemx_ulong_get_warp shmemx_ulong_get_warp
 #define nvshmemx_ulong_iget_block shmemx_ulong_iget_block
 #define nvshmemx_ulong_iget_warp shmemx_ulong_iget_warp
@@ -2451,15 +3111,26 @@
 #define nvshmemx_ulong_iput_warp shmemx_ulong_iput_warp
 #define nvshmemx_ulong_max_reduce_block shmemx_ulong_max_reduce_block
 #define nvshmemx_ulong_max_reduce_warp shmemx_ulong_max_reduce_warp
+#define nvshmemx_ulong_max_reducescatter_block shmemx_ulong_max_reducescatter_block
+#define nvshmemx_ulong_max_reducescatter_warp shmemx_ulong_max_reducescatter_warp
 #define nvshmemx_ulong_min_reduce_block shmemx_ulong_min_reduce_block
 #define nvshmemx_ulong_min_reduce_warp shmemx_ulong_min_reduce_warp
+#define nvshmemx_ulong_min_reducescatter_block shmemx_ulong_min_reducescatter_block
+#define nvshmemx_ulong_min_reducescatter_warp shmemx_ulong_min_reducescatter_warp
 #define nvshmemx_ulong_or_reduce_block shmemx_ulong_or_reduce_block
 #define nvshmemx_ulong_or_reduce_warp shmemx_ulong_or_reduce_warp
+#define nvshmemx_ulong_or_reducescatter_block shmemx_ulong_or_reducescatter_block
+#define nvshmemx_ulong_or_reducescatter_warp shmemx_ulong_or_reducescatter_warp
+#define nvshmemx_ulong_p_on_stream shmemx_ulong_p_on_stream
 #define nvshmemx_ulong_prod_reduce_block shmemx_ulong_prod_reduce_block
 #define nvshmemx_ulong_prod_reduce_warp shmemx_ulong_prod_reduce_warp
+#define nvshmemx_ulong_prod_reducescatter_block shmemx_ulong_prod_reducescatter_block
+#define nvshmemx_ulong_prod_reducescatter_warp shmemx_ulong_prod_reducescatter_warp
 #define nvshmemx_ulong_put_block shmemx_ulong_put_block
 #define nvshmemx_ulong_put_nbi_block shmemx_ulong_put_nbi_block
+#define nvshmemx_ulong_put_nbi_on_stream shmemx_ulong_put_nbi_on_stream
 #define nvshmemx_ulong_put_nbi_warp shmemx_ulong_put_nbi_warp
+#define nvshmemx_ulong_put_on_stream shmemx_ulong_put_on_stream
 #define nvshmemx_ulong_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_ulong_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_ulong_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_ulong_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_ulong_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_ulong_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2467,19 +3138,28 @@
 #define nvshmemx_ulong_put_warp shmemx_ulong_put_warp
 #define nvshmemx_ulong_sum_reduce_block shmemx_ulong_sum_reduce_block
 #define nvshmemx_ulong_sum_reduce_warp shmemx_ulong_sum_reduce_warp
+#define nvshmemx_ulong_sum_reducescatter_block shmemx_ulong_sum_reducescatter_block
+#define nvshmemx_ulong_sum_reducescatter_warp shmemx_ulong_sum_reducescatter_warp
+#define nvshmemx_ulong_wait_until_on_stream(a0, a1, a2, a3) shmemx_ulong_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
 #define nvshmemx_ulong_xor_reduce_block shmemx_ulong_xor_reduce_block
 #define nvshmemx_ulong_xor_reduce_warp shmemx_ulong_xor_reduce_warp
+#define nvshmemx_ulong_xor_reducescatter_block shmemx_ulong_xor_reducescatter_block
+#define nvshmemx_ulong_xor_reducescatter_warp shmemx_ulong_xor_reducescatter_warp
 #define nvshmemx_ulonglong_alltoall_block shmemx_ulonglong_alltoall_block
 #define nvshmemx_ulonglong_alltoall_warp shmemx_ulonglong_alltoall_warp
 #define nvshmemx_ulonglong_and_reduce_block shmemx_ulonglong_and_reduce_block
 #define nvshmemx_ulonglong_and_reduce_warp shmemx_ulonglong_and_reduce_warp
+#define nvshmemx_ulonglong_and_reducescatter_block shmemx_ulonglong_and_reducescatter_block
+#define nvshmemx_ulonglong_and_reducescatter_warp shmemx_ulonglong_and_reducescatter_warp
 #define nvshmemx_ulonglong_broadcast_block shmemx_ulonglong_broadcast_block
 #define nvshmemx_ulonglong_broadcast_warp shmemx_ulonglong_broadcast_warp
 #define nvshmemx_ulonglong_fcollect_block shmemx_ulonglong_fcollect_block
 #define nvshmemx_ulonglong_fcollect_warp shmemx_ulonglong_fcollect_warp
 #define nvshmemx_ulonglong_get_block shmemx_ulonglong_get_block
 #define nvshmemx_ulonglong_get_nbi_block shmemx_ulonglong_get_nbi_block
+#define nvshmemx_ulonglong_get_nbi_on_stream shmemx_ulonglong_get_nbi_on_stream
 #define nvshmemx_ulonglong_get_nbi_warp shmemx_ulonglong_get_nbi_warp
+#define nvshmemx_ulonglong_get_on_stream shmemx_ulonglong_get_on_stream
 #define nvshmemx_ulonglong_get_warp shmemx_ulonglong_get_warp
 #define nvshmemx_ulonglong_iget_block shmemx_ulonglong_iget_block
 #define nvshmemx_ulonglong_iget_warp shmemx_ulonglong_iget_warp
@@ -2487,15 +3167,26 @@
 #define nvshmemx_ulonglong_iput_warp shmemx_ulonglong_iput_warp
 #define nvshmemx_ulonglong_max_reduce_block shmemx_ulonglong_max_reduce_block
 #define nvshmemx_ulonglong_max_reduce_warp shmemx_ulonglong_max_reduce_warp
+#define nvshmemx_ulonglong_max_reducescatter_block shmemx_ulonglong_max_reducescatter_block
+#define nvshmemx_ulonglong_max_reducescatter_warp shmemx_ulonglong_max_reducescatter_warp
 #define nvshmemx_ulonglong_min_reduce_block shmemx_ulonglong_min_reduce_block
 #define nvshmemx_ulonglong_min_reduce_warp shmemx_ulonglong_min_reduce_warp
+#define nvshmemx_ulonglong_min_reducescatter_block shmemx_ulonglong_min_reducescatter_block
+#define nvshmemx_ulonglong_min_reducescatter_warp shmemx_ulonglong_min_reducescatter_warp
 #define nvshmemx_ulonglong_or_reduce_block shmemx_ulonglong_or_reduce_block
 #define nvshmemx_ulonglong_or_reduce_warp shmemx_ulonglong_or_reduce_warp
+#define nvshmemx_ulonglong_or_reducescatter_block shmemx_ulonglong_or_reducescatter_block
+#define nvshmemx_ulonglong_or_reducescatter_warp shmemx_ulonglong_or_reducescatter_warp
+#define nvshmemx_ulonglong_p_on_stream shmemx_ulonglong_p_on_stream
 #define nvshmemx_ulonglong_prod_reduce_block shmemx_ulonglong_prod_reduce_block
 #define nvshmemx_ulonglong_prod_reduce_warp shmemx_ulonglong_prod_reduce_warp
+#define nvshmemx_ulonglong_prod_reducescatter_block shmemx_ulonglong_prod_reducescatter_block
+#define nvshmemx_ulonglong_prod_reducescatter_warp shmemx_ulonglong_prod_reducescatter_warp
 #define nvshmemx_ulonglong_put_block shmemx_ulonglong_put_block
 #define nvshmemx_ulonglong_put_nbi_block shmemx_ulonglong_put_nbi_block
+#define nvshmemx_ulonglong_put_nbi_on_stream shmemx_ulonglong_put_nbi_on_stream
 #define nvshmemx_ulonglong_put_nbi_warp shmemx_ulonglong_put_nbi_warp
+#define nvshmemx_ulonglong_put_on_stream shmemx_ulonglong_put_on_stream
 #define nvshmemx_ulonglong_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_ulonglong_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_ulonglong_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_ulonglong_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_ulonglong_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_ulonglong_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2503,19 +3194,28 @@
 #define nvshmemx_ulonglong_put_warp shmemx_ulonglong_put_warp
 #define nvshmemx_ulonglong_sum_reduce_block shmemx_ulonglong_sum_reduce_block
 #define nvshmemx_ulonglong_sum_reduce_warp shmemx_ulonglong_sum_reduce_warp
+#define nvshmemx_ulonglong_sum_reducescatter_block shmemx_ulonglong_sum_reducescatter_block
+#define nvshmemx_ulonglong_sum_reducescatter_warp shmemx_ulonglong_sum_reducescatter_warp
+#define nvshmemx_ulonglong_wait_until_on_stream(a0, a1, a2, a3) shmemx_ulonglong_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
 #define nvshmemx_ulonglong_xor_reduce_block shmemx_ulonglong_xor_reduce_block
 #define nvshmemx_ulonglong_xor_reduce_warp shmemx_ulonglong_xor_reduce_warp
+#define nvshmemx_ulonglong_xor_reducescatter_block shmemx_ulonglong_xor_reducescatter_block
+#define nvshmemx_ulonglong_xor_reducescatter_warp shmemx_ulonglong_xor_reducescatter_warp
 #define nvshmemx_ushort_alltoall_block shmemx_ushort_alltoall_block
 #define nvshmemx_ushort_alltoall_warp shmemx_ushort_alltoall_warp
 #define nvshmemx_ushort_and_reduce_block shmemx_ushort_and_reduce_block
 #define nvshmemx_ushort_and_reduce_warp shmemx_ushort_and_reduce_warp
+#define nvshmemx_ushort_and_reducescatter_block shmemx_ushort_and_reducescatter_block
+#define nvshmemx_ushort_and_reducescatter_warp shmemx_ushort_and_reducescatter_warp
 #define nvshmemx_ushort_broadcast_block shmemx_ushort_broadcast_block
 #define nvshmemx_ushort_broadcast_warp shmemx_ushort_broadcast_warp
 #define nvshmemx_ushort_fcollect_block shmemx_ushort_fcollect_block
 #define nvshmemx_ushort_fcollect_warp shmemx_ushort_fcollect_warp
 #define nvshmemx_ushort_get_block shmemx_ushort_get_block
 #define nvshmemx_ushort_get_nbi_block shmemx_ushort_get_nbi_block
+#define nvshmemx_ushort_get_nbi_on_stream shmemx_ushort_get_nbi_on_stream
 #define nvshmemx_ushort_get_nbi_warp shmemx_ushort_get_nbi_warp
+#define nvshmemx_ushort_get_on_stream shmemx_ushort_get_on_stream
 #define nvshmemx_ushort_get_warp shmemx_ushort_get_warp
 #define nvshmemx_ushort_iget_block shmemx_ushort_iget_block
 #define nvshmemx_ushort_iget_warp shmemx_ushort_iget_warp
@@ -2523,15 +3223,26 @@
 #define nvshmemx_ushort_iput_warp shmemx_ushort_iput_warp
 #define nvshmemx_ushort_max_reduce_block shmemx_ushort_max_reduce_block
 #define nvshmemx_ushort_max_reduce_warp shmemx_ushort_max_reduce_warp
+#define nvshmemx_ushort_max_reducescatter_block shmemx_ushort_max_reducescatter_block
+#define nvshmemx_ushort_max_reducescatter_warp shmemx_ushort_max_reducescatter_warp
 #define nvshmemx_ushort_min_reduce_block shmemx_ushort_min_reduce_block
 #define nvshmemx_ushort_min_reduce_warp shmemx_ushort_min_reduce_warp
+#define nvshmemx_ushort_min_reducescatter_block shmemx_ushort_min_reducescatter_block
+#define nvshmemx_ushort_min_reducescatter_warp shmemx_ushort_min_reducescatter_warp
 #define nvshmemx_ushort_or_reduce_block shmemx_ushort_or_reduce_block
 #define nvshmemx_ushort_or_reduce_warp shmemx_ushort_or_reduce_warp
+#define nvshmemx_ushort_or_reducescatter_block shmemx_ushort_or_reducescatter_block
+#define nvshmemx_ushort_or_reducescatter_warp shmemx_ushort_or_reducescatter_warp
+#define nvshmemx_ushort_p_on_stream shmemx_ushort_p_on_stream
 #define nvshmemx_ushort_prod_reduce_block shmemx_ushort_prod_reduce_block
 #define nvshmemx_ushort_prod_reduce_warp shmemx_ushort_prod_reduce_warp
+#define nvshmemx_ushort_prod_reducescatter_block shmemx_ushort_prod_reducescatter_block
+#define nvshmemx_ushort_prod_reducescatter_warp shmemx_ushort_prod_reducescatter_warp
 #define nvshmemx_ushort_put_block shmemx_ushort_put_block
 #define nvshmemx_ushort_put_nbi_block shmemx_ushort_put_nbi_block
+#define nvshmemx_ushort_put_nbi_on_stream shmemx_ushort_put_nbi_on_stream
 #define nvshmemx_ushort_put_nbi_warp shmemx_ushort_put_nbi_warp
+#define nvshmemx_ushort_put_on_stream shmemx_ushort_put_on_stream
 #define nvshmemx_ushort_put_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_ushort_put_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_ushort_put_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_ushort_put_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_ushort_put_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_ushort_put_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
@@ -2539,7 +3250,12 @@
 #define nvshmemx_ushort_put_warp shmemx_ushort_put_warp
 #define nvshmemx_ushort_sum_reduce_block shmemx_ushort_sum_reduce_block
 #define nvshmemx_ushort_sum_reduce_warp shmemx_ushort_sum_reduce_warp
+#define nvshmemx_ushort_sum_reducescatter_block shmemx_ushort_sum_reducescatter_block
+#define nvshmemx_ushort_sum_reducescatter_warp shmemx_ushort_sum_reducescatter_warp
+#define nvshmemx_ushort_wait_until_on_stream(a0, a1, a2, a3) shmemx_ushort_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
 #define nvshmemx_ushort_xor_reduce_block shmemx_ushort_xor_reduce_block
 #define nvshmemx_ushort_xor_reduce_warp shmemx_ushort_xor_reduce_warp
+#define nvshmemx_ushort_xor_reducescatter_block shmemx_ushort_xor_reducescatter_block
+#define nvshmemx_ushort_xor_reducescatter_warp shmemx_ushort_xor_reducescatter_warp
 
 #endif

@@ -16,6 +16,9 @@ VSHMEM_BEGIN_C
 
 extern shmem_team_t SHMEM_TEAM_WORLD;
 extern shmem_team_t SHMEM_TEAM_SHARED;
+/* An extension (it is declared here so that device code can name it as the predefined teams):
+ * the PEs of this PE's node (same host, or same VSHMEM_NODE_ID), mapped or not, in world order. */
+extern shmem_team_t SHMEMX_TEAM_NODE;
 
 /* This PE's number in team / the team's size; -1 for SHMEM_TEAM_INVALID or an invalid handle. */
 VSHMEM_HOSTDEV int shmem_team_my_pe(shmem_team_t team);

@@ -90,6 +90,43 @@ static void run_device(int me, int n) {
   CUDA_OK(cudaMemcpy(got.data(), sum, kWords * sizeof(int), cudaMemcpyDeviceToHost));
   EXPECT(got == total, "sum_reduce_on_stream");
   nvshmem_barrier_all();
+
+  // Typed on-stream RMA and waits: a long put (nbi), then a p of a flag that the right neighbour's
+  // stream waits for with NVSHMEM_CMP_EQ, then the team barrier on the stream.
+  long* lbuf = static_cast<long*>(nvshmem_malloc(kWords * sizeof(long)));
+  int* flag = static_cast<int*>(nvshmem_calloc(1, sizeof(int)));
+  EXPECT(lbuf && flag, "allocation failed");
+  std::vector<long> lmine(kWords), lgot(kWords);
+  for (long& v : lmine) v = static_cast<long>(rng());
+  long* lsrc = nullptr;
+  CUDA_OK(cudaMalloc(&lsrc, kWords * sizeof(long)));
+  CUDA_OK(cudaMemcpy(lsrc, lmine.data(), kWords * sizeof(long), cudaMemcpyHostToDevice));
+  nvshmem_barrier_all();
+  const int right = (me + 1) % n, token = 1000 + me, left_token = 1000 + left;
+  EXPECT(nvshmemx_long_put_nbi_on_stream(lbuf, lsrc, kWords, right, stream) == 0, "put_nbi");
+  EXPECT(nvshmemx_quiet_on_stream(stream) == 0, "quiet");
+  EXPECT(nvshmemx_int_p_on_stream(flag, token, right, stream) == 0, "p_on_stream");
+  EXPECT(nvshmemx_int_wait_until_on_stream(flag, NVSHMEM_CMP_EQ, left_token, stream) == 0,
+         "wait_until_on_stream");
+  EXPECT(nvshmemx_barrier_on_stream(NVSHMEM_TEAM_WORLD, stream) == 0, "barrier_on_stream");
+  CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<long> lexpect(kWords);
+  CUDA_OK(cudaMemcpy(lgot.data(), lbuf, kWords * sizeof(long), cudaMemcpyDeviceToHost));
+  int fl = 0;
+  CUDA_OK(cudaMemcpy(&fl, flag, sizeof(int), cudaMemcpyDeviceToHost));
+  EXPECT(fl == left_token, "flag %d, expected %d", fl, left_token);
+  // The left neighbour's data: its lsrc is private, so it tells us through the heap.
+  long* shared = static_cast<long*>(nvshmem_malloc(kWords * sizeof(long)));
+  EXPECT(shared != nullptr, "allocation failed");
+  CUDA_OK(cudaMemcpy(shared, lmine.data(), kWords * sizeof(long), cudaMemcpyHostToDevice));
+  nvshmem_barrier_all();
+  nvshmem_getmem(lexpect.data(), shared, kWords * sizeof(long), left);
+  EXPECT(lgot == lexpect, "long_put_nbi_on_stream from PE %d", left);
+  nvshmem_barrier_all();
+  nvshmem_free(shared);
+  CUDA_OK(cudaFree(lsrc));
+  nvshmem_free(flag);
+  nvshmem_free(lbuf);
   nvshmem_free(sig);
   nvshmem_free(sum);
   nvshmem_free(dest);
