@@ -1,8 +1,8 @@
 /* vshmem's NVSHMEM compatibility header: programs written for NVSHMEM 3.x build against vshmem
- * unchanged (add this folder, <prefix>/include/nvshmem, to the include path, or link the CMake
- * target vshmem::nvshmem). Every NVSHMEM call that vshmem implements is available under its
- * NVSHMEM name, in host and (under nvcc) device code; README.md lists the NVSHMEM names vshmem
- * does not provide.
+ * unchanged (add this folder, <prefix>/include/nvshmem, to the include path next to
+ * <prefix>/include, or link the CMake target vshmem::nvshmem). Every NVSHMEM call that vshmem
+ * implements is available under its NVSHMEM name, in host and (under nvcc) device code; README.md
+ * lists the NVSHMEM names vshmem does not provide.
  *
  * How: nvshmem_X / nvshmemx_X name vshmem's shmem_X / shmemx_X (nvshmem_names.h, generated from
  * vshmem's headers), so the OpenSHMEM headers stay free of NVSHMEM names. NVSHMEM's constants

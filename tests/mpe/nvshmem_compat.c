@@ -2,7 +2,8 @@
  * NVSHMEM's constant values (comparisons, signal operations, init flags), its team barrier and
  * two-argument team_get_config, NVSHMEMX_TEAM_NODE, and NVSHMEM_SYMMETRIC_SIZE.
  *
- * argv[1]: how to start: "init" (nvshmem_init), "attr" (nvshmemx_init_attr(0, ...)),
+ * argv[1]: how to start: "init" (nvshmem_init), "attr" (nvshmemx_init_attr(0, ...)), "uid"
+ *          (nvshmemx_get_uniqueid + NVSHMEMX_INIT_WITH_UNIQUEID, the ID passed by file),
  *          "size_small" (NVSHMEM_SYMMETRIC_SIZE=64M is set: a 96 MiB allocation fails),
  *          "size_vshmem_wins" (VSHMEM_SYMMETRIC_SIZE=256M too: it succeeds).
  * argv[2] (optional): the number of simulated nodes the launcher made (NVSHMEMX_TEAM_NODE). */
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpe_check.h"
 
@@ -147,11 +149,47 @@ static void check_teams_and_collectives(int me, int n, int nodes, unsigned long 
   nvshmem_free(src);
 }
 
+/* The unique-ID start with NVSHMEM's names and flag value (NVSHMEMX_INIT_WITH_UNIQUEID is 8): the
+ * ID goes from rank 0 to the others through a file named after vshmemrun's job id. */
+static void uid_start(void) {
+  const char* job = getenv("VSHMEM_JOB_ID");
+  CHECK(job && getenv("VSHMEM_RANK") && getenv("VSHMEM_NPES"), "run me under vshmemrun");
+  const int rank = atoi(getenv("VSHMEM_RANK")), nranks = atoi(getenv("VSHMEM_NPES"));
+  char path[512], part[600];
+  snprintf(path, sizeof(path), "%s/vshmem-nvuid-test-%s",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", job);
+  nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
+  if (rank == 0) {
+    CHECK(nvshmemx_get_uniqueid(&id) == 0, "nvshmemx_get_uniqueid");
+    snprintf(part, sizeof(part), "%s.part", path);
+    FILE* f = fopen(part, "wb");
+    CHECK(f && fwrite(&id, sizeof(id), 1, f) == 1 && fclose(f) == 0, "write %s", part);
+    CHECK(rename(part, path) == 0, "rename %s", path);
+  } else {
+    FILE* f = NULL;
+    for (int i = 0; i < 6000 && f == NULL; ++i) {
+      f = fopen(path, "rb");
+      if (f == NULL) usleep(10000);
+    }
+    CHECK(f != NULL && fread(&id, sizeof(id), 1, f) == 1, "read %s", path);
+    fclose(f);
+  }
+  nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+  CHECK(nvshmemx_set_attr_uniqueid_args(rank, nranks, &id, &attr) == 0, "set_attr");
+  CHECK(nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr) == 0, "init with the unique ID");
+  if (rank == 0) unlink(path);
+  CHECK(nvshmem_my_pe() == rank && nvshmem_n_pes() == nranks, "PE %d of %d", nvshmem_my_pe(),
+        nvshmem_n_pes());
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "init";
   const int nodes = argc > 2 ? atoi(argv[2]) : 1;
   CHECK(nvshmemx_init_status() == NVSHMEM_STATUS_NOT_INITIALIZED, "status before init");
-  if (strcmp(mode, "attr") == 0) {
+  if (strcmp(mode, "uid") == 0) {
+    unsetenv("VSHMEM_SOCKET_ADDR"); /* the ID decides, not vshmemrun's contract */
+    uid_start();
+  } else if (strcmp(mode, "attr") == 0) {
     nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
     CHECK(nvshmemx_init_attr(0, &attr) == 0, "nvshmemx_init_attr(0)");
   } else {

@@ -3,6 +3,8 @@ vshmem_add_mpe_test(NAME nvshmem_compat SOURCES ${CMAKE_CURRENT_LIST_DIR}/nvshme
                     LIBS vshmem_nvshmem NPES 1 2 3 4 ARGS init TIMEOUT 60)
 vshmem_add_mpe_test(NAME nvshmem_compat_attr TARGET mpe_nvshmem_compat NPES 2 4
                     LAUNCHERS vshmemrun ARGS attr TIMEOUT 60)
+vshmem_add_mpe_test(NAME nvshmem_compat_uid TARGET mpe_nvshmem_compat NPES 1 3 LAUNCHERS vshmemrun
+                    ARGS uid TIMEOUT 60 NO_GPU_RERUN)
 vshmem_add_mpe_test(NAME nvshmem_compat_2nodes TARGET mpe_nvshmem_compat NPES 2 4
                     LAUNCHERS vshmemrun LAUNCHER_ARGS --simulate-nodes 2 ARGS init 2 TIMEOUT 60
                     NO_GPU_RERUN)
