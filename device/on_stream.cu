@@ -364,6 +364,22 @@ int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* sour
   return launch(call, exchange_kernel, 1, kCollThreads, stream, team, dest, source, nelems, false);
 }
 
+#define VSHMEMI_COLL_ON_STREAM(NAME, TYPE)                                                   \
+  int shmemx_##NAME##_broadcast_on_stream(shmem_team_t team, TYPE* dest, const TYPE* source, \
+                                          size_t nelems, int PE_root, cudaStream_t stream) { \
+    return shmemx_broadcastmem_on_stream(team, dest, source, nelems * sizeof(TYPE), PE_root, \
+                                         stream);                                            \
+  }                                                                                          \
+  int shmemx_##NAME##_fcollect_on_stream(shmem_team_t team, TYPE* dest, const TYPE* source,  \
+                                         size_t nelems, cudaStream_t stream) {               \
+    return shmemx_fcollectmem_on_stream(team, dest, source, nelems * sizeof(TYPE), stream);  \
+  }                                                                                          \
+  int shmemx_##NAME##_alltoall_on_stream(shmem_team_t team, TYPE* dest, const TYPE* source,  \
+                                         size_t nelems, cudaStream_t stream) {               \
+    return shmemx_alltoallmem_on_stream(team, dest, source, nelems * sizeof(TYPE), stream);  \
+  }
+VSHMEM_RMA_DEVICE_TYPES(VSHMEMI_COLL_ON_STREAM)
+
 #define VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP, OPTYPE)                                         \
   int shmemx_##NAME##_##OP##_reduce_on_stream(shmem_team_t team, TYPE* dest, const TYPE* source, \
                                               size_t nreduce, cudaStream_t stream) {             \

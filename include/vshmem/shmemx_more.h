@@ -87,6 +87,16 @@ int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* sour
 int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,
                                  cudaStream_t stream);
 
+/* Typed forms (nelems elements; NVSHMEM's names). */
+#define VSHMEMX_DECLARE_COLL_ON_STREAM(NAME, TYPE)                                           \
+  int shmemx_##NAME##_broadcast_on_stream(shmem_team_t team, TYPE* dest, const TYPE* source, \
+                                          size_t nelems, int PE_root, cudaStream_t stream);  \
+  int shmemx_##NAME##_fcollect_on_stream(shmem_team_t team, TYPE* dest, const TYPE* source,  \
+                                         size_t nelems, cudaStream_t stream);                \
+  int shmemx_##NAME##_alltoall_on_stream(shmem_team_t team, TYPE* dest, const TYPE* source,  \
+                                         size_t nelems, cudaStream_t stream);
+VSHMEM_RMA_DEVICE_TYPES(VSHMEMX_DECLARE_COLL_ON_STREAM)
+
 #define VSHMEMX_DECLARE_REDUCE_ON_STREAM(NAME, TYPE, OP)                                         \
   int shmemx_##NAME##_##OP##_reduce_on_stream(shmem_team_t team, TYPE* dest, const TYPE* source, \
                                               size_t nreduce, cudaStream_t stream);

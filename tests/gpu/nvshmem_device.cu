@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -123,6 +124,22 @@ static void run_device(int me, int n) {
   nvshmem_getmem(lexpect.data(), shared, kWords * sizeof(long), left);
   EXPECT(lgot == lexpect, "long_put_nbi_on_stream from PE %d", left);
   nvshmem_barrier_all();
+
+  // A typed fcollect on the stream: every PE's block of longs, in PE order.
+  long* all = static_cast<long*>(nvshmem_malloc(static_cast<size_t>(n) * kWords * sizeof(long)));
+  EXPECT(all != nullptr, "allocation failed");
+  EXPECT(nvshmemx_long_fcollect_on_stream(NVSHMEM_TEAM_WORLD, all, shared, kWords, stream) == 0,
+         "long_fcollect_on_stream");
+  CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<long> gathered(static_cast<size_t>(n) * kWords), block(kWords);
+  CUDA_OK(cudaMemcpy(gathered.data(), all, gathered.size() * sizeof(long), cudaMemcpyDeviceToHost));
+  for (int p = 0; p < n; ++p) {
+    nvshmem_getmem(block.data(), shared, kWords * sizeof(long), p);
+    EXPECT(std::equal(block.begin(), block.end(), gathered.begin() + static_cast<long>(p) * kWords),
+           "fcollect block of PE %d", p);
+  }
+  nvshmem_barrier_all();
+  nvshmem_free(all);
   nvshmem_free(shared);
   CUDA_OK(cudaFree(lsrc));
   nvshmem_free(flag);
