@@ -2087,6 +2087,16 @@
 #define nvshmemx_half_sum_reducescatter_block shmemx_half_sum_reducescatter_block
 #define nvshmemx_half_sum_reducescatter_on_stream shmemx_half_sum_reducescatter_on_stream
 #define nvshmemx_half_sum_reducescatter_warp shmemx_half_sum_reducescatter_warp
+#define nvshmemx_iget128_block shmemx_iget128_block
+#define nvshmemx_iget128_warp shmemx_iget128_warp
+#define nvshmemx_iget16_block shmemx_iget16_block
+#define nvshmemx_iget16_warp shmemx_iget16_warp
+#define nvshmemx_iget32_block shmemx_iget32_block
+#define nvshmemx_iget32_warp shmemx_iget32_warp
+#define nvshmemx_iget64_block shmemx_iget64_block
+#define nvshmemx_iget64_warp shmemx_iget64_warp
+#define nvshmemx_iget8_block shmemx_iget8_block
+#define nvshmemx_iget8_warp shmemx_iget8_warp
 #define nvshmemx_int16_alltoall_block shmemx_int16_alltoall_block
 #define nvshmemx_int16_alltoall_on_stream shmemx_int16_alltoall_on_stream
 #define nvshmemx_int16_alltoall_warp shmemx_int16_alltoall_warp
@@ -2404,6 +2414,16 @@
 #define nvshmemx_int_sum_reducescatter_on_stream shmemx_int_sum_reducescatter_on_stream
 #define nvshmemx_int_sum_reducescatter_warp shmemx_int_sum_reducescatter_warp
 #define nvshmemx_int_wait_until_on_stream(a0, a1, a2, a3) shmemx_int_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
+#define nvshmemx_iput128_block shmemx_iput128_block
+#define nvshmemx_iput128_warp shmemx_iput128_warp
+#define nvshmemx_iput16_block shmemx_iput16_block
+#define nvshmemx_iput16_warp shmemx_iput16_warp
+#define nvshmemx_iput32_block shmemx_iput32_block
+#define nvshmemx_iput32_warp shmemx_iput32_warp
+#define nvshmemx_iput64_block shmemx_iput64_block
+#define nvshmemx_iput64_warp shmemx_iput64_warp
+#define nvshmemx_iput8_block shmemx_iput8_block
+#define nvshmemx_iput8_warp shmemx_iput8_warp
 #define nvshmemx_long_alltoall_block shmemx_long_alltoall_block
 #define nvshmemx_long_alltoall_on_stream shmemx_long_alltoall_on_stream
 #define nvshmemx_long_alltoall_warp shmemx_long_alltoall_warp
@@ -2564,22 +2584,42 @@
 #define nvshmemx_put128_block shmemx_put128_block
 #define nvshmemx_put128_nbi_block shmemx_put128_nbi_block
 #define nvshmemx_put128_nbi_warp shmemx_put128_nbi_warp
+#define nvshmemx_put128_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_put128_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put128_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_put128_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put128_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_put128_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put128_signal_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_put128_signal_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_put128_warp shmemx_put128_warp
 #define nvshmemx_put16_block shmemx_put16_block
 #define nvshmemx_put16_nbi_block shmemx_put16_nbi_block
 #define nvshmemx_put16_nbi_warp shmemx_put16_nbi_warp
+#define nvshmemx_put16_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_put16_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put16_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_put16_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put16_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_put16_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put16_signal_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_put16_signal_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_put16_warp shmemx_put16_warp
 #define nvshmemx_put32_block shmemx_put32_block
 #define nvshmemx_put32_nbi_block shmemx_put32_nbi_block
 #define nvshmemx_put32_nbi_warp shmemx_put32_nbi_warp
+#define nvshmemx_put32_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_put32_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put32_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_put32_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put32_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_put32_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put32_signal_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_put32_signal_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_put32_warp shmemx_put32_warp
 #define nvshmemx_put64_block shmemx_put64_block
 #define nvshmemx_put64_nbi_block shmemx_put64_nbi_block
 #define nvshmemx_put64_nbi_warp shmemx_put64_nbi_warp
+#define nvshmemx_put64_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_put64_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put64_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_put64_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put64_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_put64_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put64_signal_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_put64_signal_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_put64_warp shmemx_put64_warp
 #define nvshmemx_put8_block shmemx_put8_block
 #define nvshmemx_put8_nbi_block shmemx_put8_nbi_block
 #define nvshmemx_put8_nbi_warp shmemx_put8_nbi_warp
+#define nvshmemx_put8_signal_block(a0, a1, a2, a3, a4, a5, a6) shmemx_put8_signal_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put8_signal_nbi_block(a0, a1, a2, a3, a4, a5, a6) shmemx_put8_signal_nbi_block(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put8_signal_nbi_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_put8_signal_nbi_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmemx_put8_signal_warp(a0, a1, a2, a3, a4, a5, a6) shmemx_put8_signal_warp(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmemx_put8_warp shmemx_put8_warp
 #define nvshmemx_putmem_block shmemx_putmem_block
 #define nvshmemx_putmem_nbi_block shmemx_putmem_nbi_block

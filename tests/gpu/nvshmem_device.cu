@@ -49,6 +49,63 @@ __global__ void ring_kernel(int* dest, const int* src, uint64_t* sig, uint64_t r
   }
 }
 
+// The sized _block / _warp forms: put64_signal_block (SET, NVSHMEM's value) and iput32_warp (every
+// second element of dest gets source's consecutive elements).
+__global__ void sized_kernel(uint64_t* dst, const uint64_t* src, uint64_t* sig, int* idst,
+                             const int* isrc, int n) {
+  const int me = nvshmem_my_pe(), right = (me + 1) % nvshmem_n_pes();
+  nvshmemx_put64_signal_block(dst, src, n, sig, 77, NVSHMEM_SIGNAL_SET, right);
+  if (threadIdx.x < 32) nvshmemx_iput32_warp(idst, isrc, 2, 1, n / 2, right);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    nvshmem_signal_wait_until(sig, NVSHMEM_CMP_EQ, 77);
+    nvshmem_barrier(NVSHMEM_TEAM_WORLD);
+  }
+}
+
+static void run_sized(int me, int n, cudaStream_t stream) {
+  const int left = (me + n - 1) % n;
+  auto* dst = static_cast<uint64_t*>(nvshmem_malloc(kWords * sizeof(uint64_t)));
+  auto* src = static_cast<uint64_t*>(nvshmem_malloc(kWords * sizeof(uint64_t)));
+  auto* sig = static_cast<uint64_t*>(nvshmem_calloc(1, sizeof(uint64_t)));
+  auto* idst = static_cast<int*>(nvshmem_malloc(kWords * sizeof(int)));
+  auto* isrc = static_cast<int*>(nvshmem_malloc(kWords * sizeof(int)));
+  EXPECT(dst && src && sig && idst && isrc, "allocation failed");
+  std::mt19937_64 rng(std::random_device{}() + 7u * me);
+  std::vector<uint64_t> v(kWords), poison(kWords, ~0ull);
+  std::vector<int> iv(kWords), ipoison(kWords, -1);
+  for (auto& x : v) x = rng();
+  for (auto& x : iv) x = static_cast<int>(rng() % 1000000);
+  CUDA_OK(cudaMemcpy(src, v.data(), kWords * 8, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(dst, poison.data(), kWords * 8, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(isrc, iv.data(), kWords * 4, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(idst, ipoison.data(), kWords * 4, cudaMemcpyHostToDevice));
+  nvshmem_barrier_all();
+  int nn = kWords;
+  void* args[] = {&dst, &src, &sig, &idst, &isrc, &nn};
+  EXPECT(nvshmemx_collective_launch(reinterpret_cast<const void*>(sized_kernel), dim3(1), dim3(256),
+                                    args, 0, stream) == 0,
+         "launch");
+  CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<uint64_t> got(kWords), expect(kWords);
+  std::vector<int> igot(kWords), iexpect(kWords);
+  nvshmem_getmem(expect.data(), src, kWords * 8, left);
+  nvshmem_getmem(iexpect.data(), isrc, kWords * 4, left);
+  CUDA_OK(cudaMemcpy(got.data(), dst, kWords * 8, cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(igot.data(), idst, kWords * 4, cudaMemcpyDeviceToHost));
+  EXPECT(got == expect, "put64_signal_block from PE %d", left);
+  for (int i = 0; i < kWords; ++i) {
+    const int want = i % 2 == 0 ? iexpect[i / 2] : -1;
+    EXPECT(igot[i] == want, "iput32_warp element %d: %d, expected %d", i, igot[i], want);
+  }
+  nvshmem_barrier_all();
+  nvshmem_free(isrc);
+  nvshmem_free(idst);
+  nvshmem_free(sig);
+  nvshmem_free(src);
+  nvshmem_free(dst);
+}
+
 static void run_device(int me, int n) {
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
@@ -148,6 +205,7 @@ static void run_device(int me, int n) {
   nvshmem_free(sum);
   nvshmem_free(dest);
   nvshmem_free(src);
+  run_sized(me, n, stream);
   CUDA_OK(cudaStreamDestroy(stream));
 }
 
