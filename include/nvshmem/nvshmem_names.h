@@ -45,6 +45,8 @@
 #define nvshmem_char_g shmem_char_g
 #define nvshmem_char_get shmem_char_get
 #define nvshmem_char_get_nbi shmem_char_get_nbi
+#define nvshmem_char_ibget shmem_char_ibget
+#define nvshmem_char_ibput shmem_char_ibput
 #define nvshmem_char_iget shmem_char_iget
 #define nvshmem_char_iput shmem_char_iput
 #define nvshmem_char_max_reduce shmem_char_max_reduce
@@ -75,6 +77,8 @@
 #define nvshmem_ctx_char_g shmem_ctx_char_g
 #define nvshmem_ctx_char_get shmem_ctx_char_get
 #define nvshmem_ctx_char_get_nbi shmem_ctx_char_get_nbi
+#define nvshmem_ctx_char_ibget shmem_ctx_char_ibget
+#define nvshmem_ctx_char_ibput shmem_ctx_char_ibput
 #define nvshmem_ctx_char_iget shmem_ctx_char_iget
 #define nvshmem_ctx_char_iput shmem_ctx_char_iput
 #define nvshmem_ctx_char_p shmem_ctx_char_p
@@ -92,6 +96,8 @@
 #define nvshmem_ctx_double_g shmem_ctx_double_g
 #define nvshmem_ctx_double_get shmem_ctx_double_get
 #define nvshmem_ctx_double_get_nbi shmem_ctx_double_get_nbi
+#define nvshmem_ctx_double_ibget shmem_ctx_double_ibget
+#define nvshmem_ctx_double_ibput shmem_ctx_double_ibput
 #define nvshmem_ctx_double_iget shmem_ctx_double_iget
 #define nvshmem_ctx_double_iput shmem_ctx_double_iput
 #define nvshmem_ctx_double_p shmem_ctx_double_p
@@ -108,6 +114,8 @@
 #define nvshmem_ctx_float_g shmem_ctx_float_g
 #define nvshmem_ctx_float_get shmem_ctx_float_get
 #define nvshmem_ctx_float_get_nbi shmem_ctx_float_get_nbi
+#define nvshmem_ctx_float_ibget shmem_ctx_float_ibget
+#define nvshmem_ctx_float_ibput shmem_ctx_float_ibput
 #define nvshmem_ctx_float_iget shmem_ctx_float_iget
 #define nvshmem_ctx_float_iput shmem_ctx_float_iput
 #define nvshmem_ctx_float_p shmem_ctx_float_p
@@ -128,6 +136,16 @@
 #define nvshmem_ctx_get_team shmem_ctx_get_team
 #define nvshmem_ctx_getmem shmem_ctx_getmem
 #define nvshmem_ctx_getmem_nbi shmem_ctx_getmem_nbi
+#define nvshmem_ctx_ibget128 shmem_ctx_ibget128
+#define nvshmem_ctx_ibget16 shmem_ctx_ibget16
+#define nvshmem_ctx_ibget32 shmem_ctx_ibget32
+#define nvshmem_ctx_ibget64 shmem_ctx_ibget64
+#define nvshmem_ctx_ibget8 shmem_ctx_ibget8
+#define nvshmem_ctx_ibput128 shmem_ctx_ibput128
+#define nvshmem_ctx_ibput16 shmem_ctx_ibput16
+#define nvshmem_ctx_ibput32 shmem_ctx_ibput32
+#define nvshmem_ctx_ibput64 shmem_ctx_ibput64
+#define nvshmem_ctx_ibput8 shmem_ctx_ibput8
 #define nvshmem_ctx_iget128 shmem_ctx_iget128
 #define nvshmem_ctx_iget16 shmem_ctx_iget16
 #define nvshmem_ctx_iget32 shmem_ctx_iget32
@@ -136,6 +154,8 @@
 #define nvshmem_ctx_int16_g shmem_ctx_int16_g
 #define nvshmem_ctx_int16_get shmem_ctx_int16_get
 #define nvshmem_ctx_int16_get_nbi shmem_ctx_int16_get_nbi
+#define nvshmem_ctx_int16_ibget shmem_ctx_int16_ibget
+#define nvshmem_ctx_int16_ibput shmem_ctx_int16_ibput
 #define nvshmem_ctx_int16_iget shmem_ctx_int16_iget
 #define nvshmem_ctx_int16_iput shmem_ctx_int16_iput
 #define nvshmem_ctx_int16_p shmem_ctx_int16_p
@@ -168,6 +188,8 @@
 #define nvshmem_ctx_int32_g shmem_ctx_int32_g
 #define nvshmem_ctx_int32_get shmem_ctx_int32_get
 #define nvshmem_ctx_int32_get_nbi shmem_ctx_int32_get_nbi
+#define nvshmem_ctx_int32_ibget shmem_ctx_int32_ibget
+#define nvshmem_ctx_int32_ibput shmem_ctx_int32_ibput
 #define nvshmem_ctx_int32_iget shmem_ctx_int32_iget
 #define nvshmem_ctx_int32_iput shmem_ctx_int32_iput
 #define nvshmem_ctx_int32_p shmem_ctx_int32_p
@@ -200,6 +222,8 @@
 #define nvshmem_ctx_int64_g shmem_ctx_int64_g
 #define nvshmem_ctx_int64_get shmem_ctx_int64_get
 #define nvshmem_ctx_int64_get_nbi shmem_ctx_int64_get_nbi
+#define nvshmem_ctx_int64_ibget shmem_ctx_int64_ibget
+#define nvshmem_ctx_int64_ibput shmem_ctx_int64_ibput
 #define nvshmem_ctx_int64_iget shmem_ctx_int64_iget
 #define nvshmem_ctx_int64_iput shmem_ctx_int64_iput
 #define nvshmem_ctx_int64_p shmem_ctx_int64_p
@@ -210,6 +234,8 @@
 #define nvshmem_ctx_int8_g shmem_ctx_int8_g
 #define nvshmem_ctx_int8_get shmem_ctx_int8_get
 #define nvshmem_ctx_int8_get_nbi shmem_ctx_int8_get_nbi
+#define nvshmem_ctx_int8_ibget shmem_ctx_int8_ibget
+#define nvshmem_ctx_int8_ibput shmem_ctx_int8_ibput
 #define nvshmem_ctx_int8_iget shmem_ctx_int8_iget
 #define nvshmem_ctx_int8_iput shmem_ctx_int8_iput
 #define nvshmem_ctx_int8_p shmem_ctx_int8_p
@@ -233,6 +259,8 @@
 #define nvshmem_ctx_int_g shmem_ctx_int_g
 #define nvshmem_ctx_int_get shmem_ctx_int_get
 #define nvshmem_ctx_int_get_nbi shmem_ctx_int_get_nbi
+#define nvshmem_ctx_int_ibget shmem_ctx_int_ibget
+#define nvshmem_ctx_int_ibput shmem_ctx_int_ibput
 #define nvshmem_ctx_int_iget shmem_ctx_int_iget
 #define nvshmem_ctx_int_iput shmem_ctx_int_iput
 #define nvshmem_ctx_int_p shmem_ctx_int_p
@@ -261,6 +289,8 @@
 #define nvshmem_ctx_long_g shmem_ctx_long_g
 #define nvshmem_ctx_long_get shmem_ctx_long_get
 #define nvshmem_ctx_long_get_nbi shmem_ctx_long_get_nbi
+#define nvshmem_ctx_long_ibget shmem_ctx_long_ibget
+#define nvshmem_ctx_long_ibput shmem_ctx_long_ibput
 #define nvshmem_ctx_long_iget shmem_ctx_long_iget
 #define nvshmem_ctx_long_iput shmem_ctx_long_iput
 #define nvshmem_ctx_long_p shmem_ctx_long_p
@@ -271,6 +301,8 @@
 #define nvshmem_ctx_longdouble_g shmem_ctx_longdouble_g
 #define nvshmem_ctx_longdouble_get shmem_ctx_longdouble_get
 #define nvshmem_ctx_longdouble_get_nbi shmem_ctx_longdouble_get_nbi
+#define nvshmem_ctx_longdouble_ibget shmem_ctx_longdouble_ibget
+#define nvshmem_ctx_longdouble_ibput shmem_ctx_longdouble_ibput
 #define nvshmem_ctx_longdouble_iget shmem_ctx_longdouble_iget
 #define nvshmem_ctx_longdouble_iput shmem_ctx_longdouble_iput
 #define nvshmem_ctx_longdouble_p shmem_ctx_longdouble_p
@@ -294,6 +326,8 @@
 #define nvshmem_ctx_longlong_g shmem_ctx_longlong_g
 #define nvshmem_ctx_longlong_get shmem_ctx_longlong_get
 #define nvshmem_ctx_longlong_get_nbi shmem_ctx_longlong_get_nbi
+#define nvshmem_ctx_longlong_ibget shmem_ctx_longlong_ibget
+#define nvshmem_ctx_longlong_ibput shmem_ctx_longlong_ibput
 #define nvshmem_ctx_longlong_iget shmem_ctx_longlong_iget
 #define nvshmem_ctx_longlong_iput shmem_ctx_longlong_iput
 #define nvshmem_ctx_longlong_p shmem_ctx_longlong_p
@@ -301,6 +335,7 @@
 #define nvshmem_ctx_longlong_put_nbi shmem_ctx_longlong_put_nbi
 #define nvshmem_ctx_longlong_put_signal(a0, a1, a2, a3, a4, a5, a6, a7) shmem_ctx_longlong_put_signal(a0, a1, a2, a3, a4, a5, VSHMEMI_NV_SIG_OP(a6), a7)
 #define nvshmem_ctx_longlong_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6, a7) shmem_ctx_longlong_put_signal_nbi(a0, a1, a2, a3, a4, a5, VSHMEMI_NV_SIG_OP(a6), a7)
+#define nvshmem_ctx_pe_quiet shmem_ctx_pe_quiet
 #define nvshmem_ctx_ptrdiff_atomic_add shmem_ctx_ptrdiff_atomic_add
 #define nvshmem_ctx_ptrdiff_atomic_compare_swap shmem_ctx_ptrdiff_atomic_compare_swap
 #define nvshmem_ctx_ptrdiff_atomic_compare_swap_nbi shmem_ctx_ptrdiff_atomic_compare_swap_nbi
@@ -317,6 +352,8 @@
 #define nvshmem_ctx_ptrdiff_g shmem_ctx_ptrdiff_g
 #define nvshmem_ctx_ptrdiff_get shmem_ctx_ptrdiff_get
 #define nvshmem_ctx_ptrdiff_get_nbi shmem_ctx_ptrdiff_get_nbi
+#define nvshmem_ctx_ptrdiff_ibget shmem_ctx_ptrdiff_ibget
+#define nvshmem_ctx_ptrdiff_ibput shmem_ctx_ptrdiff_ibput
 #define nvshmem_ctx_ptrdiff_iget shmem_ctx_ptrdiff_iget
 #define nvshmem_ctx_ptrdiff_iput shmem_ctx_ptrdiff_iput
 #define nvshmem_ctx_ptrdiff_p shmem_ctx_ptrdiff_p
@@ -352,6 +389,8 @@
 #define nvshmem_ctx_schar_g shmem_ctx_schar_g
 #define nvshmem_ctx_schar_get shmem_ctx_schar_get
 #define nvshmem_ctx_schar_get_nbi shmem_ctx_schar_get_nbi
+#define nvshmem_ctx_schar_ibget shmem_ctx_schar_ibget
+#define nvshmem_ctx_schar_ibput shmem_ctx_schar_ibput
 #define nvshmem_ctx_schar_iget shmem_ctx_schar_iget
 #define nvshmem_ctx_schar_iput shmem_ctx_schar_iput
 #define nvshmem_ctx_schar_p shmem_ctx_schar_p
@@ -362,6 +401,8 @@
 #define nvshmem_ctx_short_g shmem_ctx_short_g
 #define nvshmem_ctx_short_get shmem_ctx_short_get
 #define nvshmem_ctx_short_get_nbi shmem_ctx_short_get_nbi
+#define nvshmem_ctx_short_ibget shmem_ctx_short_ibget
+#define nvshmem_ctx_short_ibput shmem_ctx_short_ibput
 #define nvshmem_ctx_short_iget shmem_ctx_short_iget
 #define nvshmem_ctx_short_iput shmem_ctx_short_iput
 #define nvshmem_ctx_short_p shmem_ctx_short_p
@@ -369,6 +410,8 @@
 #define nvshmem_ctx_short_put_nbi shmem_ctx_short_put_nbi
 #define nvshmem_ctx_short_put_signal(a0, a1, a2, a3, a4, a5, a6, a7) shmem_ctx_short_put_signal(a0, a1, a2, a3, a4, a5, VSHMEMI_NV_SIG_OP(a6), a7)
 #define nvshmem_ctx_short_put_signal_nbi(a0, a1, a2, a3, a4, a5, a6, a7) shmem_ctx_short_put_signal_nbi(a0, a1, a2, a3, a4, a5, VSHMEMI_NV_SIG_OP(a6), a7)
+#define nvshmem_ctx_signal_add shmem_ctx_signal_add
+#define nvshmem_ctx_signal_set shmem_ctx_signal_set
 #define nvshmem_ctx_size_atomic_add shmem_ctx_size_atomic_add
 #define nvshmem_ctx_size_atomic_compare_swap shmem_ctx_size_atomic_compare_swap
 #define nvshmem_ctx_size_atomic_compare_swap_nbi shmem_ctx_size_atomic_compare_swap_nbi
@@ -385,6 +428,8 @@
 #define nvshmem_ctx_size_g shmem_ctx_size_g
 #define nvshmem_ctx_size_get shmem_ctx_size_get
 #define nvshmem_ctx_size_get_nbi shmem_ctx_size_get_nbi
+#define nvshmem_ctx_size_ibget shmem_ctx_size_ibget
+#define nvshmem_ctx_size_ibput shmem_ctx_size_ibput
 #define nvshmem_ctx_size_iget shmem_ctx_size_iget
 #define nvshmem_ctx_size_iput shmem_ctx_size_iput
 #define nvshmem_ctx_size_p shmem_ctx_size_p
@@ -395,6 +440,8 @@
 #define nvshmem_ctx_uchar_g shmem_ctx_uchar_g
 #define nvshmem_ctx_uchar_get shmem_ctx_uchar_get
 #define nvshmem_ctx_uchar_get_nbi shmem_ctx_uchar_get_nbi
+#define nvshmem_ctx_uchar_ibget shmem_ctx_uchar_ibget
+#define nvshmem_ctx_uchar_ibput shmem_ctx_uchar_ibput
 #define nvshmem_ctx_uchar_iget shmem_ctx_uchar_iget
 #define nvshmem_ctx_uchar_iput shmem_ctx_uchar_iput
 #define nvshmem_ctx_uchar_p shmem_ctx_uchar_p
@@ -405,6 +452,8 @@
 #define nvshmem_ctx_uint16_g shmem_ctx_uint16_g
 #define nvshmem_ctx_uint16_get shmem_ctx_uint16_get
 #define nvshmem_ctx_uint16_get_nbi shmem_ctx_uint16_get_nbi
+#define nvshmem_ctx_uint16_ibget shmem_ctx_uint16_ibget
+#define nvshmem_ctx_uint16_ibput shmem_ctx_uint16_ibput
 #define nvshmem_ctx_uint16_iget shmem_ctx_uint16_iget
 #define nvshmem_ctx_uint16_iput shmem_ctx_uint16_iput
 #define nvshmem_ctx_uint16_p shmem_ctx_uint16_p
@@ -437,6 +486,8 @@
 #define nvshmem_ctx_uint32_g shmem_ctx_uint32_g
 #define nvshmem_ctx_uint32_get shmem_ctx_uint32_get
 #define nvshmem_ctx_uint32_get_nbi shmem_ctx_uint32_get_nbi
+#define nvshmem_ctx_uint32_ibget shmem_ctx_uint32_ibget
+#define nvshmem_ctx_uint32_ibput shmem_ctx_uint32_ibput
 #define nvshmem_ctx_uint32_iget shmem_ctx_uint32_iget
 #define nvshmem_ctx_uint32_iput shmem_ctx_uint32_iput
 #define nvshmem_ctx_uint32_p shmem_ctx_uint32_p
@@ -469,6 +520,8 @@
 #define nvshmem_ctx_uint64_g shmem_ctx_uint64_g
 #define nvshmem_ctx_uint64_get shmem_ctx_uint64_get
 #define nvshmem_ctx_uint64_get_nbi shmem_ctx_uint64_get_nbi
+#define nvshmem_ctx_uint64_ibget shmem_ctx_uint64_ibget
+#define nvshmem_ctx_uint64_ibput shmem_ctx_uint64_ibput
 #define nvshmem_ctx_uint64_iget shmem_ctx_uint64_iget
 #define nvshmem_ctx_uint64_iput shmem_ctx_uint64_iput
 #define nvshmem_ctx_uint64_p shmem_ctx_uint64_p
@@ -479,6 +532,8 @@
 #define nvshmem_ctx_uint8_g shmem_ctx_uint8_g
 #define nvshmem_ctx_uint8_get shmem_ctx_uint8_get
 #define nvshmem_ctx_uint8_get_nbi shmem_ctx_uint8_get_nbi
+#define nvshmem_ctx_uint8_ibget shmem_ctx_uint8_ibget
+#define nvshmem_ctx_uint8_ibput shmem_ctx_uint8_ibput
 #define nvshmem_ctx_uint8_iget shmem_ctx_uint8_iget
 #define nvshmem_ctx_uint8_iput shmem_ctx_uint8_iput
 #define nvshmem_ctx_uint8_p shmem_ctx_uint8_p
@@ -511,6 +566,8 @@
 #define nvshmem_ctx_uint_g shmem_ctx_uint_g
 #define nvshmem_ctx_uint_get shmem_ctx_uint_get
 #define nvshmem_ctx_uint_get_nbi shmem_ctx_uint_get_nbi
+#define nvshmem_ctx_uint_ibget shmem_ctx_uint_ibget
+#define nvshmem_ctx_uint_ibput shmem_ctx_uint_ibput
 #define nvshmem_ctx_uint_iget shmem_ctx_uint_iget
 #define nvshmem_ctx_uint_iput shmem_ctx_uint_iput
 #define nvshmem_ctx_uint_p shmem_ctx_uint_p
@@ -543,6 +600,8 @@
 #define nvshmem_ctx_ulong_g shmem_ctx_ulong_g
 #define nvshmem_ctx_ulong_get shmem_ctx_ulong_get
 #define nvshmem_ctx_ulong_get_nbi shmem_ctx_ulong_get_nbi
+#define nvshmem_ctx_ulong_ibget shmem_ctx_ulong_ibget
+#define nvshmem_ctx_ulong_ibput shmem_ctx_ulong_ibput
 #define nvshmem_ctx_ulong_iget shmem_ctx_ulong_iget
 #define nvshmem_ctx_ulong_iput shmem_ctx_ulong_iput
 #define nvshmem_ctx_ulong_p shmem_ctx_ulong_p
@@ -575,6 +634,8 @@
 #define nvshmem_ctx_ulonglong_g shmem_ctx_ulonglong_g
 #define nvshmem_ctx_ulonglong_get shmem_ctx_ulonglong_get
 #define nvshmem_ctx_ulonglong_get_nbi shmem_ctx_ulonglong_get_nbi
+#define nvshmem_ctx_ulonglong_ibget shmem_ctx_ulonglong_ibget
+#define nvshmem_ctx_ulonglong_ibput shmem_ctx_ulonglong_ibput
 #define nvshmem_ctx_ulonglong_iget shmem_ctx_ulonglong_iget
 #define nvshmem_ctx_ulonglong_iput shmem_ctx_ulonglong_iput
 #define nvshmem_ctx_ulonglong_p shmem_ctx_ulonglong_p
@@ -585,6 +646,8 @@
 #define nvshmem_ctx_ushort_g shmem_ctx_ushort_g
 #define nvshmem_ctx_ushort_get shmem_ctx_ushort_get
 #define nvshmem_ctx_ushort_get_nbi shmem_ctx_ushort_get_nbi
+#define nvshmem_ctx_ushort_ibget shmem_ctx_ushort_ibget
+#define nvshmem_ctx_ushort_ibput shmem_ctx_ushort_ibput
 #define nvshmem_ctx_ushort_iget shmem_ctx_ushort_iget
 #define nvshmem_ctx_ushort_iput shmem_ctx_ushort_iput
 #define nvshmem_ctx_ushort_p shmem_ctx_ushort_p
@@ -606,6 +669,8 @@
 #define nvshmem_double_g shmem_double_g
 #define nvshmem_double_get shmem_double_get
 #define nvshmem_double_get_nbi shmem_double_get_nbi
+#define nvshmem_double_ibget shmem_double_ibget
+#define nvshmem_double_ibput shmem_double_ibput
 #define nvshmem_double_iget shmem_double_iget
 #define nvshmem_double_iput shmem_double_iput
 #define nvshmem_double_max_reduce shmem_double_max_reduce
@@ -646,6 +711,8 @@
 #define nvshmem_float_g shmem_float_g
 #define nvshmem_float_get shmem_float_get
 #define nvshmem_float_get_nbi shmem_float_get_nbi
+#define nvshmem_float_ibget shmem_float_ibget
+#define nvshmem_float_ibput shmem_float_ibput
 #define nvshmem_float_iget shmem_float_iget
 #define nvshmem_float_iput shmem_float_iput
 #define nvshmem_float_max_reduce shmem_float_max_reduce
@@ -700,6 +767,16 @@
 #define nvshmem_half_put_nbi shmem_half_put_nbi
 #define nvshmem_half_sum_reduce shmem_half_sum_reduce
 #define nvshmem_half_sum_reducescatter shmem_half_sum_reducescatter
+#define nvshmem_ibget128 shmem_ibget128
+#define nvshmem_ibget16 shmem_ibget16
+#define nvshmem_ibget32 shmem_ibget32
+#define nvshmem_ibget64 shmem_ibget64
+#define nvshmem_ibget8 shmem_ibget8
+#define nvshmem_ibput128 shmem_ibput128
+#define nvshmem_ibput16 shmem_ibput16
+#define nvshmem_ibput32 shmem_ibput32
+#define nvshmem_ibput64 shmem_ibput64
+#define nvshmem_ibput8 shmem_ibput8
 #define nvshmem_iget128 shmem_iget128
 #define nvshmem_iget16 shmem_iget16
 #define nvshmem_iget32 shmem_iget32
@@ -719,6 +796,8 @@
 #define nvshmem_int16_g shmem_int16_g
 #define nvshmem_int16_get shmem_int16_get
 #define nvshmem_int16_get_nbi shmem_int16_get_nbi
+#define nvshmem_int16_ibget shmem_int16_ibget
+#define nvshmem_int16_ibput shmem_int16_ibput
 #define nvshmem_int16_iget shmem_int16_iget
 #define nvshmem_int16_iput shmem_int16_iput
 #define nvshmem_int16_max_reduce shmem_int16_max_reduce
@@ -770,6 +849,8 @@
 #define nvshmem_int32_g shmem_int32_g
 #define nvshmem_int32_get shmem_int32_get
 #define nvshmem_int32_get_nbi shmem_int32_get_nbi
+#define nvshmem_int32_ibget shmem_int32_ibget
+#define nvshmem_int32_ibput shmem_int32_ibput
 #define nvshmem_int32_iget shmem_int32_iget
 #define nvshmem_int32_iput shmem_int32_iput
 #define nvshmem_int32_max_reduce shmem_int32_max_reduce
@@ -835,6 +916,8 @@
 #define nvshmem_int64_g shmem_int64_g
 #define nvshmem_int64_get shmem_int64_get
 #define nvshmem_int64_get_nbi shmem_int64_get_nbi
+#define nvshmem_int64_ibget shmem_int64_ibget
+#define nvshmem_int64_ibput shmem_int64_ibput
 #define nvshmem_int64_iget shmem_int64_iget
 #define nvshmem_int64_iput shmem_int64_iput
 #define nvshmem_int64_max_reduce shmem_int64_max_reduce
@@ -878,6 +961,8 @@
 #define nvshmem_int8_g shmem_int8_g
 #define nvshmem_int8_get shmem_int8_get
 #define nvshmem_int8_get_nbi shmem_int8_get_nbi
+#define nvshmem_int8_ibget shmem_int8_ibget
+#define nvshmem_int8_ibput shmem_int8_ibput
 #define nvshmem_int8_iget shmem_int8_iget
 #define nvshmem_int8_iput shmem_int8_iput
 #define nvshmem_int8_max_reduce shmem_int8_max_reduce
@@ -924,6 +1009,8 @@
 #define nvshmem_int_g shmem_int_g
 #define nvshmem_int_get shmem_int_get
 #define nvshmem_int_get_nbi shmem_int_get_nbi
+#define nvshmem_int_ibget shmem_int_ibget
+#define nvshmem_int_ibput shmem_int_ibput
 #define nvshmem_int_iget shmem_int_iget
 #define nvshmem_int_inc shmem_int_inc
 #define nvshmem_int_iput shmem_int_iput
@@ -995,6 +1082,8 @@
 #define nvshmem_long_g shmem_long_g
 #define nvshmem_long_get shmem_long_get
 #define nvshmem_long_get_nbi shmem_long_get_nbi
+#define nvshmem_long_ibget shmem_long_ibget
+#define nvshmem_long_ibput shmem_long_ibput
 #define nvshmem_long_iget shmem_long_iget
 #define nvshmem_long_inc shmem_long_inc
 #define nvshmem_long_iput shmem_long_iput
@@ -1042,6 +1131,8 @@
 #define nvshmem_longdouble_g shmem_longdouble_g
 #define nvshmem_longdouble_get shmem_longdouble_get
 #define nvshmem_longdouble_get_nbi shmem_longdouble_get_nbi
+#define nvshmem_longdouble_ibget shmem_longdouble_ibget
+#define nvshmem_longdouble_ibput shmem_longdouble_ibput
 #define nvshmem_longdouble_iget shmem_longdouble_iget
 #define nvshmem_longdouble_iput shmem_longdouble_iput
 #define nvshmem_longdouble_max_reduce shmem_longdouble_max_reduce
@@ -1084,6 +1175,8 @@
 #define nvshmem_longlong_g shmem_longlong_g
 #define nvshmem_longlong_get shmem_longlong_get
 #define nvshmem_longlong_get_nbi shmem_longlong_get_nbi
+#define nvshmem_longlong_ibget shmem_longlong_ibget
+#define nvshmem_longlong_ibput shmem_longlong_ibput
 #define nvshmem_longlong_iget shmem_longlong_iget
 #define nvshmem_longlong_inc shmem_longlong_inc
 #define nvshmem_longlong_iput shmem_longlong_iput
@@ -1128,6 +1221,7 @@
 #define nvshmem_my_pe shmem_my_pe
 #define nvshmem_n_pes shmem_n_pes
 #define nvshmem_pe_accessible shmem_pe_accessible
+#define nvshmem_pe_quiet shmem_pe_quiet
 #define nvshmem_ptr shmem_ptr
 #define nvshmem_ptrdiff_alltoall shmem_ptrdiff_alltoall
 #define nvshmem_ptrdiff_alltoalls shmem_ptrdiff_alltoalls
@@ -1150,6 +1244,8 @@
 #define nvshmem_ptrdiff_g shmem_ptrdiff_g
 #define nvshmem_ptrdiff_get shmem_ptrdiff_get
 #define nvshmem_ptrdiff_get_nbi shmem_ptrdiff_get_nbi
+#define nvshmem_ptrdiff_ibget shmem_ptrdiff_ibget
+#define nvshmem_ptrdiff_ibput shmem_ptrdiff_ibput
 #define nvshmem_ptrdiff_iget shmem_ptrdiff_iget
 #define nvshmem_ptrdiff_iput shmem_ptrdiff_iput
 #define nvshmem_ptrdiff_max_reduce shmem_ptrdiff_max_reduce
@@ -1203,6 +1299,8 @@
 #define nvshmem_putmem_nbi shmem_putmem_nbi
 #define nvshmem_putmem_signal(a0, a1, a2, a3, a4, a5, a6) shmem_putmem_signal(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
 #define nvshmem_putmem_signal_nbi(a0, a1, a2, a3, a4, a5, a6) shmem_putmem_signal_nbi(a0, a1, a2, a3, a4, VSHMEMI_NV_SIG_OP(a5), a6)
+#define nvshmem_query_finalized shmem_query_finalized
+#define nvshmem_query_initialized shmem_query_initialized
 #define nvshmem_query_thread shmem_query_thread
 #define nvshmem_quiet shmem_quiet
 #define nvshmem_realloc shmem_realloc
@@ -1214,6 +1312,8 @@
 #define nvshmem_schar_g shmem_schar_g
 #define nvshmem_schar_get shmem_schar_get
 #define nvshmem_schar_get_nbi shmem_schar_get_nbi
+#define nvshmem_schar_ibget shmem_schar_ibget
+#define nvshmem_schar_ibput shmem_schar_ibput
 #define nvshmem_schar_iget shmem_schar_iget
 #define nvshmem_schar_iput shmem_schar_iput
 #define nvshmem_schar_max_reduce shmem_schar_max_reduce
@@ -1239,6 +1339,8 @@
 #define nvshmem_short_g shmem_short_g
 #define nvshmem_short_get shmem_short_get
 #define nvshmem_short_get_nbi shmem_short_get_nbi
+#define nvshmem_short_ibget shmem_short_ibget
+#define nvshmem_short_ibput shmem_short_ibput
 #define nvshmem_short_iget shmem_short_iget
 #define nvshmem_short_iput shmem_short_iput
 #define nvshmem_short_max_reduce shmem_short_max_reduce
@@ -1275,7 +1377,9 @@
 #define nvshmem_short_wait_until_some(a0, a1, a2, a3, a4, a5) shmem_short_wait_until_some(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_short_wait_until_some_vector(a0, a1, a2, a3, a4, a5) shmem_short_wait_until_some_vector(a0, a1, a2, a3, VSHMEMI_NV_CMP(a4), a5)
 #define nvshmem_short_xor_to_all shmem_short_xor_to_all
+#define nvshmem_signal_add shmem_signal_add
 #define nvshmem_signal_fetch shmem_signal_fetch
+#define nvshmem_signal_set shmem_signal_set
 #define nvshmem_signal_wait_until(a0, a1, a2) shmem_signal_wait_until(a0, VSHMEMI_NV_CMP(a1), a2)
 #define nvshmem_size_alltoall shmem_size_alltoall
 #define nvshmem_size_alltoalls shmem_size_alltoalls
@@ -1300,6 +1404,8 @@
 #define nvshmem_size_g shmem_size_g
 #define nvshmem_size_get shmem_size_get
 #define nvshmem_size_get_nbi shmem_size_get_nbi
+#define nvshmem_size_ibget shmem_size_ibget
+#define nvshmem_size_ibput shmem_size_ibput
 #define nvshmem_size_iget shmem_size_iget
 #define nvshmem_size_iput shmem_size_iput
 #define nvshmem_size_max_reduce shmem_size_max_reduce
@@ -1354,6 +1460,8 @@
 #define nvshmem_uchar_g shmem_uchar_g
 #define nvshmem_uchar_get shmem_uchar_get
 #define nvshmem_uchar_get_nbi shmem_uchar_get_nbi
+#define nvshmem_uchar_ibget shmem_uchar_ibget
+#define nvshmem_uchar_ibput shmem_uchar_ibput
 #define nvshmem_uchar_iget shmem_uchar_iget
 #define nvshmem_uchar_iput shmem_uchar_iput
 #define nvshmem_uchar_max_reduce shmem_uchar_max_reduce
@@ -1383,6 +1491,8 @@
 #define nvshmem_uint16_g shmem_uint16_g
 #define nvshmem_uint16_get shmem_uint16_get
 #define nvshmem_uint16_get_nbi shmem_uint16_get_nbi
+#define nvshmem_uint16_ibget shmem_uint16_ibget
+#define nvshmem_uint16_ibput shmem_uint16_ibput
 #define nvshmem_uint16_iget shmem_uint16_iget
 #define nvshmem_uint16_iput shmem_uint16_iput
 #define nvshmem_uint16_max_reduce shmem_uint16_max_reduce
@@ -1434,6 +1544,8 @@
 #define nvshmem_uint32_g shmem_uint32_g
 #define nvshmem_uint32_get shmem_uint32_get
 #define nvshmem_uint32_get_nbi shmem_uint32_get_nbi
+#define nvshmem_uint32_ibget shmem_uint32_ibget
+#define nvshmem_uint32_ibput shmem_uint32_ibput
 #define nvshmem_uint32_iget shmem_uint32_iget
 #define nvshmem_uint32_iput shmem_uint32_iput
 #define nvshmem_uint32_max_reduce shmem_uint32_max_reduce
@@ -1499,6 +1611,8 @@
 #define nvshmem_uint64_g shmem_uint64_g
 #define nvshmem_uint64_get shmem_uint64_get
 #define nvshmem_uint64_get_nbi shmem_uint64_get_nbi
+#define nvshmem_uint64_ibget shmem_uint64_ibget
+#define nvshmem_uint64_ibput shmem_uint64_ibput
 #define nvshmem_uint64_iget shmem_uint64_iget
 #define nvshmem_uint64_iput shmem_uint64_iput
 #define nvshmem_uint64_max_reduce shmem_uint64_max_reduce
@@ -1542,6 +1656,8 @@
 #define nvshmem_uint8_g shmem_uint8_g
 #define nvshmem_uint8_get shmem_uint8_get
 #define nvshmem_uint8_get_nbi shmem_uint8_get_nbi
+#define nvshmem_uint8_ibget shmem_uint8_ibget
+#define nvshmem_uint8_ibput shmem_uint8_ibput
 #define nvshmem_uint8_iget shmem_uint8_iget
 #define nvshmem_uint8_iput shmem_uint8_iput
 #define nvshmem_uint8_max_reduce shmem_uint8_max_reduce
@@ -1593,6 +1709,8 @@
 #define nvshmem_uint_g shmem_uint_g
 #define nvshmem_uint_get shmem_uint_get
 #define nvshmem_uint_get_nbi shmem_uint_get_nbi
+#define nvshmem_uint_ibget shmem_uint_ibget
+#define nvshmem_uint_ibput shmem_uint_ibput
 #define nvshmem_uint_iget shmem_uint_iget
 #define nvshmem_uint_iput shmem_uint_iput
 #define nvshmem_uint_max_reduce shmem_uint_max_reduce
@@ -1658,6 +1776,8 @@
 #define nvshmem_ulong_g shmem_ulong_g
 #define nvshmem_ulong_get shmem_ulong_get
 #define nvshmem_ulong_get_nbi shmem_ulong_get_nbi
+#define nvshmem_ulong_ibget shmem_ulong_ibget
+#define nvshmem_ulong_ibput shmem_ulong_ibput
 #define nvshmem_ulong_iget shmem_ulong_iget
 #define nvshmem_ulong_iput shmem_ulong_iput
 #define nvshmem_ulong_max_reduce shmem_ulong_max_reduce
@@ -1723,6 +1843,8 @@
 #define nvshmem_ulonglong_g shmem_ulonglong_g
 #define nvshmem_ulonglong_get shmem_ulonglong_get
 #define nvshmem_ulonglong_get_nbi shmem_ulonglong_get_nbi
+#define nvshmem_ulonglong_ibget shmem_ulonglong_ibget
+#define nvshmem_ulonglong_ibput shmem_ulonglong_ibput
 #define nvshmem_ulonglong_iget shmem_ulonglong_iget
 #define nvshmem_ulonglong_iput shmem_ulonglong_iput
 #define nvshmem_ulonglong_max_reduce shmem_ulonglong_max_reduce
@@ -1766,6 +1888,8 @@
 #define nvshmem_ushort_g shmem_ushort_g
 #define nvshmem_ushort_get shmem_ushort_get
 #define nvshmem_ushort_get_nbi shmem_ushort_get_nbi
+#define nvshmem_ushort_ibget shmem_ushort_ibget
+#define nvshmem_ushort_ibput shmem_ushort_ibput
 #define nvshmem_ushort_iget shmem_ushort_iget
 #define nvshmem_ushort_iput shmem_ushort_iput
 #define nvshmem_ushort_max_reduce shmem_ushort_max_reduce
