@@ -9,12 +9,13 @@
 // blocking and nbi) as fractions of cudaMemcpy D2D and of a plain copy kernel measured in the
 // same run on the same sizes; p/g latency; p and put_signal ping-pong; atomic fetch_add latency
 // and throughput under contention; device barrier_all (thread, warp, block); alltoall and reduce
-// (block); on-stream call latency; host-API put/get bandwidth between GPU buffers; shmem_init and
-// shmem_malloc (with and without heap growth).
+// (block); on-stream call latency; bf16 sum reduce and reduce-scatter on a stream; host-API put/get
+// bandwidth between GPU buffers; shmem_init and shmem_malloc (with and without heap growth).
 //
 // Timing: CUDA events around kernels that loop many times, or %globaltimer inside a kernel after
 // a first synchronizing round where PEs must meet (so that launch skew between processes is not
 // counted); a warm-up repetition first, then the median of the repetitions.
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,7 +51,8 @@ static constexpr char kImpl[] = "vshmem";
 namespace vshmem::bench {
 namespace {
 
-constexpr char kGroups[] = "init,malloc,rma_bw,host_bw,p_lat,pingpong,amo,barrier,coll,on_stream";
+constexpr char kGroups[] =
+    "init,malloc,rma_bw,host_bw,p_lat,pingpong,amo,barrier,coll,on_stream,bf16";
 
 #define CK(call)                                                                                  \
   do {                                                                                            \
@@ -831,6 +833,43 @@ void bench_on_stream(const Ctx& c, char* a, char* b) {
   S(barrier_all)();
 }
 
+// bf16 sum reduce and reduce-scatter on a stream (issue #16's comparison with NVSHMEM): `iters`
+// calls enqueued back to back, then one synchronize; the time per call and the bytes of one PE's
+// result per microsecond. a holds the sources (npes blocks for the reduce-scatter), b the results.
+void bench_bf16(const Ctx& c, char* a, char* b, uint64_t max_per_pe) {
+  c.rep.progress("bf16 reduce / reducescatter on stream");
+  const int iters = c.opt.quick ? 20 : 200;
+  team_t team = world_team();
+  auto* src = reinterpret_cast<__nv_bfloat16*>(a);
+  auto* dst = reinterpret_cast<__nv_bfloat16*>(b);
+  for (uint64_t s = 4096; s <= max_per_pe; s <<= (c.opt.quick ? 4 : 2)) {
+    const size_t n = s / sizeof(__nv_bfloat16);
+    for (int kind = 0; kind < 2; ++kind) {
+      std::vector<double> us;
+      for (int r = -1; r < c.reps; ++r) {
+        S(barrier_all)();
+        double t0 = now_s();
+        for (int i = 0; i < iters; ++i) {
+          int rc = kind == 0 ? SX(bfloat16_sum_reduce_on_stream)(team, dst, src, n, c.g.st)
+                             : SX(bfloat16_sum_reducescatter_on_stream)(team, dst, src, n, c.g.st);
+          if (rc != 0) {
+            fprintf(stderr, "bench(%s): PE %d: bf16 %s on stream failed\n", kImpl, c.me,
+                    kind == 0 ? "reduce" : "reducescatter");
+            S(global_exit)(1);
+          }
+        }
+        CK(cudaStreamSynchronize(c.g.st));
+        if (r >= 0) us.push_back((now_s() - t0) * 1e6 / iters);
+      }
+      const double t = median(us);
+      const char* name = kind == 0 ? "bf16_reduce_on_stream" : "bf16_reducescatter_on_stream";
+      c.rep.emit({name, "sum", s, t, "us", "", NAN, iters, c.reps});
+      c.rep.emit({name, "sum,result_bw", s, (double)s / t / 1e3, "GB/s", "", NAN, iters, c.reps});
+    }
+  }
+  S(barrier_all)();
+}
+
 void bench_malloc(const Ctx& c) {
   c.rep.progress("shmem_malloc");
   const int n = c.opt.quick ? 20 : 200;
@@ -947,7 +986,7 @@ int main(int argc, char** argv) {
   if (opt.wants("malloc")) bench_malloc(c);
 
   const uint64_t max = opt.max_bytes ? opt.max_bytes : (opt.quick ? (64u << 20) : (1u << 30));
-  const bool need_big = opt.wants("rma_bw") || opt.wants("host_bw");
+  const bool need_big = opt.wants("rma_bw") || opt.wants("host_bw") || opt.wants("bf16");
   const uint64_t sym_bytes = need_big ? max : (1u << 20);
   auto* sym_a = static_cast<char*>(S(malloc)(sym_bytes));
   auto* sym_b = static_cast<char*>(S(malloc)(sym_bytes));
@@ -986,6 +1025,11 @@ int main(int argc, char** argv) {
     bench_coll(c, sym_a, sym_b, per_pe);
   }
   if (opt.wants("on_stream")) bench_on_stream(c, sym_a, sym_b);
+  if (opt.wants("bf16")) {
+    const uint64_t per_pe =
+        std::min<uint64_t>(sym_bytes / npes, opt.quick ? (1u << 20) : (16u << 20));
+    bench_bf16(c, sym_a, sym_b, per_pe);
+  }
 
   S(barrier_all)();
   if (priv_a) CK(cudaFree(priv_a));

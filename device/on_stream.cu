@@ -29,6 +29,16 @@ __global__ void wait_kernel(uint64_t* sig_addr, int cmp, uint64_t cmp_value) {
   wait_value("shmemx_signal_wait_until_on_stream", sig_addr, cmp, cmp_value);
 }
 
+template <class T>
+__global__ void typed_wait_kernel(T* ivar, int cmp, T cmp_value) {
+  wait_value("shmemx_wait_until_on_stream", ivar, cmp, cmp_value);
+}
+
+template <class T>
+__global__ void p_kernel(T* translated_dest, T value) {
+  *translated_dest = value;
+}
+
 __global__ void quiet_kernel() { fence_sys(); }
 
 __global__ void sync_kernel(bool quiet) {
@@ -36,8 +46,9 @@ __global__ void sync_kernel(bool quiet) {
                           quiet);
 }
 
-__global__ void team_sync_kernel(shmem_team_t team) {
-  team_sync_group<ThreadGroup>("shmemx_team_sync_on_stream", team, false);
+__global__ void team_sync_kernel(shmem_team_t team, bool quiet) {
+  team_sync_group<ThreadGroup>(quiet ? "shmemx_barrier_on_stream" : "shmemx_team_sync_on_stream",
+                               team, quiet);
 }
 
 __global__ void __launch_bounds__(kCollThreads)
@@ -59,8 +70,29 @@ __global__ void __launch_bounds__(kCollThreads)
   reduce_group<BlockGroup, Op>("shmemx_reduce_on_stream", team, dest, source, nreduce);
 }
 
-int launched(const char* call) {
-  cudaError_t e = cudaGetLastError();
+template <class Op, class T>
+__global__ void __launch_bounds__(kCollThreads)
+    reducescatter_kernel(shmem_team_t team, T* dest, const T* source, size_t nreduce) {
+  reducescatter_group<BlockGroup, Op>("shmemx_reducescatter_on_stream", team, dest, source,
+                                      nreduce);
+}
+
+// Launches kernel<<<grid, block, 0, stream>>>(args...) and judges the launch by its own result:
+// cudaGetLastError would also return (and clear) an earlier error of the application's, which is
+// not ours to report or to swallow.
+template <class... Params, class... Args>
+int launch(const char* call, void (*kernel)(Params...), unsigned grid, unsigned block,
+           cudaStream_t stream, Args... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(block);
+  config.stream = stream;
+  cudaError_t e;
+  if constexpr (sizeof...(Params) == 0) {
+    e = cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(kernel), nullptr);
+  } else {
+    e = cudaLaunchKernelEx(&config, kernel, args...);
+  }
   if (e != cudaSuccess) {
     report(call, "kernel launch failed: %s", cudaGetErrorString(e));
     return 1;
@@ -73,8 +105,8 @@ int enqueue_copy(const char* call, void* to, const void* from, size_t bytes, cud
   size_t blocks = (bytes / 16 + kCopyThreads - 1) / kCopyThreads;
   if (blocks < 1) blocks = 1;
   if (blocks > kMaxCopyBlocks) blocks = kMaxCopyBlocks;
-  copy_kernel<<<static_cast<unsigned>(blocks), kCopyThreads, 0, stream>>>(to, from, bytes);
-  return launched(call);
+  return launch(call, copy_kernel, static_cast<unsigned>(blocks), kCopyThreads, stream, to, from,
+                bytes);
 }
 
 // A team the device library knows (the world, or a team of this PE in the table it holds).
@@ -124,8 +156,27 @@ int reduce_on_stream(const char* call, shmem_team_t team, T* dest, const T* sour
        host_peer_ptr(call, source, nreduce * sizeof(T), host_mirror().state.my_pe) == nullptr)) {
     return 1;
   }
-  reduce_kernel<Op, T><<<1, kCollThreads, 0, stream>>>(team, dest, source, nreduce);
-  return launched(call);
+  return launch(call, reduce_kernel<Op, T>, 1, kCollThreads, stream, team, dest, source, nreduce);
+}
+
+template <class Op, class T>
+int reducescatter_on_stream(const char* call, shmem_team_t team, T* dest, const T* source,
+                            size_t nreduce, cudaStream_t stream) {
+  if (!require_state(call) || !valid_team(call, team)) return 1;
+  const int me = host_mirror().state.my_pe;
+  const size_t bytes = nreduce * sizeof(T);
+  const size_t n = static_cast<size_t>(shmem_team_n_pes(team));
+  if (nreduce > 0 && (host_peer_ptr(call, dest, bytes, me) == nullptr ||
+                      host_peer_ptr(call, source, bytes * n, me) == nullptr)) {
+    return 1;
+  }
+  const uintptr_t d = reinterpret_cast<uintptr_t>(dest), s = reinterpret_cast<uintptr_t>(source);
+  if (nreduce > 0 && d < s + bytes * n && s < d + bytes) {
+    report(call, "dest and source overlap");
+    return 1;
+  }
+  return launch(call, reducescatter_kernel<Op, T>, 1, kCollThreads, stream, team, dest, source,
+                nreduce);
 }
 
 }  // namespace
@@ -161,8 +212,7 @@ int shmemx_putmem_signal_on_stream(void* dest, const void* source, size_t nelems
     return 1;
   }
   if (enqueue_copy(call, to, source, nelems, stream) != 0) return 1;
-  signal_kernel<<<1, 1, 0, stream>>>(sig_addr, signal, sig_op, pe);
-  return launched(call);
+  return launch(call, signal_kernel, 1, 1, stream, sig_addr, signal, sig_op, pe);
 }
 
 int shmemx_signal_op_on_stream(uint64_t* sig_addr, uint64_t signal, int sig_op, int pe,
@@ -172,8 +222,7 @@ int shmemx_signal_op_on_stream(uint64_t* sig_addr, uint64_t signal, int sig_op, 
       !valid_sig_op(call, sig_op)) {
     return 1;
   }
-  signal_kernel<<<1, 1, 0, stream>>>(sig_addr, signal, sig_op, pe);
-  return launched(call);
+  return launch(call, signal_kernel, 1, 1, stream, sig_addr, signal, sig_op, pe);
 }
 
 int shmemx_signal_wait_until_on_stream(uint64_t* sig_addr, int cmp, uint64_t cmp_value,
@@ -184,37 +233,101 @@ int shmemx_signal_wait_until_on_stream(uint64_t* sig_addr, int cmp, uint64_t cmp
       !valid_cmp(call, cmp)) {
     return 1;
   }
-  wait_kernel<<<1, 1, 0, stream>>>(sig_addr, cmp, cmp_value);
-  return launched(call);
+  return launch(call, wait_kernel, 1, 1, stream, sig_addr, cmp, cmp_value);
 }
 
 int shmemx_quiet_on_stream(cudaStream_t stream) {
   const char* call = "shmemx_quiet_on_stream";
   if (!require_state(call)) return 1;
-  quiet_kernel<<<1, 1, 0, stream>>>();
-  return launched(call);
+  return launch(call, quiet_kernel, 1, 1, stream);
 }
 
 int shmemx_barrier_all_on_stream(cudaStream_t stream) {
   const char* call = "shmemx_barrier_all_on_stream";
   if (!require_state(call)) return 1;
-  sync_kernel<<<1, 1, 0, stream>>>(true);
-  return launched(call);
+  return launch(call, sync_kernel, 1, 1, stream, true);
 }
 
 int shmemx_sync_all_on_stream(cudaStream_t stream) {
   const char* call = "shmemx_sync_all_on_stream";
   if (!require_state(call)) return 1;
-  sync_kernel<<<1, 1, 0, stream>>>(false);
-  return launched(call);
+  return launch(call, sync_kernel, 1, 1, stream, false);
 }
 
 int shmemx_team_sync_on_stream(shmem_team_t team, cudaStream_t stream) {
   const char* call = "shmemx_team_sync_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
-  team_sync_kernel<<<1, 1, 0, stream>>>(team);
-  return launched(call);
+  return launch(call, team_sync_kernel, 1, 1, stream, team, false);
 }
+
+int shmemx_barrier_on_stream(shmem_team_t team, cudaStream_t stream) {
+  const char* call = "shmemx_barrier_on_stream";
+  if (!require_state(call) || !valid_team(call, team)) return 1;
+  return launch(call, team_sync_kernel, 1, 1, stream, team, true);
+}
+
+int shmemx_putmem_nbi_on_stream(void* dest, const void* source, size_t nelems, int pe,
+                                cudaStream_t stream) {
+  const char* call = "shmemx_putmem_nbi_on_stream";
+  void* to = host_peer_ptr(call, dest, nelems, pe);
+  if (to == nullptr) return 1;
+  return enqueue_copy(call, to, source, nelems, stream);
+}
+
+int shmemx_getmem_nbi_on_stream(void* dest, const void* source, size_t nelems, int pe,
+                                cudaStream_t stream) {
+  const char* call = "shmemx_getmem_nbi_on_stream";
+  void* from = host_peer_ptr(call, source, nelems, pe);
+  if (from == nullptr) return 1;
+  return enqueue_copy(call, dest, from, nelems, stream);
+}
+
+int shmemx_putmem_signal_nbi_on_stream(void* dest, const void* source, size_t nelems,
+                                       uint64_t* sig_addr, uint64_t signal, int sig_op, int pe,
+                                       cudaStream_t stream) {
+  return shmemx_putmem_signal_on_stream(dest, source, nelems, sig_addr, signal, sig_op, pe, stream);
+}
+
+#define VSHMEMI_RMA_ON_STREAM(NAME, TYPE)                                                       \
+  int shmemx_##NAME##_put_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,      \
+                                    cudaStream_t stream) {                                      \
+    const char* call = "shmemx_" #NAME "_put_on_stream";                                        \
+    void* to = host_peer_ptr(call, dest, nelems * sizeof(TYPE), pe);                            \
+    return to == nullptr ? 1 : enqueue_copy(call, to, source, nelems * sizeof(TYPE), stream);   \
+  }                                                                                             \
+  int shmemx_##NAME##_get_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,      \
+                                    cudaStream_t stream) {                                      \
+    const char* call = "shmemx_" #NAME "_get_on_stream";                                        \
+    void* from = host_peer_ptr(call, source, nelems * sizeof(TYPE), pe);                        \
+    return from == nullptr ? 1 : enqueue_copy(call, dest, from, nelems * sizeof(TYPE), stream); \
+  }                                                                                             \
+  int shmemx_##NAME##_put_nbi_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,  \
+                                        cudaStream_t stream) {                                  \
+    return shmemx_##NAME##_put_on_stream(dest, source, nelems, pe, stream);                     \
+  }                                                                                             \
+  int shmemx_##NAME##_get_nbi_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,  \
+                                        cudaStream_t stream) {                                  \
+    return shmemx_##NAME##_get_on_stream(dest, source, nelems, pe, stream);                     \
+  }                                                                                             \
+  int shmemx_##NAME##_p_on_stream(TYPE* dest, TYPE value, int pe, cudaStream_t stream) {        \
+    const char* call = "shmemx_" #NAME "_p_on_stream";                                          \
+    TYPE* to = static_cast<TYPE*>(host_peer_ptr(call, dest, sizeof(TYPE), pe));                 \
+    return to == nullptr ? 1 : launch(call, p_kernel<TYPE>, 1, 1, stream, to, value);           \
+  }
+VSHMEM_RMA_DEVICE_TYPES(VSHMEMI_RMA_ON_STREAM)
+
+#define VSHMEMI_WAIT_ON_STREAM(NAME, TYPE)                                               \
+  int shmemx_##NAME##_wait_until_on_stream(TYPE* ivar, int cmp, TYPE cmp_value,          \
+                                           cudaStream_t stream) {                        \
+    const char* call = "shmemx_" #NAME "_wait_until_on_stream";                          \
+    if (!require_state(call) ||                                                          \
+        host_peer_ptr(call, ivar, sizeof(TYPE), host_mirror().state.my_pe) == nullptr || \
+        !valid_cmp(call, cmp)) {                                                         \
+      return 1;                                                                          \
+    }                                                                                    \
+    return launch(call, typed_wait_kernel<TYPE>, 1, 1, stream, ivar, cmp, cmp_value);    \
+  }
+VSHMEM_P2P_TYPES(VSHMEMI_WAIT_ON_STREAM)
 
 int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,
                                   int PE_root, cudaStream_t stream) {
@@ -231,8 +344,8 @@ int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* sou
                      host_peer_ptr(call, source, nelems, root) == nullptr)) {
     return 1;
   }
-  broadcast_kernel<<<1, kCollThreads, 0, stream>>>(team, dest, source, nelems, PE_root);
-  return launched(call);
+  return launch(call, broadcast_kernel, 1, kCollThreads, stream, team, dest, source, nelems,
+                PE_root);
 }
 
 int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,
@@ -240,8 +353,7 @@ int shmemx_fcollectmem_on_stream(shmem_team_t team, void* dest, const void* sour
   const char* call = "shmemx_fcollectmem_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
   if (!exchange_dest_ok(call, team, dest, nelems)) return 1;
-  exchange_kernel<<<1, kCollThreads, 0, stream>>>(team, dest, source, nelems, true);
-  return launched(call);
+  return launch(call, exchange_kernel, 1, kCollThreads, stream, team, dest, source, nelems, true);
 }
 
 int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* source, size_t nelems,
@@ -249,9 +361,24 @@ int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* sour
   const char* call = "shmemx_alltoallmem_on_stream";
   if (!require_state(call) || !valid_team(call, team)) return 1;
   if (!exchange_dest_ok(call, team, dest, nelems)) return 1;
-  exchange_kernel<<<1, kCollThreads, 0, stream>>>(team, dest, source, nelems, false);
-  return launched(call);
+  return launch(call, exchange_kernel, 1, kCollThreads, stream, team, dest, source, nelems, false);
 }
+
+#define VSHMEMI_COLL_ON_STREAM(NAME, TYPE)                                                   \
+  int shmemx_##NAME##_broadcast_on_stream(shmem_team_t team, TYPE* dest, const TYPE* source, \
+                                          size_t nelems, int PE_root, cudaStream_t stream) { \
+    return shmemx_broadcastmem_on_stream(team, dest, source, nelems * sizeof(TYPE), PE_root, \
+                                         stream);                                            \
+  }                                                                                          \
+  int shmemx_##NAME##_fcollect_on_stream(shmem_team_t team, TYPE* dest, const TYPE* source,  \
+                                         size_t nelems, cudaStream_t stream) {               \
+    return shmemx_fcollectmem_on_stream(team, dest, source, nelems * sizeof(TYPE), stream);  \
+  }                                                                                          \
+  int shmemx_##NAME##_alltoall_on_stream(shmem_team_t team, TYPE* dest, const TYPE* source,  \
+                                         size_t nelems, cudaStream_t stream) {               \
+    return shmemx_alltoallmem_on_stream(team, dest, source, nelems * sizeof(TYPE), stream);  \
+  }
+VSHMEM_RMA_DEVICE_TYPES(VSHMEMI_COLL_ON_STREAM)
 
 #define VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, OP, OPTYPE)                                         \
   int shmemx_##NAME##_##OP##_reduce_on_stream(shmem_team_t team, TYPE* dest, const TYPE* source, \
@@ -270,5 +397,25 @@ int shmemx_alltoallmem_on_stream(shmem_team_t team, void* dest, const void* sour
   VSHMEMI_REDUCE_ON_STREAM(NAME, TYPE, xor, OpXor)
 VSHMEMX_REDUCE_ON_STREAM_TYPES(VSHMEMI_REDUCE_ON_STREAM_ALL)
 VSHMEMX_REDUCE_ON_STREAM_BITWISE_TYPES(VSHMEMI_REDUCE_ON_STREAM_BITWISE)
+VSHMEMX_HALF_ON_STREAM_TYPES(VSHMEMI_REDUCE_ON_STREAM_ALL)
+
+#define VSHMEMI_RS_ON_STREAM(NAME, TYPE, OP, OPTYPE)                                            \
+  int shmemx_##NAME##_##OP##_reducescatter_on_stream(                                           \
+      shmem_team_t team, TYPE* dest, const TYPE* source, size_t nreduce, cudaStream_t stream) { \
+    return reducescatter_on_stream<OPTYPE>("shmemx_" #NAME "_" #OP "_reducescatter_on_stream",  \
+                                           team, dest, source, nreduce, stream);                \
+  }
+#define VSHMEMI_RS_ON_STREAM_ALL(NAME, TYPE)     \
+  VSHMEMI_RS_ON_STREAM(NAME, TYPE, sum, OpSum)   \
+  VSHMEMI_RS_ON_STREAM(NAME, TYPE, prod, OpProd) \
+  VSHMEMI_RS_ON_STREAM(NAME, TYPE, min, OpMin)   \
+  VSHMEMI_RS_ON_STREAM(NAME, TYPE, max, OpMax)
+#define VSHMEMI_RS_ON_STREAM_BITWISE(NAME, TYPE) \
+  VSHMEMI_RS_ON_STREAM(NAME, TYPE, and, OpAnd)   \
+  VSHMEMI_RS_ON_STREAM(NAME, TYPE, or, OpOr)     \
+  VSHMEMI_RS_ON_STREAM(NAME, TYPE, xor, OpXor)
+VSHMEMX_REDUCE_ON_STREAM_TYPES(VSHMEMI_RS_ON_STREAM_ALL)
+VSHMEMX_REDUCE_ON_STREAM_BITWISE_TYPES(VSHMEMI_RS_ON_STREAM_BITWISE)
+VSHMEMX_HALF_ON_STREAM_TYPES(VSHMEMI_RS_ON_STREAM_ALL)
 
 }  // extern "C"

@@ -135,6 +135,41 @@ cudaStream_t copy_stream() {
   return stream;
 }
 
+// Modules and libraries loaded at run time (shmemx_cumodule_init, shmemx_culibrary_init): each
+// holds its own copy of vshmemi_device_state, which every publish() fills too.
+struct LoadedCode {
+  CUmodule module = nullptr;
+  CUlibrary library = nullptr;
+};
+std::vector<LoadedCode> g_loaded;
+
+// The address and size of `code`'s vshmemi_device_state; CUDA_ERROR_NOT_FOUND when the code does
+// not define it (it was not linked with libvshmem_device).
+CUresult loaded_state_symbol(const LoadedCode& code, CUdeviceptr* ptr, size_t* bytes) {
+  using GetModuleGlobal = CUresult (*)(CUdeviceptr*, size_t*, CUmodule, const char*);
+  using GetLibraryGlobal = CUresult (*)(CUdeviceptr*, size_t*, CUlibrary, const char*);
+  static const auto module_global = driver_fn<GetModuleGlobal>("cuModuleGetGlobal");
+  static const auto library_global = driver_fn<GetLibraryGlobal>("cuLibraryGetGlobal");
+  if (code.module != nullptr) {
+    return module_global != nullptr ? module_global(ptr, bytes, code.module, "vshmemi_device_state")
+                                    : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  return library_global != nullptr
+             ? library_global(ptr, bytes, code.library, "vshmemi_device_state")
+             : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult fill_loaded(const LoadedCode& code, const GpuState& st) {
+  using MemcpyHtoD = CUresult (*)(CUdeviceptr, const void*, size_t);
+  static const auto memcpy_htod = driver_fn<MemcpyHtoD>("cuMemcpyHtoD");
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+  CUresult r = loaded_state_symbol(code, &ptr, &bytes);
+  if (r != CUDA_SUCCESS) return r;
+  if (bytes != sizeof(st)) return CUDA_ERROR_INVALID_IMAGE;  // built against other headers
+  return memcpy_htod != nullptr ? memcpy_htod(ptr, &st, sizeof(st)) : CUDA_ERROR_NOT_SUPPORTED;
+}
+
 void publish(const GpuState& st) {
   cudaError_t e = cudaMemcpyToSymbolAsync(vshmemi_device_state, &st, sizeof(st), 0,
                                           cudaMemcpyHostToDevice, copy_stream());
@@ -142,6 +177,12 @@ void publish(const GpuState& st) {
   if (e != cudaSuccess) {
     report("shmem_init", "cannot set the device state (cudaMemcpyToSymbol): %s",
            cudaGetErrorString(e));
+  }
+  for (const LoadedCode& code : g_loaded) {
+    if (CUresult r = fill_loaded(code, st); r != CUDA_SUCCESS) {
+      report("shmem_init", "cannot set the device state of a loaded module (CUresult %d)",
+             static_cast<int>(r));
+    }
   }
 }
 
@@ -258,9 +299,9 @@ void on_state(const DeviceState* s) {
   if (heap_device != device) {
     // The runtime picked this PE's GPU (VSHMEM_DEVICE or local rank); kernels and the
     // __constant__ state must live on the same one.
-    if (cudaSetDevice(heap_device) != cudaSuccess) {
+    if (cudaError_t e = cudaSetDevice(heap_device); e != cudaSuccess) {
       report("shmem_init", "cannot make GPU %d (the heap's) current: %s", heap_device,
-             cudaGetErrorString(cudaGetLastError()));
+             cudaGetErrorString(e));
       clear_state();
       return;
     }
@@ -420,6 +461,69 @@ void* host_peer_ptr(const char* call, const void* addr, size_t bytes, int pe) {
 }
 
 }  // namespace vshmem::device
+
+namespace {
+
+int register_loaded(const char* call, vshmem::device::LoadedCode code) {
+  using namespace vshmem::device;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (code.module == nullptr && code.library == nullptr) {
+    report(call, "the module is NULL");
+    return 1;
+  }
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+  CUresult r = loaded_state_symbol(code, &ptr, &bytes);
+  if (r != CUDA_SUCCESS || bytes != sizeof(GpuState)) {
+    report(call,
+           r == CUDA_ERROR_NOT_FOUND
+               ? "the module does not define vshmemi_device_state: link its device code with "
+                 "libvshmem_device (nvcc -rdc=true ... -lvshmem_device, or nvlink)"
+           : r != CUDA_SUCCESS
+               ? "cannot look up vshmemi_device_state in the module (CUresult %d)"
+               : "the module's vshmemi_device_state has %zu bytes, this library's %zu: it was "
+                 "built against other vshmem headers",
+           r != CUDA_SUCCESS ? static_cast<int>(r) : 0, bytes, sizeof(GpuState));
+    return 1;
+  }
+  for (const LoadedCode& c : g_loaded) {
+    if (c.module == code.module && c.library == code.library) return 0;  // already known
+  }
+  if (CUresult f = fill_loaded(code, g_mirror.state); f != CUDA_SUCCESS) {
+    report(call, "cannot set the module's device state (CUresult %d)", static_cast<int>(f));
+    return 1;
+  }
+  g_loaded.push_back(code);
+  return 0;
+}
+
+int unregister_loaded(const char* call, vshmem::device::LoadedCode code) {
+  using namespace vshmem::device;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (size_t i = 0; i < g_loaded.size(); ++i) {
+    if (g_loaded[i].module == code.module && g_loaded[i].library == code.library) {
+      g_loaded.erase(g_loaded.begin() + static_cast<long>(i));
+      return 0;
+    }
+  }
+  report(call, "the module was not registered (shmemx_cumodule_init / shmemx_culibrary_init)");
+  return 1;
+}
+
+}  // namespace
+
+extern "C" int shmemx_cumodule_init(CUmodule module) {
+  return register_loaded("shmemx_cumodule_init", {module, nullptr});
+}
+extern "C" int shmemx_cumodule_finalize(CUmodule module) {
+  return unregister_loaded("shmemx_cumodule_finalize", {module, nullptr});
+}
+extern "C" int shmemx_culibrary_init(CUlibrary library) {
+  return register_loaded("shmemx_culibrary_init", {nullptr, library});
+}
+extern "C" int shmemx_culibrary_finalize(CUlibrary library) {
+  return unregister_loaded("shmemx_culibrary_finalize", {nullptr, library});
+}
 
 extern "C" int shmemx_gpu_shared_without_mps(void) {
   const vshmem::device::HostMirror& m = vshmem::device::host_mirror();

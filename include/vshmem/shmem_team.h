@@ -1,9 +1,10 @@
 /* Teams and communication contexts (OpenSHMEM 1.5 sections 9.4, 9.5).
  *
  * SHMEM_TEAM_WORLD holds every PE; SHMEM_TEAM_SHARED holds the PEs whose symmetric memory is
- * mapped into this PE's address space (shmem_ptr works for them), this PE included. Teams are
+ * mapped into this PE's address space (shmem_ptr works for them), this PE included;
+ * SHMEMX_TEAM_NODE (shmemx.h) holds every PE of this PE's node, mapped or not. Teams are
  * made by splitting a parent team, collectively over the parent; a PE outside the new team gets
- * SHMEM_TEAM_INVALID. Up to 125 user teams may be live on a PE at once (team resources are a
+ * SHMEM_TEAM_INVALID. Up to 124 user teams may be live on a PE at once (team resources are a
  * fixed pool of symmetric memory reserved by shmem_init); a split beyond that returns nonzero on
  * every PE of the parent. */
 #ifndef VSHMEM_SHMEM_TEAM_H
@@ -15,6 +16,9 @@ VSHMEM_BEGIN_C
 
 extern shmem_team_t SHMEM_TEAM_WORLD;
 extern shmem_team_t SHMEM_TEAM_SHARED;
+/* An extension (it is declared here so that device code can name it as the predefined teams):
+ * the PEs of this PE's node (same host, or same VSHMEM_NODE_ID), mapped or not, in world order. */
+extern shmem_team_t SHMEMX_TEAM_NODE;
 
 /* This PE's number in team / the team's size; -1 for SHMEM_TEAM_INVALID or an invalid handle. */
 VSHMEM_HOSTDEV int shmem_team_my_pe(shmem_team_t team);

@@ -33,16 +33,25 @@ std::string g_backend_reason;  // why the heap is where it is (SHMEM_INFO)
 constexpr uint64_t kDefaultSymmetricSize = 1ull << 30;
 constexpr uint64_t kDefaultChunkSize = 32ull << 20;
 
+// The default VA budget of the heap: the device's memory rounded up to whole GiB (at least
+// kDefaultSymmetricSize), or kDefaultSymmetricSize where the provider has no fixed capacity.
+uint64_t default_heap_size(uint64_t capacity) {
+  constexpr uint64_t kGiB = 1ull << 30;
+  const uint64_t rounded = (capacity + kGiB - 1) / kGiB * kGiB;
+  return rounded > kDefaultSymmetricSize ? rounded : kDefaultSymmetricSize;
+}
+
 void print_info_and_version(const Runtime& rt) {
   if (rt.my_pe != 0) return;
-  if (env::get("SHMEM_VERSION")) {
+  if (env::get("SHMEM_VERSION") || env::get("NVSHMEM_VERSION")) {
     std::printf("vshmem %s, OpenSHMEM %d.%d\n", VSHMEM_VERSION_STRING, SHMEM_MAJOR_VERSION,
                 SHMEM_MINOR_VERSION);
   }
-  if (env::get("SHMEM_INFO")) {
+  if (env::get("SHMEM_INFO") || env::get("NVSHMEM_INFO")) {
     std::printf(
         "vshmem %s (OpenSHMEM %d.%d). Environment variables:\n"
-        "  SHMEM_SYMMETRIC_SIZE / VSHMEM_SYMMETRIC_SIZE  symmetric heap size per PE (default 1G;"
+        "  VSHMEM_SYMMETRIC_SIZE / SHMEM_SYMMETRIC_SIZE / NVSHMEM_SYMMETRIC_SIZE  symmetric heap\n"
+        "                           budget per PE (default: the GPU's memory, 1G on host memory;"
         " k/m/g/t suffixes)\n"
         "  VSHMEM_HEAP_CHUNK_SIZE   physical growth step of the heap (default 32M)\n"
         "  VSHMEM_HEAP_INITIAL      physical memory committed at shmem_init (default 0)\n"
@@ -56,8 +65,8 @@ void print_info_and_version(const Runtime& rt) {
         "  VSHMEM_DISABLE_P2P       1: map no peer (every peer takes the staged path)\n"
         "  VSHMEM_STAGED_ADDR       IPv4 address the staged proxy listens on and advertises\n"
         "                           (default: the hostname's address)\n"
-        "  VSHMEM_DEBUG / SHMEM_DEBUG  error|warn|info|trace\n"
-        "  SHMEM_VERSION / SHMEM_INFO  print the version / this text at start-up\n"
+        "  VSHMEM_DEBUG / SHMEM_DEBUG / NVSHMEM_DEBUG  error|warn|info|trace\n"
+        "  SHMEM_VERSION / SHMEM_INFO (or NVSHMEM_*)  print the version / this text at start-up\n"
         "The symmetric heap is in %s memory: %s.\n",
         VSHMEM_VERSION_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION,
         rt.host_memory ? "host" : "GPU", g_backend_reason.c_str());
@@ -67,9 +76,15 @@ void print_info_and_version(const Runtime& rt) {
 
 Status initialize(const BootstrapOptions& options, int requested) {
   // Every variable is parsed before anything starts, so a typo fails fast and on every PE.
-  uint64_t heap_size = kDefaultSymmetricSize, chunk = kDefaultChunkSize;
+  // Precedence: VSHMEM_*, then OpenSHMEM's SHMEM_*, then NVSHMEM's name.
+  uint64_t heap_size = 0, chunk = kDefaultChunkSize;
+  VSHMEM_ASSIGN_OR_RETURN(heap_size, env::size_var("NVSHMEM_SYMMETRIC_SIZE", heap_size));
   VSHMEM_ASSIGN_OR_RETURN(heap_size, env::size_var("SHMEM_SYMMETRIC_SIZE", heap_size));
   VSHMEM_ASSIGN_OR_RETURN(heap_size, env::size_var("VSHMEM_SYMMETRIC_SIZE", heap_size));
+  const bool heap_size_given = env::get("VSHMEM_SYMMETRIC_SIZE") ||
+                               env::get("SHMEM_SYMMETRIC_SIZE") ||
+                               env::get("NVSHMEM_SYMMETRIC_SIZE");
+  if (!heap_size_given) heap_size = kDefaultSymmetricSize;
   VSHMEM_ASSIGN_OR_RETURN(chunk, env::size_var("VSHMEM_HEAP_CHUNK_SIZE", chunk));
   uint64_t initial = 0;
   VSHMEM_ASSIGN_OR_RETURN(initial, env::size_var("VSHMEM_HEAP_INITIAL", initial));
@@ -110,6 +125,14 @@ Status initialize(const BootstrapOptions& options, int requested) {
   provider_options.chosen_because = &g_backend_reason;
   VSHMEM_ASSIGN_OR_RETURN(rt->provider, create_memory_provider(provider_options));
   rt->host_memory = !rt->provider->is_device_memory();
+  if (!heap_size_given) {
+    // The size is a VA budget (physical memory is committed as the heap grows): by default a GPU
+    // heap may grow to the GPU's memory, as NVSHMEM's does. PE 0's answer holds for every PE.
+    heap_size = default_heap_size(rt->provider->memory_capacity());
+    if (rt->n_pes > 1) {
+      VSHMEM_RETURN_IF_ERROR(rt->bootstrap->broadcast(&heap_size, sizeof(heap_size), 0));
+    }
+  }
   VSHMEM_ASSIGN_OR_RETURN(rt->plan, plan_transports(*rt->bootstrap, rt->topology, *rt->provider));
   if (rt->plan.n_mapped() > 0) {
     std::chrono::milliseconds timeout{};
@@ -237,6 +260,31 @@ int shmem_init_thread(int requested, int* provided) { return init_common({}, req
 
 int shmemx_init_attr(unsigned int flags, shmemx_init_attr_t* attr) {
   BootstrapOptions options;
+  UniqueIdArgs uid;
+  if (flags & ~(SHMEMX_INIT_WITH_MPI_COMM | SHMEMX_INIT_WITH_UNIQUEID)) {
+    log::message(log::Level::kError, "shmemx_init_attr: unknown flags 0x%x",
+                 flags & ~(SHMEMX_INIT_WITH_MPI_COMM | SHMEMX_INIT_WITH_UNIQUEID));
+    return 1;
+  }
+  if ((flags & SHMEMX_INIT_WITH_MPI_COMM) && (flags & SHMEMX_INIT_WITH_UNIQUEID)) {
+    log::message(log::Level::kError,
+                 "shmemx_init_attr: SHMEMX_INIT_WITH_MPI_COMM and SHMEMX_INIT_WITH_UNIQUEID "
+                 "exclude each other");
+    return 1;
+  }
+  if (flags & SHMEMX_INIT_WITH_UNIQUEID) {
+    if (attr == nullptr) {
+      log::message(log::Level::kError,
+                   "shmemx_init_attr: SHMEMX_INIT_WITH_UNIQUEID needs the attributes set by "
+                   "shmemx_set_attr_uniqueid_args");
+      return 1;
+    }
+    static_assert(sizeof(attr->uid) == kUniqueIdBytes, "the ID's size is the bootstrap's");
+    uid.rank = attr->uid_rank;
+    uid.nranks = attr->uid_nranks;
+    std::memcpy(uid.id, &attr->uid, kUniqueIdBytes);
+    options.uid = &uid;
+  }
   if (flags & SHMEMX_INIT_WITH_MPI_COMM) {
     if (attr == nullptr || attr->mpi_comm == nullptr) {
       log::message(log::Level::kError,

@@ -76,7 +76,7 @@ std::vector<int> agree_free_slots(Runtime& rt, const Group& parent, int count, S
   uint64_t mine[kSlotWords] = {};
   static_assert(kTeamSlots <= 64 * 2, "the used-slot bitmap must fit two slot words");
   for (int s = 0; s < kTeamSlots; ++s) {
-    if (s <= kActiveSetSlot || g_team_table[s].magic == kTeamMagic)
+    if (s <= kLastPredefinedSlot || g_team_table[s].magic == kTeamMagic)
       mine[s / 64] |= 1ull << (s % 64);
   }
   mine[2] = args.a;
@@ -163,6 +163,8 @@ Status api_init(Runtime& rt) {
   // SHMEM_TEAM_SHARED: the transport plan's job-wide answer (the same set on every member, also
   // where GPU peer access is not transitive).
   init_team(g_team_table[kSharedSlot], kSharedSlot, rt.plan.shared_team, rt.my_pe, rt.n_pes);
+  // SHMEMX_TEAM_NODE: every PE of this node, mapped or not (each node's team has the slot).
+  init_team(g_team_table[kNodeSlot], kNodeSlot, rt.topology.local_pes, rt.my_pe, rt.n_pes);
   return Status::ok();
 }
 
@@ -258,6 +260,7 @@ extern "C" {
 
 shmem_team_t SHMEM_TEAM_WORLD = &vshmem::detail::g_team_table[vshmem::detail::kWorldSlot];
 shmem_team_t SHMEM_TEAM_SHARED = &vshmem::detail::g_team_table[vshmem::detail::kSharedSlot];
+shmem_team_t SHMEMX_TEAM_NODE = &vshmem::detail::g_team_table[vshmem::detail::kNodeSlot];
 
 int shmem_team_my_pe(shmem_team_t team) {
   vshmem_team_s* t = team_lookup(team);
@@ -401,9 +404,11 @@ void shmem_team_destroy(shmem_team_t team) {
   constexpr const char* kCall = "shmem_team_destroy";
   Runtime& rt = runtime_for(kCall);
   if (team == SHMEM_TEAM_INVALID) return;
-  if (team == SHMEM_TEAM_WORLD || team == SHMEM_TEAM_SHARED) {
+  if (team == SHMEM_TEAM_WORLD || team == SHMEM_TEAM_SHARED || team == SHMEMX_TEAM_NODE) {
     fail(kCall, "%s is predefined and cannot be destroyed",
-         team == SHMEM_TEAM_WORLD ? "SHMEM_TEAM_WORLD" : "SHMEM_TEAM_SHARED");
+         team == SHMEM_TEAM_WORLD    ? "SHMEM_TEAM_WORLD"
+         : team == SHMEM_TEAM_SHARED ? "SHMEM_TEAM_SHARED"
+                                     : "SHMEMX_TEAM_NODE");
   }
   vshmem_team_s& t = team_for(team, kCall);
   // Every signal of the team's collectives was consumed inside them, so the slot's counters

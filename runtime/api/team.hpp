@@ -6,7 +6,7 @@
 // world PE plus kSlotWords words of scratch. A team occupies one slot on each of its members; the
 // members agree on a slot free on all of them when the team is split off its parent (an OR of the
 // members' used-slot bitmaps, computed over the parent). Slot 0 is SHMEM_TEAM_WORLD, slot 1
-// SHMEM_TEAM_SHARED, slot 2 the deprecated active-set collectives.
+// SHMEM_TEAM_SHARED, slot 2 the deprecated active-set collectives, slot 3 SHMEMX_TEAM_NODE.
 //
 // Signals between two PEs are counted per (slot, sender): PE x signals PE p by adding 1 to
 // p's counter[slot][x], and p consumes x's k-th signal by waiting for the counter to reach k.
@@ -29,6 +29,9 @@ constexpr int kTeamSlots = 128;
 constexpr int kWorldSlot = 0;
 constexpr int kSharedSlot = 1;
 constexpr int kActiveSetSlot = 2;
+constexpr int kNodeSlot = 3;  // SHMEMX_TEAM_NODE: the PEs of this PE's node
+constexpr int kLastPredefinedSlot = kNodeSlot;
+static_assert(kNodeSlot == 3, "device/impl/sync.cuh names SHMEMX_TEAM_NODE as slot 3");
 constexpr int kSlotWords = 4;  // 2: used-slot bitmap; 2: the split's arguments
 constexpr uint32_t kTeamMagic = 0x7465616d;
 

@@ -137,7 +137,10 @@ Result<std::unique_ptr<Bootstrap>> create_bootstrap(const BootstrapOptions& opti
   VSHMEM_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, bootstrap_timeout());
   std::string choice = env::get("VSHMEM_BOOTSTRAP").value_or("auto");
   Result<std::unique_ptr<Bootstrap>> result = Status();
-  if (choice == "socket") {
+  if (options.uid != nullptr) {
+    // The application chose how its PEs meet: the unique ID overrides VSHMEM_BOOTSTRAP.
+    result = detail::start_uid_bootstrap(*options.uid, timeout);
+  } else if (choice == "socket") {
     result = detail::start_socket(timeout);
   } else if (choice == "mpi") {
     result = detail::load_plugin_bootstrap(PluginKind::kMpi, options, timeout);

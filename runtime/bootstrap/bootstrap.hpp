@@ -40,11 +40,26 @@ struct Topology {
   std::vector<int> local_pes;  // the PEs of my node, ascending (includes me)
 };
 
+// A start from a unique ID (shmemx_get_uniqueid): this process's rank, the job's size and the
+// ID's bytes (runtime/bootstrap/uid_bootstrap.cpp).
+inline constexpr size_t kUniqueIdBytes = 128;
+struct UniqueIdArgs {
+  int rank = -1;
+  int nranks = 0;
+  unsigned char id[kUniqueIdBytes] = {};
+};
+
 struct BootstrapOptions {
   // Set by shmemx_init_attr when the application passes its own MPI communicator
   // (a pointer to an MPI_Comm); null otherwise.
   void* mpi_comm = nullptr;
+  // Set by shmemx_init_attr with SHMEMX_INIT_WITH_UNIQUEID; null otherwise.
+  const UniqueIdArgs* uid = nullptr;
 };
+
+// Makes a new unique ID: opens the TCP socket on which this process, as PE 0 of the job, will
+// wait for the others, and writes its address and a fresh secret into id.
+Status make_unique_id(unsigned char id[kUniqueIdBytes]);
 
 // The time limit of every bootstrap operation: VSHMEM_BOOTSTRAP_TIMEOUT (seconds, default 120).
 Result<std::chrono::milliseconds> bootstrap_timeout();

@@ -179,7 +179,9 @@ Result<SocketConfig> socket_config_from_env() {
 }
 
 SocketBootstrap::SocketBootstrap(SocketConfig config, std::chrono::milliseconds timeout)
-    : config_(std::move(config)), timeout_(timeout) {}
+    : config_(std::move(config)), timeout_(timeout), listen_fd_(config_.listen_fd) {
+  config_.listen_fd = -1;  // adopted: closed by listen_fd_ from now on
+}
 
 SocketBootstrap::~SocketBootstrap() = default;
 
@@ -197,6 +199,7 @@ Result<std::unique_ptr<SocketBootstrap>> SocketBootstrap::connect(
   }
   if (config.address.size() < 2 || config.address.size() >= sizeof(sockaddr_un::sun_path) ||
       config.job_id.size() > kMaxJobIdLength || config.secret.size() != kSecretLength) {
+    if (config.listen_fd >= 0) ::close(config.listen_fd);
     return error(Code::kInvalidArgument,
                  "vshmem bootstrap(socket): malformed address, job id or secret");
   }
@@ -210,9 +213,13 @@ Status SocketBootstrap::hub_accept() {
   const int npes = config_.npes;
   peer_fds_.clear();
   peer_fds_.resize(npes);
-  if (npes == 1) return Status::ok();
+  if (npes == 1) {
+    listen_fd_.reset();
+    return Status::ok();
+  }
   const auto deadline = Clock::now() + timeout_;
-  const bool on_filesystem = config_.address[0] != '@';
+  const bool tcp = is_tcp_address(config_.address);
+  const bool on_filesystem = !tcp && config_.address[0] != '@';
   if (on_filesystem) {
     // Only our user may reach the socket: its directory must be private.
     const size_t slash = config_.address.rfind('/');
@@ -225,9 +232,20 @@ Status SocketBootstrap::hub_accept() {
     if (!st)
       return make_error(Code::kInvalidArgument, "init", "VSHMEM_SOCKET_ADDR: " + st.message());
   }
-  auto listening = listen_unix(config_.address, std::min(npes, 4096));
-  if (!listening) return make_error(Code::kSystem, "init", listening.status().message());
-  listen_fd_ = std::move(*listening);
+  if (listen_fd_.valid()) {
+    // The unique-ID start: shmemx_get_uniqueid left this socket listening (TCP).
+    const int flags = ::fcntl(listen_fd_.get(), F_GETFL);
+    if (flags < 0 || ::fcntl(listen_fd_.get(), F_SETFL, flags | O_NONBLOCK) != 0) {
+      return make_error(Code::kSystem, "init", log::format("fcntl(): %s", strerror(errno)));
+    }
+  } else if (tcp) {
+    return make_error(Code::kInvalidArgument, "init",
+                      "a TCP bootstrap address needs the socket shmemx_get_uniqueid opened");
+  } else {
+    auto listening = listen_unix(config_.address, std::min(npes, 4096));
+    if (!listening) return make_error(Code::kSystem, "init", listening.status().message());
+    listen_fd_ = std::move(*listening);
+  }
 
   struct Pending {
     UniqueFd fd;
@@ -337,8 +355,12 @@ Status SocketBootstrap::hub_accept() {
         Pending p;
         p.fd = std::move(*accepted);
         p.until = std::min(deadline, Clock::now() + kHandshakeDeadline);
-        uid_t uid = 0;
-        if (!peer_credentials(p.fd.get(), &uid, &p.pid)) continue;
+        uid_t uid = my_uid;
+        if (tcp) {
+          set_nodelay(p.fd.get());  // across hosts the job secret is the credential
+        } else if (!peer_credentials(p.fd.get(), &uid, &p.pid)) {
+          continue;
+        }
         if (uid != my_uid) {
           refuse(p, log::format("uid %u is not the job's user (uid %u)", uid, my_uid));
           continue;
@@ -369,7 +391,9 @@ Status SocketBootstrap::client_connect() {
   peer_fds_.clear();
   peer_fds_.resize(1);
   const auto deadline = Clock::now() + timeout_;
-  auto connected = connect_unix(config_.address, deadline, "PE 0 (the bootstrap hub)");
+  const bool tcp = is_tcp_address(config_.address);
+  auto connected = tcp ? connect_tcp(config_.address, deadline, "PE 0 (the bootstrap hub)")
+                       : connect_unix(config_.address, deadline, "PE 0 (the bootstrap hub)");
   if (!connected) {
     if (connected.status().code() == Code::kTimeout) {
       return make_error(Code::kTimeout, "init",
@@ -380,10 +404,12 @@ Status SocketBootstrap::client_connect() {
   }
   const int fd = connected->get();
   peer_fds_[0] = std::move(*connected);
-  uid_t uid = 0;
+  uid_t uid = ::geteuid();  // over TCP nothing to ask: the job secret is the credential
   pid_t pid = 0;
-  Status cred = peer_credentials(fd, &uid, &pid);
-  if (!cred) return make_error(Code::kSystem, "init", cred.message());
+  if (!tcp) {
+    Status cred = peer_credentials(fd, &uid, &pid);
+    if (!cred) return make_error(Code::kSystem, "init", cred.message());
+  }
   if (uid != ::geteuid()) {
     return make_error(
         Code::kPeerFailure, "init",

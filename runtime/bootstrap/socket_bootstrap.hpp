@@ -19,6 +19,10 @@ struct SocketConfig {
   std::string secret;   // 32 hex characters
   int rank = -1;
   int npes = 0;
+  // The unique-ID start (uid_bootstrap.cpp) uses the same protocol over TCP: the address is then
+  // "tcp:<IPv4>:<port>", peers are authenticated by the secret alone (no SO_PEERCRED across
+  // hosts), and PE 0 adopts the socket shmemx_get_uniqueid left listening (-1: none).
+  int listen_fd = -1;
 };
 inline constexpr size_t kMaxJobIdLength = 63;
 inline constexpr size_t kSecretLength = 32;

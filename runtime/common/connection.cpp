@@ -1,6 +1,9 @@
 #include "runtime/common/connection.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -10,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -138,6 +142,67 @@ Result<UniqueFd> accept_unix(int listen_fd) {
     if (errno == EINTR || errno == ECONNABORTED) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return UniqueFd();
     return sys_error("accept", errno);
+  }
+}
+
+bool is_tcp_address(const std::string& address) { return address.rfind("tcp:", 0) == 0; }
+
+namespace {
+// "tcp:1.2.3.4:5678" as a socket address; false when malformed.
+bool tcp_sockaddr(const std::string& address, sockaddr_in* sa) {
+  std::memset(sa, 0, sizeof(*sa));
+  if (!is_tcp_address(address)) return false;
+  const std::string rest = address.substr(4);
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string::npos) return false;
+  const std::string host = rest.substr(0, colon), port = rest.substr(colon + 1);
+  char* end = nullptr;
+  const unsigned long p = std::strtoul(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || p == 0 || p > 65535) return false;
+  sa->sin_family = AF_INET;
+  sa->sin_port = htons(static_cast<uint16_t>(p));
+  return ::inet_pton(AF_INET, host.c_str(), &sa->sin_addr) == 1;
+}
+}  // namespace
+
+void set_nodelay(int fd) {
+  int one = 1;
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+Result<UniqueFd> connect_tcp(const std::string& address, Deadline deadline, const char* what) {
+  sockaddr_in sa{};
+  if (!tcp_sockaddr(address, &sa)) {
+    return Status(
+        Code::kInvalidArgument,
+        log::format("%s: malformed address '%s' (want tcp:IPv4:port)", what, address.c_str()));
+  }
+  auto delay = std::chrono::milliseconds(2);
+  for (;;) {
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) return sys_error("socket", errno);
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0) {
+      const int flags = ::fcntl(fd.get(), F_GETFL);
+      if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0) {
+        return sys_error("fcntl", errno);
+      }
+      set_nodelay(fd.get());
+      return fd;
+    }
+    const int e = errno;
+    // The way to PE 0's host may still be coming up, or it does not listen yet.
+    const bool transient = e == ECONNREFUSED || e == EAGAIN || e == EINTR || e == ETIMEDOUT ||
+                           e == EHOSTUNREACH || e == ENETUNREACH;
+    if (!transient) {
+      return Status(Code::kSystem, log::format("cannot connect to %s at %s: %s", what,
+                                               address.c_str(), std::strerror(e)));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status(Code::kTimeout, log::format("%s did not answer at %s before the deadline (%s)",
+                                                what, address.c_str(), std::strerror(e)));
+    }
+    std::this_thread::sleep_for(delay);
+    delay = std::min(delay * 2, std::chrono::milliseconds(50));
   }
 }
 

@@ -72,6 +72,16 @@ Result<UniqueFd> connect_unix(const std::string& address, Deadline deadline, con
 // other than "nothing pending" are returned (EMFILE names the open-file limit).
 Result<UniqueFd> accept_unix(int listen_fd);
 
+// TCP, for the unique-ID start (runtime/bootstrap/uid_bootstrap.cpp), whose PEs may be on other
+// hosts. "tcp:<IPv4>:<port>" names such an address; peers are authenticated by the job secret
+// alone (no SO_PEERCRED across hosts).
+bool is_tcp_address(const std::string& address);
+// Connects to "tcp:<IPv4>:<port>", retrying while nobody listens yet or the way to the host is
+// still coming up, until `deadline`. The result is non-blocking, with TCP_NODELAY.
+Result<UniqueFd> connect_tcp(const std::string& address, Deadline deadline, const char* what);
+// Small messages go out at once (the bootstrap's exchanges are latency-bound).
+void set_nodelay(int fd);
+
 // The uid (and pid) of the process at the other end of a Unix-domain socket.
 Status peer_credentials(int fd, uid_t* uid, pid_t* pid);
 

@@ -10,17 +10,26 @@ namespace {
 
 int g_pe = -1;
 
-Level parse_level() {
-  const char* v = std::getenv("VSHMEM_DEBUG");
-  if (v == nullptr || *v == '\0') {
-    return std::getenv("SHMEM_DEBUG") != nullptr ? Level::kInfo : Level::kWarn;
-  }
+Level level_named(const char* var, const char* v) {
   if (!strcasecmp(v, "error") || !strcmp(v, "0")) return Level::kError;
   if (!strcasecmp(v, "warn") || !strcmp(v, "1")) return Level::kWarn;
   if (!strcasecmp(v, "info") || !strcmp(v, "2")) return Level::kInfo;
   if (!strcasecmp(v, "trace") || !strcmp(v, "3")) return Level::kTrace;
-  std::fprintf(stderr,
-               "vshmem: VSHMEM_DEBUG='%s' is not one of error|warn|info|trace; using warn\n", v);
+  // NVSHMEM's own words: VERSION and ABORT have no level of their own here.
+  if (!strcasecmp(v, "version")) return Level::kWarn;
+  if (!strcasecmp(v, "abort")) return Level::kError;
+  std::fprintf(stderr, "vshmem: %s='%s' is not one of error|warn|info|trace; using warn\n", var, v);
+  return Level::kWarn;
+}
+
+// VSHMEM_DEBUG first, then OpenSHMEM's SHMEM_DEBUG (set at all: info), then NVSHMEM_DEBUG, so that
+// a program written for NVSHMEM gets its messages without overriding ours.
+Level parse_level() {
+  const char* v = std::getenv("VSHMEM_DEBUG");
+  if (v != nullptr && *v != '\0') return level_named("VSHMEM_DEBUG", v);
+  if (std::getenv("SHMEM_DEBUG") != nullptr) return Level::kInfo;
+  v = std::getenv("NVSHMEM_DEBUG");
+  if (v != nullptr && *v != '\0') return level_named("NVSHMEM_DEBUG", v);
   return Level::kWarn;
 }
 

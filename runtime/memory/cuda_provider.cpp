@@ -396,6 +396,12 @@ class CudaProvider final : public MemoryProvider {
   // whatever CUDA_VISIBLE_DEVICES says there.
   uint64_t locality_token() const override { return pci_token(device_->ordinal()); }
   int device_ordinal() const override { return device_->ordinal(); }
+  uint64_t memory_capacity() const override {
+    ScopedContext scope(*device_);
+    size_t free_bytes = 0, total_bytes = 0;
+    if (!scope.status() || drv_.cuMemGetInfo(&free_bytes, &total_bytes) != CUDA_SUCCESS) return 0;
+    return total_bytes;
+  }
 
   // A peer's memory can be mapped here when its GPU is ours, or one of our visible devices that
   // our device can access (cuDeviceCanAccessPeer, directional: the transport layer also asks

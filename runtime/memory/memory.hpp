@@ -152,6 +152,9 @@ class MemoryProvider {
   virtual bool can_map_peer(uint64_t peer_token) const { return true; }
   // The CUDA ordinal of the device holding this provider's memory; -1 for host memory.
   virtual int device_ordinal() const { return -1; }
+  // Bytes of memory behind the provider's allocations (the GPU's total memory); 0 when it has
+  // no fixed capacity (host memory).
+  virtual uint64_t memory_capacity() const { return 0; }
   // Completes host-issued transfers still in flight (copies are synchronous today).
   virtual Status quiet() { return Status::ok(); }
 };

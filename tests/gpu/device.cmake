@@ -97,3 +97,51 @@ foreach(_n 2 4)
   set_tests_properties(mpe.gpu_large_transfer.vshmemrun.${_n} PROPERTIES
                        FIXTURES_REQUIRED device_mps)
 endforeach()
+
+# NVSHMEM programs on the GPU (nvshmem.h): kernels with NVSHMEM's names and constants, the default
+# heap budget (2 x 512 MiB + 1 GiB), and an application's earlier CUDA error left alone.
+vshmem_add_mpe_test(NAME nvshmem_device SOURCES ${CMAKE_CURRENT_LIST_DIR}/nvshmem_device.cu
+                    NPES 2 4 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS device
+                    LIBS vshmem_nvshmem ENV VSHMEM_BACKEND=cuda)
+vshmem_device_link(mpe_nvshmem_device)
+vshmem_add_mpe_test(NAME nvshmem_device_heap TARGET mpe_nvshmem_device NPES 2
+                    LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS heap ENV VSHMEM_BACKEND=cuda)
+vshmem_add_mpe_test(NAME nvshmem_device_app_error TARGET mpe_nvshmem_device NPES 1 2
+                    LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS app_error
+                    ENV VSHMEM_BACKEND=cuda)
+foreach(_t nvshmem_device.vshmemrun.2 nvshmem_device.vshmemrun.4 nvshmem_device_heap.vshmemrun.2
+        nvshmem_device_app_error.vshmemrun.1 nvshmem_device_app_error.vshmemrun.2)
+  set_tests_properties(mpe.${_t} PROPERTIES FIXTURES_REQUIRED device_mps)
+endforeach()
+# half / bfloat16 RMA and reductions, reduce-scatter (device and on stream), bit-exact.
+vshmem_add_mpe_test(NAME nvshmem_half SOURCES ${CMAKE_CURRENT_LIST_DIR}/nvshmem_half.cu
+                    NPES 1 2 4 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120
+                    LIBS vshmem_nvshmem ENV VSHMEM_BACKEND=cuda)
+vshmem_device_link(mpe_nvshmem_half)
+foreach(_n 1 2 4)
+  set_tests_properties(mpe.nvshmem_half.vshmemrun.${_n} PROPERTIES FIXTURES_REQUIRED device_mps)
+endforeach()
+# A cubin loaded with the driver API sees the device state after nvshmemx_cumodule_init.
+list(GET CMAKE_CUDA_ARCHITECTURES 0 _cubin_arch)
+string(REGEX REPLACE "[^0-9]" "" _cubin_arch "${_cubin_arch}")
+if(_cubin_arch)
+  set(_cubin ${CMAKE_CURRENT_BINARY_DIR}/cubin_kernel.cubin)
+  add_custom_command(
+    OUTPUT ${_cubin}
+    COMMAND ${CMAKE_CUDA_COMPILER} -arch=sm_${_cubin_arch} -std=c++17 -rdc=true -dc
+            -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_SOURCE_DIR}/include/nvshmem
+            -o ${CMAKE_CURRENT_BINARY_DIR}/cubin_kernel.o ${CMAKE_CURRENT_LIST_DIR}/cubin_kernel.cu
+    COMMAND ${CMAKE_CUDA_COMPILER} -arch=sm_${_cubin_arch} -dlink -cubin -o ${_cubin}
+            ${CMAKE_CURRENT_BINARY_DIR}/cubin_kernel.o $<TARGET_FILE:vshmem_device>
+    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/cubin_kernel.cu vshmem_device
+    COMMENT "cubin_kernel.cubin (device-linked with libvshmem_device)")
+  add_custom_target(cubin_kernel ALL DEPENDS ${_cubin})
+  vshmem_add_mpe_test(NAME nvshmem_cubin SOURCES ${CMAKE_CURRENT_LIST_DIR}/nvshmem_cubin.cu
+                      NPES 1 2 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS ${_cubin}
+                      LIBS vshmem_nvshmem ENV VSHMEM_BACKEND=cuda)
+  vshmem_device_link(mpe_nvshmem_cubin)
+  add_dependencies(mpe_nvshmem_cubin cubin_kernel)
+  foreach(_n 1 2)
+    set_tests_properties(mpe.nvshmem_cubin.vshmemrun.${_n} PROPERTIES FIXTURES_REQUIRED device_mps)
+  endforeach()
+endif()

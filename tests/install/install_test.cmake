@@ -12,7 +12,8 @@ function(run)
 endfunction()
 set(prefix ${WORK_DIR}/prefix)
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-foreach(f bin/vshmemrun bin/vshmemcc include/shmem.h include/shmemx.h lib/cmake/vshmem/vshmemConfig.cmake
+foreach(f bin/vshmemrun bin/vshmemcc include/shmem.h include/shmemx.h include/nvshmem/nvshmem.h
+          include/nvshmem/nvshmemx.h include/nvshmem/nvshmem_names.h lib/cmake/vshmem/vshmemConfig.cmake
           lib/pkgconfig/vshmem.pc)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${f}")

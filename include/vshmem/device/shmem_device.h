@@ -37,6 +37,7 @@
 #include "vshmem/device/impl/signal.cuh"
 #include "vshmem/device/impl/sync.cuh"
 #include "vshmem/device/impl/coll.cuh"
+#include "vshmem/device/impl/half.cuh"
 
 #pragma nv_diagnostic pop
 

@@ -1,5 +1,6 @@
 // Device collectives on any team (SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED and split teams):
-// broadcast, fcollect, alltoall and reductions, with thread, _warp and _block forms. Every PE
+// broadcast, fcollect, alltoall, reductions and reduce-scatter, with thread, _warp and _block
+// forms. Every PE
 // of the team calls the same collective with the same arguments (from one thread, warp or block
 // per PE, as for barriers); PE numbers (PE_root, blocks of fcollect/alltoall, the reduction
 // order) are team numbers.
@@ -107,6 +108,13 @@ struct OpXor {
   }
 };
 
+// The type a reduction combines in: the element type, except for 16-bit floating point (half,
+// bfloat16: vshmem/device/impl/half.cuh), which combines in float and rounds once at the end.
+template <class T>
+struct Accumulator {
+  using type = T;
+};
+
 template <class G, class Op, class T>
 __device__ __forceinline__ int reduce_group(const char* call, shmem_team_t team, T* dest,
                                             const T* source, size_t nreduce) {
@@ -133,18 +141,49 @@ __device__ __forceinline__ int reduce_group(const char* call, shmem_team_t team,
     const size_t m = nreduce - base < chunk ? nreduce - base : chunk;
     T* out = overlap ? scratch : dest + base;
     for (size_t i = G::rank(); i < m; i += G::size()) {
-      T acc = *peer_ptr(call, source + base + i, sizeof(T), v.world_pe(0));
+      using A = typename Accumulator<T>::type;
+      A acc = static_cast<A>(*peer_ptr(call, source + base + i, sizeof(T), v.world_pe(0)));
       for (int k = 1; k < n; ++k) {
-        acc = static_cast<T>(
-            Op::apply(acc, *peer_ptr(call, source + base + i, sizeof(T), v.world_pe(k))));
+        acc = static_cast<A>(Op::apply(
+            acc, static_cast<A>(*peer_ptr(call, source + base + i, sizeof(T), v.world_pe(k)))));
       }
-      out[i] = acc;
+      out[i] = static_cast<T>(acc);
     }
     if (overlap) {
       team_sync_group<G>(call, team, false);  // every PE has read this chunk of every source
       for (size_t i = G::rank(); i < m; i += G::size()) dest[base + i] = scratch[i];
       G::sync();  // the scratch is free again
     }
+  }
+  team_sync_group<G>(call, team, true);
+  return 0;
+}
+
+// Reduce-scatter: `source` holds n blocks of nreduce elements (one per team member); member j's
+// dest receives the combination, in team order, of block j of every member's source. As
+// reduce_group otherwise; dest and source must not overlap.
+template <class G, class Op, class T>
+__device__ __forceinline__ int reducescatter_group(const char* call, shmem_team_t team, T* dest,
+                                                   const T* source, size_t nreduce) {
+  const TeamView v = team_view(call, team);
+  const int n = v.size;
+  const size_t bytes = nreduce * sizeof(T);
+  check_symmetric(call, dest, bytes);
+  check_symmetric(call, source, bytes * static_cast<size_t>(n));
+  const uintptr_t d = reinterpret_cast<uintptr_t>(dest), src = reinterpret_cast<uintptr_t>(source);
+  if (nreduce > 0 && d < src + bytes * static_cast<size_t>(n) && src < d + bytes) {
+    vshmemi_device_fail(call, "dest and source overlap");
+  }
+  const T* block = source + static_cast<size_t>(v.my_index) * nreduce;
+  team_sync_group<G>(call, team, true);
+  using A = typename Accumulator<T>::type;
+  for (size_t i = G::rank(); i < nreduce; i += G::size()) {
+    A acc = static_cast<A>(*peer_ptr(call, block + i, sizeof(T), v.world_pe(0)));
+    for (int k = 1; k < n; ++k) {
+      acc = static_cast<A>(
+          Op::apply(acc, static_cast<A>(*peer_ptr(call, block + i, sizeof(T), v.world_pe(k)))));
+    }
+    dest[i] = static_cast<T>(acc);
   }
   team_sync_group<G>(call, team, true);
   return 0;
@@ -228,6 +267,29 @@ VSHMEMI_DEV_REDUCE_ARITH_TYPES(VSHMEMI_DEV_DECL_REDUCE_ARITH)
     return vshmem::device::reduce_group<VSHMEMI_DEV_G(G), vshmem::device::OPTYPE>( \
         #PRE #NAME "_" #OP "_reduce" #SUF, team, dest, source, nreduce);           \
   }
+#define VSHMEMI_DEV_REDUCESCATTER(NAME, TYPE, OP, OPTYPE, PRE, SUF, G)                    \
+  __device__ __forceinline__ int PRE##NAME##_##OP##_reducescatter##SUF(                   \
+      shmem_team_t team, TYPE* dest, const TYPE* source, size_t nreduce) {                \
+    return vshmem::device::reducescatter_group<VSHMEMI_DEV_G(G), vshmem::device::OPTYPE>( \
+        #PRE #NAME "_" #OP "_reducescatter" #SUF, team, dest, source, nreduce);           \
+  }
+#define VSHMEMI_DEV_RS_BITWISE(NAME, TYPE, PRE, SUF, G)          \
+  VSHMEMI_DEV_REDUCESCATTER(NAME, TYPE, and, OpAnd, PRE, SUF, G) \
+  VSHMEMI_DEV_REDUCESCATTER(NAME, TYPE, or, OpOr, PRE, SUF, G)   \
+  VSHMEMI_DEV_REDUCESCATTER(NAME, TYPE, xor, OpXor, PRE, SUF, G)
+#define VSHMEMI_DEV_RS_ARITH(NAME, TYPE, PRE, SUF, G)            \
+  VSHMEMI_DEV_REDUCESCATTER(NAME, TYPE, min, OpMin, PRE, SUF, G) \
+  VSHMEMI_DEV_REDUCESCATTER(NAME, TYPE, max, OpMax, PRE, SUF, G) \
+  VSHMEMI_DEV_REDUCESCATTER(NAME, TYPE, sum, OpSum, PRE, SUF, G) \
+  VSHMEMI_DEV_REDUCESCATTER(NAME, TYPE, prod, OpProd, PRE, SUF, G)
+#define VSHMEMI_DEV_RS_BITWISE_ALL(NAME, TYPE)                  \
+  VSHMEMI_DEV_RS_BITWISE(NAME, TYPE, shmem_, , ThreadGroup)     \
+  VSHMEMI_DEV_RS_BITWISE(NAME, TYPE, shmemx_, _warp, WarpGroup) \
+  VSHMEMI_DEV_RS_BITWISE(NAME, TYPE, shmemx_, _block, BlockGroup)
+#define VSHMEMI_DEV_RS_ARITH_ALL(NAME, TYPE)                  \
+  VSHMEMI_DEV_RS_ARITH(NAME, TYPE, shmem_, , ThreadGroup)     \
+  VSHMEMI_DEV_RS_ARITH(NAME, TYPE, shmemx_, _warp, WarpGroup) \
+  VSHMEMI_DEV_RS_ARITH(NAME, TYPE, shmemx_, _block, BlockGroup)
 #define VSHMEMI_DEV_REDUCE_BITWISE(NAME, TYPE, PRE, SUF, G) \
   VSHMEMI_DEV_REDUCE(NAME, TYPE, and, OpAnd, PRE, SUF, G)   \
   VSHMEMI_DEV_REDUCE(NAME, TYPE, or, OpOr, PRE, SUF, G)     \
@@ -275,6 +337,9 @@ VSHMEMI_DEV_REDUCE_BITWISE_TYPES(VSHMEMI_DEV_RB_WARP)
 VSHMEMI_DEV_REDUCE_BITWISE_TYPES(VSHMEMI_DEV_RB_BLOCK)
 VSHMEMI_DEV_REDUCE_ARITH_TYPES(VSHMEMI_DEV_RA_WARP)
 VSHMEMI_DEV_REDUCE_ARITH_TYPES(VSHMEMI_DEV_RA_BLOCK)
+// Reduce-scatter (an NVSHMEM extension: no OpenSHMEM 1.5 host form), every form device-only.
+VSHMEMI_DEV_REDUCE_BITWISE_TYPES(VSHMEMI_DEV_RS_BITWISE_ALL)
+VSHMEMI_DEV_REDUCE_ARITH_TYPES(VSHMEMI_DEV_RS_ARITH_ALL)
 }
 
 #endif  // __CUDACC__

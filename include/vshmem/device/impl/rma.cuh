@@ -283,6 +283,20 @@ VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_RMA_TYPED_BLOCK)
                                                                   size_t nelems, int pe) {        \
     vshmem::device::get_group<VSHMEMI_DEV_G(G)>("shmemx_get" #BITS "_nbi_" #SUFFIX, dest, source, \
                                                 nelems * BYTES, pe);                              \
+  }                                                                                               \
+  __device__ __forceinline__ void shmemx_iput##BITS##_##SUFFIX(                                   \
+      void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {      \
+    using W = vshmem::device::SizedWord<BYTES>::type;                                             \
+    vshmem::device::iput_group<VSHMEMI_DEV_G(G)>(                                                 \
+        "shmemx_iput" #BITS "_" #SUFFIX, static_cast<W*>(dest), static_cast<const W*>(source),    \
+        dst, sst, nelems, pe);                                                                    \
+  }                                                                                               \
+  __device__ __forceinline__ void shmemx_iget##BITS##_##SUFFIX(                                   \
+      void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {      \
+    using W = vshmem::device::SizedWord<BYTES>::type;                                             \
+    vshmem::device::iget_group<VSHMEMI_DEV_G(G)>(                                                 \
+        "shmemx_iget" #BITS "_" #SUFFIX, static_cast<W*>(dest), static_cast<const W*>(source),    \
+        dst, sst, nelems, pe);                                                                    \
   }
 #define VSHMEMI_DEV_RMA_SIZED_WARP(BITS, BYTES) \
   VSHMEMI_DEV_RMA_SIZED_GROUP(BITS, BYTES, warp, WarpGroup)

@@ -347,6 +347,31 @@ VSHMEMI_DEV_SIGNAL_MEM_GROUP(warp, WarpGroup)
 VSHMEMI_DEV_SIGNAL_MEM_GROUP(block, BlockGroup)
 #undef VSHMEMI_DEV_SIGNAL_MEM_GROUP
 
+#define VSHMEMI_DEV_SIGNAL_SIZED_GROUP(BITS, BYTES, SUFFIX, G)                                    \
+  __device__ __forceinline__ void shmemx_put##BITS##_signal_##SUFFIX(                             \
+      void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,         \
+      int sig_op, int pe) {                                                                       \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(G)>("shmemx_put" #BITS "_signal_" #SUFFIX,     \
+                                                       dest, source, nelems * BYTES, sig_addr,    \
+                                                       signal, sig_op, pe);                       \
+  }                                                                                               \
+  __device__ __forceinline__ void shmemx_put##BITS##_signal_nbi_##SUFFIX(                         \
+      void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,         \
+      int sig_op, int pe) {                                                                       \
+    vshmem::device::put_signal_group<VSHMEMI_DEV_G(G)>("shmemx_put" #BITS "_signal_nbi_" #SUFFIX, \
+                                                       dest, source, nelems * BYTES, sig_addr,    \
+                                                       signal, sig_op, pe);                       \
+  }
+#define VSHMEMI_DEV_SIGNAL_SIZED_WARP(BITS, BYTES) \
+  VSHMEMI_DEV_SIGNAL_SIZED_GROUP(BITS, BYTES, warp, WarpGroup)
+#define VSHMEMI_DEV_SIGNAL_SIZED_BLOCK(BITS, BYTES) \
+  VSHMEMI_DEV_SIGNAL_SIZED_GROUP(BITS, BYTES, block, BlockGroup)
+VSHMEM_RMA_SIZES(VSHMEMI_DEV_SIGNAL_SIZED_WARP)
+VSHMEM_RMA_SIZES(VSHMEMI_DEV_SIGNAL_SIZED_BLOCK)
+#undef VSHMEMI_DEV_SIGNAL_SIZED_WARP
+#undef VSHMEMI_DEV_SIGNAL_SIZED_BLOCK
+#undef VSHMEMI_DEV_SIGNAL_SIZED_GROUP
+
 }  // extern "C"
 
 #endif  // __CUDACC__

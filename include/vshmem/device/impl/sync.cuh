@@ -350,4 +350,8 @@ __device__ __forceinline__ int shmemx_barrier(shmem_team_t team) {
 #if defined(__CUDACC__) && defined(__CUDA_ARCH__)
 #define SHMEM_TEAM_WORLD (vshmemi_device_state.world_handle)
 #define SHMEM_TEAM_SHARED (vshmemi_device_state.shared_handle)
+// Slot 3 of the runtime's team table (runtime/api/team.hpp, kNodeSlot).
+#define SHMEMX_TEAM_NODE                                                  \
+  (reinterpret_cast<shmem_team_t>(vshmemi_device_state.team_handle_base + \
+                                  3 * vshmemi_device_state.team_handle_stride))
 #endif
