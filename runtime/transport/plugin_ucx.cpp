@@ -56,8 +56,9 @@ constexpr int kSystem = 6;
 
 constexpr uint16_t kAmRequest = 17;
 constexpr uint16_t kAmReply = 18;
-constexpr size_t kStageChunk = 512 << 10;  // target ops: bytes per active message
-constexpr int kStageDepth = 4;             // target ops: chunks in flight per transfer
+// Target ops: bytes per active message, and chunks in flight per transfer.
+constexpr size_t kStageChunk = 512 << 10;
+constexpr int kStageDepth = 4;
 
 enum class TargetOp : uint32_t { kPut = 1, kGet = 2, kAtomic = 3 };
 
@@ -113,9 +114,9 @@ struct PendingOp {
 // A request a peer sent us, to be performed by the progress thread.
 struct Work {
   RequestHeader header{};
-  const void* data = nullptr;  // UCX's persistent data (released after), or owned below
+  const void* data = nullptr;  // points into owned
   std::vector<uint8_t> owned;
-  bool release = false;
+  class UcxPath* owner = nullptr;  // while a rendezvous receive fills owned
 };
 
 // A reply in flight: its header and data live until the send completes.
@@ -225,6 +226,7 @@ class UcxPath {
                                size_t length, const ucp_am_recv_param_t* param);
   void run_work();
   void perform(Work& w);
+  void queue(std::unique_ptr<Work> w);
   void send_reply(int pe, std::unique_ptr<Reply> reply);
 
   const int my_pe_;
@@ -237,6 +239,9 @@ class UcxPath {
   uint32_t caps_ = 0;
   bool cuda_memory_ = false;     // UCX registers GPU memory
   bool network_atomics_ = true;  // on a host heap; VSHMEM_UCX_ATOMICS=target turns them off
+  // Register the heap for network put/get; VSHMEM_UCX_RMA=target sends every transfer through
+  // the target's progress thread instead (what a GPU heap without UCX CUDA support gets).
+  bool network_rma_ = true;
 
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
@@ -310,6 +315,14 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
 }
 
 int UcxPath::setup(char* err, size_t errlen) {
+  if (const char* a = std::getenv("VSHMEM_UCX_RMA")) {
+    if (std::strcmp(a, "target") == 0) {
+      network_rma_ = false;
+    } else if (std::strcmp(a, "network") != 0) {
+      return set_err(err, errlen, kInvalidArgument,
+                     format("VSHMEM_UCX_RMA: '%s' is not 'network' or 'target'", a));
+    }
+  }
   if (const char* a = std::getenv("VSHMEM_UCX_ATOMICS")) {
     if (std::strcmp(a, "target") == 0) {
       network_atomics_ = false;
@@ -357,7 +370,9 @@ int UcxPath::setup(char* err, size_t errlen) {
     h.id = id;
     h.cb = cb;
     h.arg = this;
-    h.flags = UCP_AM_FLAG_WHOLE_MSG | UCP_AM_FLAG_PERSISTENT_DATA;
+    // Whole messages only; eager data is copied out in the callback (the progress thread performs
+    // the request later), rendezvous data is fetched into our own buffer.
+    h.flags = UCP_AM_FLAG_WHOLE_MSG;
     s = ucp_worker_set_am_recv_handler(worker_, &h);
     if (s != UCS_OK) {
       return set_err(err, errlen, kSystem,
@@ -386,8 +401,10 @@ int UcxPath::setup(char* err, size_t errlen) {
   if (network_atomics_) caps_ |= VSHMEM_TRANSPORT_CAP_AMO;
   if (cuda_memory_) caps_ |= VSHMEM_TRANSPORT_CAP_DEVICE_MEMORY;
   if (log_enabled(2)) {
-    log(2, format("ucx: worker ready (UCX %s; GPU memory %s; atomics %s)", ucp_get_version_string(),
+    log(2, format("ucx: worker ready (UCX %s; GPU memory %s; put/get %s; atomics %s)",
+                  ucp_get_version_string(),
                   cuda_memory_ ? "registered directly" : "staged through host buffers",
+                  network_rma_ ? "network" : "at the target",
                   network_atomics_ ? "network on host heaps" : "at the target"));
   }
   return 0;
@@ -426,9 +443,6 @@ void UcxPath::shutdown() {
     regions_.clear();
     {
       std::lock_guard<std::mutex> lock(work_mutex_);
-      for (Work& w : work_) {
-        if (w.release) ucp_am_data_release(worker_, const_cast<void*>(w.data));
-      }
       work_.clear();
     }
     ucp_worker_destroy(worker_);
@@ -621,7 +635,7 @@ int UcxPath::add_region(uint64_t offset, size_t bytes, char* err, size_t errlen)
   region.offset = offset;
   region.bytes = bytes;
   std::vector<uint8_t> packed;
-  if (!heap_is_device_ || cuda_memory_) {
+  if (network_rma_ && (!heap_is_device_ || cuda_memory_)) {
     ucp_mem_map_params_t mp{};
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
     mp.address = reinterpret_cast<void*>(heap_base_ + offset);
@@ -819,6 +833,8 @@ void UcxPath::forget_op(uint64_t token) {
   ops_.erase(token);
 }
 
+// h must stay valid until the send completes (*request done): UCX 1.13 reads the header of a
+// multi-fragment message as it sends the fragments.
 int UcxPath::send_request(int pe, ucp_ep_h ep, const RequestHeader& h, const void* data,
                           size_t bytes, void** request, const char* what, char* err,
                           size_t errlen) {
@@ -867,18 +883,28 @@ int UcxPath::target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source
   struct Slot {
     PendingOp op;
     uint64_t token = 0;
+    RequestHeader header{};  // UCX reads it until the send completes
     void* send = nullptr;
   };
   std::unique_ptr<Slot[]> slots(new Slot[kStageDepth]);
   int failure = 0;
   auto finish = [&](int s) {
     Slot& slot = slots[s];
+    if (failure != 0) {
+      // Already failed (and reported): the rest is abandoned, not waited for once more.
+      forget_op(slot.token);
+      if (slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) ucp_request_free(slot.send);
+      slot.send = nullptr;
+      pipe.complete(s);
+      return;
+    }
     int r = wait_op(slot.op, slot.token, pe, what, err, errlen);
     forget_op(slot.token);
-    int w = wait(slot.send, pe, what, err, errlen);
+    int w = r != 0 ? 0 : wait(slot.send, pe, what, err, errlen);
+    if (r != 0 && slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) ucp_request_free(slot.send);
     slot.send = nullptr;
     pipe.complete(s);
-    if (failure == 0) failure = r != 0 ? r : w;
+    failure = r != 0 ? r : w;
   };
   std::vector<int> order;  // slots in issue order: completed oldest first
   size_t head = 0;
@@ -898,16 +924,17 @@ int UcxPath::target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source
       slot.op.done.store(false);
       slot.op.status = 0;
       slot.token = register_op(&slot.op);
-      RequestHeader h{static_cast<uint32_t>(TargetOp::kPut),
-                      my_pe_,
-                      slot.token,
-                      offset + c.offset,
-                      c.bytes,
-                      0,
-                      0,
-                      0,
-                      0};
-      if (int r = send_request(pe, ep, h, buf.data(), c.bytes, &slot.send, what, err, errlen)) {
+      slot.header = RequestHeader{static_cast<uint32_t>(TargetOp::kPut),
+                                  my_pe_,
+                                  slot.token,
+                                  offset + c.offset,
+                                  c.bytes,
+                                  0,
+                                  0,
+                                  0,
+                                  0};
+      if (int r = send_request(pe, ep, slot.header, buf.data(), c.bytes, &slot.send, what, err,
+                               errlen)) {
         forget_op(slot.token);
         failure = r;
         pipe.complete(c.slot);
@@ -934,6 +961,7 @@ int UcxPath::target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t
     PendingOp op;
     uint64_t token = 0;
     size_t offset = 0;
+    RequestHeader header{};  // UCX reads it until the send completes
     void* send = nullptr;
   };
   std::unique_ptr<Slot[]> slots(new Slot[kStageDepth]);
@@ -942,11 +970,19 @@ int UcxPath::target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t
   size_t head = 0;
   auto finish = [&](int s) {
     Slot& slot = slots[s];
+    if (failure != 0) {
+      forget_op(slot.token);
+      if (slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) ucp_request_free(slot.send);
+      slot.send = nullptr;
+      pipe.complete(s);
+      return;
+    }
     int r = wait_op(slot.op, slot.token, pe, what, err, errlen);
     forget_op(slot.token);
-    int w = wait(slot.send, pe, what, err, errlen);
+    int w = r != 0 ? 0 : wait(slot.send, pe, what, err, errlen);
+    if (r != 0 && slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) ucp_request_free(slot.send);
     slot.send = nullptr;
-    if (r == 0 && w == 0 && failure == 0) {
+    if (r == 0 && w == 0) {
       char copy_err[512] = {};
       if (int c = host_.copy(host_.ctx, static_cast<uint8_t*>(dest) + slot.offset, bounce[s].data(),
                              slot.op.bytes, copy_err, sizeof(copy_err))) {
@@ -954,7 +990,7 @@ int UcxPath::target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t
       }
     }
     pipe.complete(s);
-    if (failure == 0) failure = r != 0 ? r : w;
+    failure = r != 0 ? r : w;
   };
   while (!pipe.done()) {
     while (pipe.can_issue() && failure == 0) {
@@ -967,16 +1003,16 @@ int UcxPath::target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t
       slot.op.bytes = c.bytes;
       slot.offset = c.offset;
       slot.token = register_op(&slot.op);
-      RequestHeader h{static_cast<uint32_t>(TargetOp::kGet),
-                      my_pe_,
-                      slot.token,
-                      offset + c.offset,
-                      c.bytes,
-                      0,
-                      0,
-                      0,
-                      0};
-      if (int r = send_request(pe, ep, h, nullptr, 0, &slot.send, what, err, errlen)) {
+      slot.header = RequestHeader{static_cast<uint32_t>(TargetOp::kGet),
+                                  my_pe_,
+                                  slot.token,
+                                  offset + c.offset,
+                                  c.bytes,
+                                  0,
+                                  0,
+                                  0,
+                                  0};
+      if (int r = send_request(pe, ep, slot.header, nullptr, 0, &slot.send, what, err, errlen)) {
         forget_op(slot.token);
         failure = r;
         pipe.complete(c.slot);
@@ -1026,9 +1062,7 @@ int UcxPath::target_atomic(int pe, ucp_ep_h ep, int op, uint64_t offset, unsigne
 ucs_status_t UcxPath::on_reply(void* arg, const void* header, size_t header_length, void* data,
                                size_t length, const ucp_am_recv_param_t* param) {
   auto* self = static_cast<UcxPath*>(arg);
-  if (header_length != sizeof(ReplyHeader) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
-    return UCS_OK;  // not ours (eager replies only)
-  }
+  if (header_length != sizeof(ReplyHeader)) return UCS_OK;
   ReplyHeader h;
   std::memcpy(&h, header, sizeof(h));
   std::lock_guard<std::mutex> lock(self->ops_mutex_);
@@ -1038,6 +1072,36 @@ ucs_status_t UcxPath::on_reply(void* arg, const void* header, size_t header_leng
   self->ops_.erase(it);
   op->status = h.status;
   op->value = h.value;
+  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+    // A get's data by rendezvous: straight into the op's bounce buffer; done when it is there.
+    if (h.status != 0 || op->data == nullptr || length != op->bytes) {
+      op->status = h.status != 0 ? h.status : kPeerFailure;
+      op->text = h.status != 0 ? "refused (its message did not arrive)" : "malformed reply";
+      op->done.store(true, std::memory_order_release);
+      return UCS_OK;
+    }
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    rp.cb.recv_am = [](void* request, ucs_status_t status, size_t, void* user) {
+      auto* o = static_cast<PendingOp*>(user);
+      if (status != UCS_OK) {
+        o->status = kPeerFailure;
+        o->text = ucs_status_string(status);
+      }
+      o->done.store(true, std::memory_order_release);
+      ucp_request_free(request);
+    };
+    rp.user_data = op;
+    void* r = ucp_am_recv_data_nbx(self->worker_, data, op->data, length, &rp);
+    if (r == nullptr || UCS_PTR_IS_ERR(r)) {
+      if (UCS_PTR_IS_ERR(r)) {
+        op->status = kPeerFailure;
+        op->text = ucs_status_string(UCS_PTR_STATUS(r));
+      }
+      op->done.store(true, std::memory_order_release);
+    }
+    return UCS_OK;
+  }
   if (h.status != 0) {
     op->text.assign(static_cast<const char*>(data), length);
   } else if (op->data != nullptr) {
@@ -1059,32 +1123,51 @@ ucs_status_t UcxPath::on_reply(void* arg, const void* header, size_t header_leng
 ucs_status_t UcxPath::on_request(void* arg, const void* header, size_t header_length, void* data,
                                  size_t length, const ucp_am_recv_param_t* param) {
   auto* self = static_cast<UcxPath*>(arg);
-  if (header_length != sizeof(RequestHeader) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+  if (header_length != sizeof(RequestHeader)) return UCS_OK;
+  auto w = std::make_unique<Work>();
+  std::memcpy(&w->header, header, sizeof(w->header));
+  if (w->header.op == static_cast<uint32_t>(TargetOp::kPut) && w->header.bytes != length) {
+    w->header.op = 0;  // malformed: answered with an error
+  }
+  if (length > 0 && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+    // UCX chose rendezvous (the transport would not carry it eagerly): fetch the data into our
+    // own buffer, and queue the request once it is there.
+    w->owned.resize(length);
+    w->data = w->owned.data();
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    rp.cb.recv_am = [](void* request, ucs_status_t status, size_t, void* user) {
+      std::unique_ptr<Work> work(static_cast<Work*>(user));
+      UcxPath* path = work->owner;
+      if (status == UCS_OK) path->queue(std::move(work));
+      ucp_request_free(request);
+    };
+    w->owner = self;
+    Work* raw = w.release();
+    rp.user_data = raw;
+    void* r = ucp_am_recv_data_nbx(self->worker_, data, raw->owned.data(), length, &rp);
+    if (r == nullptr) {
+      self->queue(std::unique_ptr<Work>(raw));  // completed at once: no callback
+    } else if (UCS_PTR_IS_ERR(r)) {
+      delete raw;
+    }
     return UCS_OK;
   }
-  Work w;
-  std::memcpy(&w.header, header, sizeof(w.header));
-  ucs_status_t keep = UCS_OK;
   if (length > 0) {
-    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
-      w.data = data;
-      w.release = true;
-      keep = UCS_INPROGRESS;  // released with ucp_am_data_release once performed
-    } else {
-      auto* b = static_cast<const uint8_t*>(data);
-      w.owned.assign(b, b + length);
-      w.data = w.owned.data();
-    }
+    auto* b = static_cast<const uint8_t*>(data);
+    w->owned.assign(b, b + length);
+    w->data = w->owned.data();
   }
-  if (w.header.op == static_cast<uint32_t>(TargetOp::kPut) && w.header.bytes != length) {
-    w.header.op = 0;  // malformed: answered with an error
-  }
+  self->queue(std::move(w));
+  return UCS_OK;
+}
+
+void UcxPath::queue(std::unique_ptr<Work> w) {
   {
-    std::lock_guard<std::mutex> lock(self->work_mutex_);
-    self->work_.push_back(std::move(w));
+    std::lock_guard<std::mutex> lock(work_mutex_);
+    work_.push_back(std::move(*w));
   }
-  if (std::this_thread::get_id() != self->progress_thread_.get_id()) self->wake();
-  return keep;
+  if (std::this_thread::get_id() != progress_thread_.get_id()) wake();
 }
 
 void UcxPath::run_work() {
@@ -1097,7 +1180,6 @@ void UcxPath::run_work() {
       work_.pop_front();
     }
     perform(w);
-    if (w.release) ucp_am_data_release(worker_, const_cast<void*>(w.data));
   }
 }
 

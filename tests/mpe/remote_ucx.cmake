@@ -33,6 +33,17 @@ foreach(_tls sm tcp)
       LAUNCHER_ARGS --simulate-nodes 3 NPES 3 5 TIMEOUT 60 ENV ${_env} NO_GPU_RERUN)
   endforeach()
 endforeach()
+# Every transfer and atomic performed by the target's progress thread (what a GPU heap gets when
+# UCX cannot register GPU memory): the staged, pipelined path runs on the host heap here.
+foreach(_t rma api_amo api_signal_wait)
+  vshmem_add_mpe_test(NAME ucx_target_ops_${_t} TARGET mpe_${_t} LAUNCHERS vshmemrun
+    LAUNCHER_ARGS --simulate-nodes 2 NPES 2 4 TIMEOUT 60 NO_GPU_RERUN
+    ENV UCX_TLS=tcp UCX_NET_DEVICES=lo VSHMEM_UCX_RMA=target VSHMEM_UCX_ATOMICS=target
+        VSHMEM_HEAP_CHUNK_SIZE=1M SHMEM_SYMMETRIC_SIZE=64M)
+endforeach()
+vshmem_add_mpe_test(NAME ucx_target_ops_remote TARGET mpe_remote NPES 2 4 LAUNCHERS vshmemrun
+  TIMEOUT 60 NO_GPU_RERUN ENV UCX_TLS=sm,self VSHMEM_UCX_RMA=target VSHMEM_UCX_ATOMICS=target)
+
 # A peer that dies or hangs mid-job: the next remote call fails with a message naming it,
 # within the time limit, instead of hanging.
 foreach(_tls sm tcp)
