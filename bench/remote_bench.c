@@ -26,9 +26,10 @@ static double now_us(void) {
 static const char* g_impl = "vshmem";
 
 static void report(const char* bench, size_t bytes, double value, const char* unit, int iters) {
-  printf("{\"suite\":\"remote\",\"impl\":\"%s\",\"bench\":\"%s\",\"bytes\":%zu,\"value\":%.4f,"
-         "\"unit\":\"%s\",\"iters\":%d}\n",
-         g_impl, bench, bytes, value, unit, iters);
+  printf(
+      "{\"suite\":\"remote\",\"impl\":\"%s\",\"bench\":\"%s\",\"bytes\":%zu,\"value\":%.4f,"
+      "\"unit\":\"%s\",\"iters\":%d}\n",
+      g_impl, bench, bytes, value, unit, iters);
   fflush(stdout);
 }
 
@@ -38,16 +39,16 @@ static int cmp_double(const void* a, const void* b) {
 }
 
 /* The median of `reps` timings of one measured block. */
-#define MEDIAN_OF(reps, out, body)                  \
-  do {                                              \
-    double samples_[64];                            \
-    for (int r_ = 0; r_ < (reps); ++r_) {           \
-      double t0_ = now_us();                        \
-      body;                                         \
-      samples_[r_] = now_us() - t0_;                \
-    }                                               \
+#define MEDIAN_OF(reps, out, body)                               \
+  do {                                                           \
+    double samples_[64];                                         \
+    for (int r_ = 0; r_ < (reps); ++r_) {                        \
+      double t0_ = now_us();                                     \
+      body;                                                      \
+      samples_[r_] = now_us() - t0_;                             \
+    }                                                            \
     qsort(samples_, (size_t)(reps), sizeof(double), cmp_double); \
-    (out) = samples_[(reps) / 2];                   \
+    (out) = samples_[(reps) / 2];                                \
   } while (0)
 
 int main(int argc, char** argv) {
@@ -84,10 +85,11 @@ int main(int argc, char** argv) {
       (void)shmem_long_atomic_fetch_add(counter, 1, peer);
     }
     shmem_quiet();
-    MEDIAN_OF(reps, t, for (int i = 0; i < lat_iters; ++i) {
-      shmem_putmem(heap, local, 8, peer);
-      shmem_quiet();
-    });
+    MEDIAN_OF(
+        reps, t, for (int i = 0; i < lat_iters; ++i) {
+          shmem_putmem(heap, local, 8, peer);
+          shmem_quiet();
+        });
     report("put_lat", 8, t / lat_iters, "us", lat_iters);
     MEDIAN_OF(reps, t, {
       for (int i = 0; i < lat_iters; ++i) shmem_putmem(heap, local, 8, peer);
@@ -96,8 +98,9 @@ int main(int argc, char** argv) {
     report("put_issue", 8, t / lat_iters, "us", lat_iters);
     MEDIAN_OF(reps, t, for (int i = 0; i < lat_iters; ++i) shmem_getmem(local, heap, 8, peer));
     report("get_lat", 8, t / lat_iters, "us", lat_iters);
-    MEDIAN_OF(reps, t, for (int i = 0; i < lat_iters; ++i)
-                           (void)shmem_long_atomic_fetch_add(counter, 1, peer));
+    MEDIAN_OF(reps, t,
+              for (int i = 0; i < lat_iters; ++i)(void)
+                  shmem_long_atomic_fetch_add(counter, 1, peer));
     report("fadd_lat", 8, t / lat_iters, "us", lat_iters);
     const size_t sizes[2] = {(size_t)1 << 20, big};
     for (int s = 0; s < 2; ++s) {

@@ -1,6 +1,6 @@
 // Collectives over teams and over the deprecated active sets. Every algorithm synchronizes
 // through the pairwise signal counters of the group's slot (team.hpp) and moves data with
-// rma_get/rma_put, so it runs unchanged over host memory, the GPU heap and the staged transport:
+// rma_get/rma_put, so it runs unchanged over host memory, the GPU heap and the remote path:
 //   barrier    dissemination, ceil(log2 n) rounds;
 //   broadcast  binomial tree, pulled: a PE gets the data from its parent once the parent
 //              signals, then releases its own children (depth ceil(log2 n));

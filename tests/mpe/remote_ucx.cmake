@@ -33,6 +33,11 @@ foreach(_tls sm tcp)
       LAUNCHER_ARGS --simulate-nodes 3 NPES 3 5 TIMEOUT 60 ENV ${_env} NO_GPU_RERUN)
   endforeach()
 endforeach()
+# The remote test (blocking and _nbi forms, shmem_ptr, atomics) over shared memory too (the core
+# fragment runs it with UCX's default choice, TCP where peer failure handling is wanted).
+vshmem_add_mpe_test(NAME ucx_sm_remote TARGET mpe_remote NPES 2 4 LAUNCHERS vshmemrun TIMEOUT 60
+  NO_GPU_RERUN ENV UCX_TLS=sm,self)
+
 # Every transfer and atomic performed by the target's progress thread (what a GPU heap gets when
 # UCX cannot register GPU memory): the staged, pipelined path runs on the host heap here.
 foreach(_t rma api_amo api_signal_wait)
