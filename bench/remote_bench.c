@@ -71,8 +71,9 @@ int main(int argc, char** argv) {
     shmem_global_exit(1);
   }
   memset(local, 0x5a, big);
-  memset(heap, 0x11, big);
-  *counter = 0;
+  /* Through the API: on the GPU heap (VSHMEM_BACKEND=cuda) the CPU cannot store to it. */
+  shmem_putmem(heap, local, big, me);
+  shmem_long_p(counter, 0, me);
   shmem_barrier_all();
   const int peer = 1;
   if (me == 0) {

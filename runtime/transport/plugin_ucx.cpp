@@ -175,6 +175,7 @@ class UcxPath {
   int order_after_puts(char* err, size_t errlen);
   // An _nbi operation's request, completed at quiet.
   void keep_nbi(int pe, void* request);
+  int flush_worker(char* err, size_t errlen);
   void progress() {
     ucp_worker_progress(worker_);
     run_work();
@@ -254,6 +255,10 @@ class UcxPath {
   std::atomic<uint64_t> committed_{0};
   std::atomic<bool> peer_errors_{true};  // the transports handle peer failure (else: time limits)
   std::atomic<bool> unordered_{false};
+  // Network puts and _nbi gets posted so far, and how many of them the last completed flush
+  // covered (quiet skips the flush's round trip when nothing new was posted).
+  std::atomic<uint64_t> posted_{0};
+  std::atomic<uint64_t> flushed_{0};
   std::mutex nbi_mutex_;
   std::vector<std::pair<int, void*>> nbi_;  // (PE, request) of _nbi operations not yet quieted  //
                                             // blocking puts issued since the last fence or quiet
@@ -624,6 +629,20 @@ int UcxPath::quiet(char* err, size_t errlen) {
     failed = wait(request, pe, "completing a transfer with", err, errlen);
   }
   if (failed != 0) return failed;
+  // Nothing posted since the last completed flush (a barrier after gets and atomics only, say):
+  // no round trip.
+  const uint64_t posted = posted_.load(std::memory_order_acquire);
+  if (flushed_.load(std::memory_order_acquire) >= posted) return 0;
+  int done = flush_worker(err, errlen);
+  if (done == 0) {
+    uint64_t f = flushed_.load(std::memory_order_relaxed);
+    while (f < posted && !flushed_.compare_exchange_weak(f, posted)) {
+    }
+  }
+  return done;
+}
+
+int UcxPath::flush_worker(char* err, size_t errlen) {
   ucp_request_param_t param{};
   void* r = ucp_worker_flush_nbx(worker_, &param);
   if (r == nullptr) return 0;
@@ -774,7 +793,10 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
   // A blocking put returns once its source may be reused (as OpenSHMEM says), not when its bytes
   // have landed: that costs a round trip, paid at quiet instead. Until then our later gets and
   // atomics are ordered after it (a signal after data, reading back what we wrote).
-  if (posted) unordered_.store(true, std::memory_order_release);
+  if (posted) {
+    posted_.fetch_add(1, std::memory_order_acq_rel);
+    unordered_.store(true, std::memory_order_release);
+  }
   return 0;
 }
 
@@ -801,6 +823,7 @@ int UcxPath::get(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, ch
       if (nbi) {
         if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
         keep_nbi(pe, req);
+        posted_.fetch_add(1, std::memory_order_acq_rel);
       } else if (int r = wait(req, pe, what, err, errlen)) {
         return r;
       }
