@@ -42,11 +42,7 @@ template <typename T>
 void deliver(const char* call, T* fetch, T value) {
   Runtime& rt = runtime_for(call);
   if (fetch == nullptr) fail(call, "fetch is NULL");
-  if (rt.host_memory) {
-    *fetch = value;
-    return;
-  }
-  Status st = rt.provider->copy(fetch, &value, sizeof(T));
+  Status st = rt.transport->copy_local(fetch, &value, sizeof(T));
   if (!st) fail(call, st);
 }
 

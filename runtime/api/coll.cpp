@@ -1,6 +1,6 @@
 // Collectives over teams and over the deprecated active sets. Every algorithm synchronizes
 // through the pairwise signal counters of the group's slot (team.hpp) and moves data with
-// rma_get/rma_put, so it runs unchanged over host memory, the GPU heap and the staged transport:
+// rma_get/rma_put, so it runs unchanged over host memory, the GPU heap and the remote path:
 //   barrier    dissemination, ceil(log2 n) rounds;
 //   broadcast  binomial tree, pulled: a PE gets the data from its parent once the parent
 //              signals, then releases its own children (depth ceil(log2 n));
@@ -74,7 +74,7 @@ bool reduce_direct(Runtime& rt, const Group& g, void* dest, const void* source, 
   // size are the same everywhere, and a symmetric source is where it is on every PE (a private
   // source, which the pairwise form also accepts, is not reachable by the others).
   const auto s = reinterpret_cast<uintptr_t>(source);
-  if (!rt.host_memory || !rt.heap->contains(source, count * elem) ||
+  if (!rt.transport->host_loads_reach_heap() || !rt.heap->contains(source, count * elem) ||
       s - rt.heap->base() + count * elem > rt.heap->committed()) {
     return false;
   }
@@ -83,7 +83,7 @@ bool reduce_direct(Runtime& rt, const Group& g, void* dest, const void* source, 
   for (int i = 0; i < n; ++i) {
     src[i] = static_cast<const unsigned char*>(rt.heap->translate(source, g.members[i]));
     dst[i] = static_cast<unsigned char*>(rt.heap->translate(dest, g.members[i]));
-    if (src[i] == nullptr || dst[i] == nullptr) return false;  // a staged member
+    if (src[i] == nullptr || dst[i] == nullptr) return false;  // a remote member
   }
   const size_t per = (count + n - 1) / n;
   auto slice = [&](int i) {

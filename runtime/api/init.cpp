@@ -62,14 +62,14 @@ void print_info_and_version(const Runtime& rt) {
         "  VSHMEM_DEVICE            the GPU of this PE (default: by local rank)\n"
         "  VSHMEM_WAIT              auto|spin|yield: how host waits poll (default auto)\n"
         "  VSHMEM_NODE_ID           override the node identity (simulate several nodes)\n"
-        "  VSHMEM_DISABLE_P2P       1: map no peer (every peer takes the staged path)\n"
-        "  VSHMEM_STAGED_ADDR       IPv4 address the staged proxy listens on and advertises\n"
-        "                           (default: the hostname's address)\n"
+        "  VSHMEM_DISABLE_P2P       1: map no peer (every peer takes the remote path)\n"
+        "  VSHMEM_UCX_ATOMICS       network|target: who performs remote atomics on a host heap\n"
+        "  UCX_TLS / UCX_NET_DEVICES  UCX's transports and devices for the remote path\n"
         "  VSHMEM_DEBUG / SHMEM_DEBUG / NVSHMEM_DEBUG  error|warn|info|trace\n"
         "  SHMEM_VERSION / SHMEM_INFO (or NVSHMEM_*)  print the version / this text at start-up\n"
         "The symmetric heap is in %s memory: %s.\n",
         VSHMEM_VERSION_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION,
-        rt.host_memory ? "host" : "GPU", g_backend_reason.c_str());
+        rt.transport->host_loads_reach_heap() ? "host" : "GPU", g_backend_reason.c_str());
   }
   std::fflush(stdout);
 }
@@ -124,7 +124,6 @@ Status initialize(const BootstrapOptions& options, int requested) {
   provider_options.auto_tries_device = device_library_linked();
   provider_options.chosen_because = &g_backend_reason;
   VSHMEM_ASSIGN_OR_RETURN(rt->provider, create_memory_provider(provider_options));
-  rt->host_memory = !rt->provider->is_device_memory();
   if (!heap_size_given) {
     // The size is a VA budget (physical memory is committed as the heap grows): by default a GPU
     // heap may grow to the GPU's memory, as NVSHMEM's does. PE 0's answer holds for every PE.
@@ -157,44 +156,27 @@ Status initialize(const BootstrapOptions& options, int requested) {
                                            : "the default; set SHMEM_SYMMETRIC_SIZE to change it"));
   }
   rt->heap = std::move(heap).value();
-  if (!rt->host_memory) {
+  if (rt->provider->is_device_memory()) {
     // The whole reserved range: the heap H and the window slots after it.
     const uintptr_t end = rt->heap->base() + rt->heap->size() * (rt->topology.max_local_size + 1);
     install_fault_report(rt->my_pe, rt->heap->base(), end);
   }
+  VSHMEM_ASSIGN_OR_RETURN(rt->transport, Transport::create(*rt->bootstrap, rt->plan, *rt->provider,
+                                                           *rt->heap, rt->fd_exchange.get()));
+  {
+    Transport* transport = rt->transport.get();
+    rt->heap->set_region_hook([transport](uint64_t offset, size_t bytes) {
+      return transport->add_region(offset, bytes);
+    });
+  }
   // VSHMEM_HEAP_INITIAL is the same on every PE (checked above): growth is collective.
   if (initial > 0) VSHMEM_RETURN_IF_ERROR(rt->heap->commit_at_least(initial, "shmem_init"));
-  if (rt->n_pes > 1 && !rt->plan.job_has_staged) {
-    // Every PE maps every other (one node): the barrier counters go in shared host pages.
-    std::vector<int> peers;
-    for (int p = 0; p < rt->n_pes; ++p) {
-      if (p != rt->my_pe) peers.push_back(p);
-    }
-    VSHMEM_ASSIGN_OR_RETURN(rt->host_sync,
-                            HostSyncArea::create(*rt->fd_exchange, peers, rt->my_pe, rt->n_pes));
-  }
-  if (rt->plan.job_has_staged) {
-    StagedOptions staged;
-    staged.my_pe = rt->my_pe;
-    staged.n_pes = rt->n_pes;
-    staged.secret = rt->job.secret;
-    VSHMEM_ASSIGN_OR_RETURN(staged.timeout, bootstrap_timeout());
-    staged.provider = rt->provider.get();
-    staged.heap_base = rt->heap->base();
-    staged.heap_size = rt->heap->size();
-    staged.committed = rt->heap->committed();
-    VSHMEM_ASSIGN_OR_RETURN(rt->staged, StagedTransport::create(*rt->bootstrap, rt->topology,
-                                                                rt->plan.staged(), staged));
-  }
   Runtime* raw = rt.get();
   rt->heap->set_growth_listener([raw] {
-    // Peers' requests are served up to the committed size, and kernels learn it too.
-    if (raw->staged) raw->staged->set_committed(raw->heap->committed());
     // During init the heap grows before the device synchronization area exists: the device
     // library gets its first, complete state at the end of shmem_init.
     if (raw->device_sync != nullptr) publish_device_state(*raw);
   });
-
   // Internal symmetric objects come first in the heap, allocated identically on every PE.
   void* p = nullptr;
   VSHMEM_ASSIGN_OR_RETURN(p,
@@ -310,13 +292,14 @@ void shmem_finalize(void) {
   Runtime* rt = g_runtime;
   g_runtime = nullptr;
   api_finalize(*rt);
-  if (rt->plan.job_has_staged) {
-    // The barrier's last atomics may have reached our heap before their replies left our proxy:
-    // once every PE is past it, no peer has a request in flight to us.
+  if (rt->plan.job_has_remote) {
+    // The barrier's last atomics may have reached our heap before their replies left: once every
+    // PE is past this one, no peer has a request in flight to us.
     Status st = rt->bootstrap->barrier();
     if (!st) log::message(log::Level::kWarn, "shmem_finalize: %s", st.message().c_str());
   }
-  rt->staged.reset();
+  rt->heap->set_region_hook(nullptr);
+  rt->transport.reset();
   remove_fault_report();
   rt->heap.reset();
   publish_device_state(*rt);  // initialized = 0
@@ -369,17 +352,18 @@ int _num_pes(void) { return shmem_n_pes(); }
 void start_pes(int) { shmem_init(); }
 
 // OpenSHMEM: accessible means reachable by RMA and AMOs, which every PE of the job is (mapped
-// peers directly, the others through the staged transport); shmem_ptr tells the two apart.
+// peers directly, the others through the remote path); shmem_ptr tells the two apart.
 int shmem_pe_accessible(int pe) {
   Runtime* rt = g_runtime;
   if (rt == nullptr || pe < 0 || pe >= rt->n_pes) return 0;
-  return rt->plan.path[pe] != PeerPath::kStaged || rt->staged != nullptr;
+  return rt->plan.path[pe] != PathKind::kRemote || rt->transport->remote() != nullptr;
 }
 
 int shmem_addr_accessible(const void* addr, int pe) {
   Runtime* rt = g_runtime;
   if (rt == nullptr || pe < 0 || pe >= rt->n_pes) return 0;
-  return in_use(*rt, addr) && (rt->plan.path[pe] != PeerPath::kStaged || rt->staged != nullptr);
+  return in_use(*rt, addr) &&
+         (rt->plan.path[pe] != PathKind::kRemote || rt->transport->remote() != nullptr);
 }
 
 void* shmem_ptr(const void* dest, int pe) {

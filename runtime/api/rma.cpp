@@ -1,6 +1,6 @@
 // RMA entry points: put, get, p, g, iput, iget in typed, sized and byte forms, blocking and
-// _nbi, default and ctx. On the host every transfer completes before the call returns, so the
-// _nbi forms are the blocking ones and quiet has nothing left to wait for.
+// _nbi, default and ctx. The blocking forms complete before they return; the _nbi forms go to the
+// path's nbi entry points: the mapped path completes them at once, the remote path at quiet.
 #include <cstring>
 
 #include "runtime/api/runtime.hpp"
@@ -71,6 +71,16 @@ void get(const char* call, void* dest, const void* source, size_t nelems, size_t
   rma_get(rt, dest, source, bytes_of(call, nelems, elem), pe, call);
 }
 
+void put_nbi(const char* call, void* dest, const void* source, size_t nelems, size_t elem, int pe) {
+  Runtime& rt = runtime_for(call);
+  rma_put_nbi(rt, dest, source, bytes_of(call, nelems, elem), pe, call);
+}
+
+void get_nbi(const char* call, void* dest, const void* source, size_t nelems, size_t elem, int pe) {
+  Runtime& rt = runtime_for(call);
+  rma_get_nbi(rt, dest, source, bytes_of(call, nelems, elem), pe, call);
+}
+
 }  // namespace
 
 extern "C" {
@@ -83,10 +93,10 @@ extern "C" {
     get("shmem_" #NAME "_get", dest, source, nelems, sizeof(TYPE), pe);                           \
   }                                                                                               \
   void shmem_##NAME##_put_nbi(TYPE* dest, const TYPE* source, size_t nelems, int pe) {            \
-    put("shmem_" #NAME "_put_nbi", dest, source, nelems, sizeof(TYPE), pe);                       \
+    put_nbi("shmem_" #NAME "_put_nbi", dest, source, nelems, sizeof(TYPE), pe);                   \
   }                                                                                               \
   void shmem_##NAME##_get_nbi(TYPE* dest, const TYPE* source, size_t nelems, int pe) {            \
-    get("shmem_" #NAME "_get_nbi", dest, source, nelems, sizeof(TYPE), pe);                       \
+    get_nbi("shmem_" #NAME "_get_nbi", dest, source, nelems, sizeof(TYPE), pe);                   \
   }                                                                                               \
   void shmem_##NAME##_p(TYPE* dest, TYPE value, int pe) {                                         \
     put("shmem_" #NAME "_p", dest, &value, 1, sizeof(TYPE), pe);                                  \
@@ -116,13 +126,13 @@ extern "C" {
   }                                                                                               \
   void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
                                   int pe) {                                                       \
-    put("shmem_ctx_" #NAME "_put_nbi", dest, source, nelems, sizeof(TYPE),                        \
-        ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_put_nbi"));                                          \
+    put_nbi("shmem_ctx_" #NAME "_put_nbi", dest, source, nelems, sizeof(TYPE),                    \
+            ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_put_nbi"));                                      \
   }                                                                                               \
   void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
                                   int pe) {                                                       \
-    get("shmem_ctx_" #NAME "_get_nbi", dest, source, nelems, sizeof(TYPE),                        \
-        ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_get_nbi"));                                          \
+    get_nbi("shmem_ctx_" #NAME "_get_nbi", dest, source, nelems, sizeof(TYPE),                    \
+            ctx_pe(ctx, pe, "shmem_ctx_" #NAME "_get_nbi"));                                      \
   }                                                                                               \
   void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {                    \
     put("shmem_ctx_" #NAME "_p", dest, &value, 1, sizeof(TYPE),                                   \
@@ -154,10 +164,10 @@ VSHMEM_RMA_TYPES(VSHMEM_DEFINE_RMA_TYPED)
     get("shmem_get" #BITS, dest, source, nelems, BYTES, pe);                                     \
   }                                                                                              \
   void shmem_put##BITS##_nbi(void* dest, const void* source, size_t nelems, int pe) {            \
-    put("shmem_put" #BITS "_nbi", dest, source, nelems, BYTES, pe);                              \
+    put_nbi("shmem_put" #BITS "_nbi", dest, source, nelems, BYTES, pe);                          \
   }                                                                                              \
   void shmem_get##BITS##_nbi(void* dest, const void* source, size_t nelems, int pe) {            \
-    get("shmem_get" #BITS "_nbi", dest, source, nelems, BYTES, pe);                              \
+    get_nbi("shmem_get" #BITS "_nbi", dest, source, nelems, BYTES, pe);                          \
   }                                                                                              \
   void shmem_iput##BITS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst,            \
                         size_t nelems, int pe) {                                                 \
@@ -179,13 +189,13 @@ VSHMEM_RMA_TYPES(VSHMEM_DEFINE_RMA_TYPED)
   }                                                                                              \
   void shmem_ctx_put##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, \
                                  int pe) {                                                       \
-    put("shmem_ctx_put" #BITS "_nbi", dest, source, nelems, BYTES,                               \
-        ctx_pe(ctx, pe, "shmem_ctx_put" #BITS "_nbi"));                                          \
+    put_nbi("shmem_ctx_put" #BITS "_nbi", dest, source, nelems, BYTES,                           \
+            ctx_pe(ctx, pe, "shmem_ctx_put" #BITS "_nbi"));                                      \
   }                                                                                              \
   void shmem_ctx_get##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, \
                                  int pe) {                                                       \
-    get("shmem_ctx_get" #BITS "_nbi", dest, source, nelems, BYTES,                               \
-        ctx_pe(ctx, pe, "shmem_ctx_get" #BITS "_nbi"));                                          \
+    get_nbi("shmem_ctx_get" #BITS "_nbi", dest, source, nelems, BYTES,                           \
+            ctx_pe(ctx, pe, "shmem_ctx_get" #BITS "_nbi"));                                      \
   }                                                                                              \
   void shmem_ctx_iput##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,      \
                             ptrdiff_t sst, size_t nelems, int pe) {                              \
@@ -206,10 +216,10 @@ void shmem_getmem(void* dest, const void* source, size_t nelems, int pe) {
   get("shmem_getmem", dest, source, nelems, 1, pe);
 }
 void shmem_putmem_nbi(void* dest, const void* source, size_t nelems, int pe) {
-  put("shmem_putmem_nbi", dest, source, nelems, 1, pe);
+  put_nbi("shmem_putmem_nbi", dest, source, nelems, 1, pe);
 }
 void shmem_getmem_nbi(void* dest, const void* source, size_t nelems, int pe) {
-  get("shmem_getmem_nbi", dest, source, nelems, 1, pe);
+  get_nbi("shmem_getmem_nbi", dest, source, nelems, 1, pe);
 }
 void shmem_ctx_putmem(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
   put("shmem_ctx_putmem", dest, source, nelems, 1, ctx_pe(ctx, pe, "shmem_ctx_putmem"));
@@ -218,10 +228,10 @@ void shmem_ctx_getmem(shmem_ctx_t ctx, void* dest, const void* source, size_t ne
   get("shmem_ctx_getmem", dest, source, nelems, 1, ctx_pe(ctx, pe, "shmem_ctx_getmem"));
 }
 void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
-  put("shmem_ctx_putmem_nbi", dest, source, nelems, 1, ctx_pe(ctx, pe, "shmem_ctx_putmem_nbi"));
+  put_nbi("shmem_ctx_putmem_nbi", dest, source, nelems, 1, ctx_pe(ctx, pe, "shmem_ctx_putmem_nbi"));
 }
 void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
-  get("shmem_ctx_getmem_nbi", dest, source, nelems, 1, ctx_pe(ctx, pe, "shmem_ctx_getmem_nbi"));
+  get_nbi("shmem_ctx_getmem_nbi", dest, source, nelems, 1, ctx_pe(ctx, pe, "shmem_ctx_getmem_nbi"));
 }
 
 }  // extern "C"

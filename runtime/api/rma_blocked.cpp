@@ -1,7 +1,7 @@
 // Blocked strided RMA (OpenSHMEM 1.6 shmem_ibput / shmem_ibget): nblocks blocks of bsize
 // contiguous elements, block k at source + k * sst and dest + k * dst elements. Each block moves
 // as one contiguous transfer through the same path as put/get, so a block is one copy (or one
-// staged request), not bsize element copies.
+// remote-path request), not bsize element copies.
 #include <cstddef>
 
 #include "runtime/api/runtime.hpp"

@@ -67,9 +67,7 @@ void rma_put(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, 
   if (bytes == 0) return;
   check_symmetric(rt, dest, bytes, call, "dest");
   if (source == nullptr) fail(call, "source is NULL (%zu bytes to put)", bytes);
-  void* target = rt.heap->translate(dest, pe);
-  Status st = target != nullptr ? rt.provider->copy(target, source, bytes)
-                                : staged_put(rt.staged.get(), pe, dest, source, bytes);
+  Status st = rt.transport->path(pe).put(pe, dest, source, bytes);
   if (!st) fail(call, st);
 }
 
@@ -78,9 +76,27 @@ void rma_get(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, 
   if (bytes == 0) return;
   check_symmetric(rt, source, bytes, call, "source");
   if (dest == nullptr) fail(call, "dest is NULL (%zu bytes to get)", bytes);
-  const void* from = rt.heap->translate(source, pe);
-  Status st = from != nullptr ? rt.provider->copy(dest, from, bytes)
-                              : staged_get(rt.staged.get(), pe, dest, source, bytes);
+  Status st = rt.transport->path(pe).get(pe, dest, source, bytes);
+  if (!st) fail(call, st);
+}
+
+void rma_put_nbi(Runtime& rt, void* dest, const void* source, size_t bytes, int pe,
+                 const char* call) {
+  check_pe(rt, pe, call);
+  if (bytes == 0) return;
+  check_symmetric(rt, dest, bytes, call, "dest");
+  if (source == nullptr) fail(call, "source is NULL (%zu bytes to put)", bytes);
+  Status st = rt.transport->path(pe).put_nbi(pe, dest, source, bytes);
+  if (!st) fail(call, st);
+}
+
+void rma_get_nbi(Runtime& rt, void* dest, const void* source, size_t bytes, int pe,
+                 const char* call) {
+  check_pe(rt, pe, call);
+  if (bytes == 0) return;
+  check_symmetric(rt, source, bytes, call, "source");
+  if (dest == nullptr) fail(call, "dest is NULL (%zu bytes to get)", bytes);
+  Status st = rt.transport->path(pe).get_nbi(pe, dest, source, bytes);
   if (!st) fail(call, st);
 }
 
@@ -91,14 +107,7 @@ uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call
     fail(call, "dest %p is not aligned to its %u-byte type", request.address, request.width);
   }
   uint64_t result = 0;
-  void* target = rt.heap->translate(request.address, pe);
-  Status st;
-  if (target != nullptr) {
-    request.address = target;
-    st = rt.provider->atomic(request, &result);
-  } else {
-    st = staged_atomic(rt.staged.get(), pe, request, &result);
-  }
+  Status st = rt.transport->path(pe).atomic(pe, request, &result);
   if (!st) fail(call, st);
   return result;
 }

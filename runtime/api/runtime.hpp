@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "device/state.h"
-#include "runtime/api/host_sync.hpp"
 #include "runtime/api/peer_watch.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/common/log.hpp"
@@ -17,7 +16,6 @@
 #include "runtime/heap/symmetric_heap.hpp"
 #include "runtime/ipc/fd_passing.hpp"
 #include "runtime/memory/memory.hpp"
-#include "runtime/transport/staged_transport.hpp"
 #include "runtime/transport/transport.hpp"
 
 namespace vshmem::detail {
@@ -33,17 +31,13 @@ struct Runtime {
   TransportPlan plan;
   std::unique_ptr<FdExchange> fd_exchange;
   std::unique_ptr<SymmetricHeap> heap;
-  // Serves peers from our heap and reaches theirs when they are not mapped; null when no peer of
-  // ours is staged. Goes before the heap it serves.
-  std::unique_ptr<StagedTransport> staged;
-  // The job-wide barrier's counters in host memory shared by every PE; null when some PE is
-  // staged (then the heap's counters are used).
-  std::unique_ptr<HostSyncArea> host_sync;
+  // Every PE's path (mapped or remote) and what this PE can do locally. Goes before the heap it
+  // reaches.
+  std::unique_ptr<Transport> transport;
 
   int my_pe = -1;
   int n_pes = 0;
   int thread_level = 0;
-  bool host_memory = true;  // the heap is ordinary host memory: plain loads/stores reach it
 
   // Runtime-internal symmetric memory (barrier counters, device sync area).
   uint64_t* barrier_counters = nullptr;  // kBarrierRounds counters
@@ -79,10 +73,14 @@ inline void check_pe(Runtime& rt, int pe, const char* call) {
 void check_symmetric(Runtime& rt, const void* addr, size_t bytes, const char* call,
                      const char* which);
 
-// Host-side data movement to/from a PE's copy of a symmetric object, through the mapping or the
-// staged transport.
+// Host-side data movement to/from a PE's copy of a symmetric object, through that PE's path
+// (runtime/transport). The blocking forms complete before they return; the _nbi ones at quiet.
 void rma_put(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, const char* call);
 void rma_get(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, const char* call);
+void rma_put_nbi(Runtime& rt, void* dest, const void* source, size_t bytes, int pe,
+                 const char* call);
+void rma_get_nbi(Runtime& rt, void* dest, const void* source, size_t bytes, int pe,
+                 const char* call);
 uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call);
 
 // The pause of a host-side wait loop. It spins (CPU pause) while the PEs of this machine do not
@@ -105,8 +103,21 @@ class Backoff {
   int exited_ = -1;        // a peer seen gone at the previous pause
 };
 
-// Completes this PE's outstanding transfers (shmem_quiet).
+// Completes this PE's outstanding transfers (shmem_quiet) / orders them (shmem_fence).
 void quiet(Runtime& rt, const char* call);
+void fence(Runtime& rt, const char* call);
+
+// One atomic read of a word of our own heap that peers update.
+template <typename T>
+T read_own(Runtime& rt, const T* addr, const char* call) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
+  uint64_t bits = 0;
+  Status st = rt.transport->read_own(addr, sizeof(T), &bits);
+  if (!st) fail(call, st);
+  T value;
+  __builtin_memcpy(&value, &bits, sizeof(T));  // little-endian: the low bytes hold the value
+  return value;
+}
 
 // Job-wide barrier without the quiet (shmem_sync_all) and with it (shmem_barrier_all).
 void sync_all(Runtime& rt, const char* call);

@@ -5,23 +5,22 @@
 #include "shmem.h"
 
 namespace vshmem::detail {
-namespace {
-
-// The counters are host memory (see sync_all): a plain acquire load sees the peers' atomics.
-uint64_t load_own(const uint64_t* addr) { return __atomic_load_n(addr, __ATOMIC_ACQUIRE); }
-
-}  // namespace
 
 void quiet(Runtime& rt, const char* call) {
-  Status st = rt.provider->quiet();
+  Status st = rt.transport->quiet();
   if (!st) fail(call, st);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void fence(Runtime& rt, const char* call) {
+  Status st = rt.transport->fence();
+  if (!st) fail(call, st);
 }
 
 void sync_all(Runtime& rt, const char* call) {
   if (rt.n_pes == 1) return;
-  if (rt.host_sync == nullptr && !rt.host_memory) {
-    // Staged peers and a GPU heap: the host cannot poll counters in device memory without
+  const Transport::BarrierKind kind = rt.transport->barrier_kind();
+  if (kind == Transport::BarrierKind::kBootstrap) {
+    // Remote peers and a GPU heap: the host cannot poll counters in device memory without
     // launching GPU work for every poll, so the bootstrap carries the barrier (with its time
     // limit: a PE computing longer than VSHMEM_BOOTSTRAP_TIMEOUT between barriers ends the job).
     Status st = rt.bootstrap->barrier();
@@ -32,22 +31,22 @@ void sync_all(Runtime& rt, const char* call) {
   // waits for PE (i - 2^k) mod n. Counters only grow, so a signal that arrives early for the
   // next barrier is simply counted there. No time limit: a PE that computes for long is waited
   // for, as OpenSHMEM requires. The counters are the node's shared host pages when every PE is
-  // mapped (plain host atomics, whatever the heap is made of), else the heap's, which the
-  // staged peers' proxies update.
+  // mapped (plain host atomics, whatever the heap is made of), else the heap's, which peers
+  // update through their paths to us.
+  HostSyncArea* shared = rt.transport->mapped().node_barrier();
   const uint64_t epoch = ++rt.barrier_epoch;
   for (int k = 0; (1 << k) < rt.n_pes; ++k) {
     int peer = (rt.my_pe + (1 << k)) % rt.n_pes;
-    const uint64_t* own;
-    if (rt.host_sync != nullptr) {
-      __atomic_fetch_add(rt.host_sync->counter(peer, k), 1, __ATOMIC_SEQ_CST);
-      own = rt.host_sync->counter(rt.my_pe, k);
+    Backoff backoff(call);
+    if (kind == Transport::BarrierKind::kNodeShared) {
+      __atomic_fetch_add(shared->counter(peer, k), 1, __ATOMIC_SEQ_CST);
+      const uint64_t* own = shared->counter(rt.my_pe, k);
+      while (__atomic_load_n(own, __ATOMIC_ACQUIRE) < epoch) backoff.pause();
     } else {
       AtomicRequest add{AtomicOp::kFetchAdd, &rt.barrier_counters[k], 8, 1, 0};
       rma_atomic(rt, add, peer, call);
-      own = &rt.barrier_counters[k];
+      while (read_own(rt, &rt.barrier_counters[k], call) < epoch) backoff.pause();
     }
-    Backoff backoff(call);
-    while (load_own(own) < epoch) backoff.pause();
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
@@ -58,12 +57,7 @@ using namespace vshmem::detail;
 
 extern "C" {
 
-void shmem_fence(void) {
-  // Host transfers complete in issue order before each call returns: a fence is a memory
-  // barrier for this thread's plain stores through shmem_ptr.
-  runtime_for("shmem_fence");
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-}
+void shmem_fence(void) { fence(runtime_for("shmem_fence"), "shmem_fence"); }
 
 void shmem_ctx_fence(shmem_ctx_t ctx) {
   ctx_pe(ctx, 0, "shmem_ctx_fence");

@@ -26,12 +26,7 @@ struct Pool {
 Pool g_pool;
 
 uint64_t load_counter(Runtime& rt, uint64_t* addr, const char* call) {
-  if (rt.host_memory) return __atomic_load_n(addr, __ATOMIC_ACQUIRE);
-  AtomicRequest r{AtomicOp::kFetch, addr, 8, 0, 0};
-  uint64_t v = 0;
-  Status st = rt.provider->atomic(r, &v);
-  if (!st) fail(call, st);
-  return v;
+  return read_own(rt, addr, call);
 }
 
 void init_team(vshmem_team_s& t, int slot, std::vector<int> members, int my_pe, int n_pes) {
@@ -250,7 +245,7 @@ void group_barrier(Runtime& rt, const Group& g, const char* call) {
 
 void local_copy(Runtime& rt, void* dst, const void* src, size_t bytes, const char* call) {
   if (bytes == 0 || dst == src) return;
-  Status st = rt.provider->copy(dst, src, bytes);
+  Status st = rt.transport->copy_local(dst, src, bytes);
   if (!st) fail(call, st);
 }
 

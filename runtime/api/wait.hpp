@@ -43,20 +43,7 @@ void check_ivars(Runtime& rt, const T* ivars, size_t nelems, const char* call) {
 // One atomic read of a local symmetric variable.
 template <typename T>
 T load_ivar(Runtime& rt, const T* addr, const char* call) {
-  if (rt.host_memory) return __atomic_load_n(addr, __ATOMIC_ACQUIRE);
-  T value{};
-  Status st;
-  if constexpr (sizeof(T) >= 4) {
-    AtomicRequest r{AtomicOp::kFetch, const_cast<T*>(addr), sizeof(T), 0, 0};
-    uint64_t bits = 0;
-    st = rt.provider->atomic(r, &bits);
-    value = static_cast<T>(bits);
-  } else {
-    // No 2-byte device atomic: an aligned 2-byte copy is a single access.
-    st = rt.provider->copy(&value, addr, sizeof(T));
-  }
-  if (!st) fail(call, st);
-  return value;
+  return read_own(rt, addr, call);
 }
 
 template <typename T>

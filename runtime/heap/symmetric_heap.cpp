@@ -132,6 +132,9 @@ Status SymmetricHeap::grow(size_t bytes) {
   Status mapped = map_peer_chunks(*own, offset, bytes, tag, &peer_maps);
   VSHMEM_RETURN_IF_ERROR(agree_on_outcome(
       mapped, log::format("could not map the new %zu-byte chunks of %s peers", bytes, "%s")));
+  // The transport registers the chunk with the network in this same collective step; it agrees
+  // on the outcome itself (every PE fails when one could not register).
+  if (region_hook_) VSHMEM_RETURN_IF_ERROR(region_hook_(offset, bytes));
   mappings_.push_back(std::move(own_map));
   for (auto& m : peer_maps) mappings_.push_back(std::move(m));
   allocator_.grow(bytes);

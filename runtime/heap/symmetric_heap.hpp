@@ -70,6 +70,12 @@ class SymmetricHeap {
 
   // Called after every growth (the device state must learn the new committed size).
   void set_growth_listener(std::function<void()> listener) { on_growth_ = std::move(listener); }
+  // Called during every growth, collectively, once the new memory [offset, offset + bytes) is
+  // mapped on every PE and before anything may use it: the transport registers it with the
+  // network and exchanges the keys in this same step. An error fails the growth.
+  void set_region_hook(std::function<Status(uint64_t offset, size_t bytes)> hook) {
+    region_hook_ = std::move(hook);
+  }
 
  private:
   SymmetricHeap(MemoryProvider& provider, Bootstrap& bootstrap, const HeapConfig& config,
@@ -101,6 +107,7 @@ class SymmetricHeap {
   uint64_t growth_count_ = 0;
   uint64_t growth_attempts_ = 0;  // tags of the handle exchanges
   std::function<void()> on_growth_;
+  std::function<Status(uint64_t, size_t)> region_hook_;
 };
 
 }  // namespace vshmem

@@ -4,40 +4,39 @@
 
 #include "runtime/common/env.hpp"
 #include "runtime/common/log.hpp"
-#include "runtime/transport/staged_transport.hpp"
 
 namespace vshmem {
 
-const char* peer_path_name(PeerPath path) {
-  switch (path) {
-    case PeerPath::kSelf: return "self";
-    case PeerPath::kMapped: return "p2p";
-    case PeerPath::kStaged: return "staged";
+const char* path_kind_name(PathKind kind) {
+  switch (kind) {
+    case PathKind::kSelf: return "self";
+    case PathKind::kMapped: return "p2p";
+    case PathKind::kRemote: return "remote";
   }
   return "?";
 }
 
 std::vector<bool> TransportPlan::mapped() const {
   std::vector<bool> out(path.size());
-  for (size_t i = 0; i < path.size(); ++i) out[i] = path[i] == PeerPath::kMapped;
+  for (size_t i = 0; i < path.size(); ++i) out[i] = path[i] == PathKind::kMapped;
   return out;
 }
 
 int TransportPlan::n_mapped() const {
   int n = 0;
-  for (PeerPath p : path) n += p == PeerPath::kMapped;
+  for (PathKind p : path) n += p == PathKind::kMapped;
   return n;
 }
 
-std::vector<bool> TransportPlan::staged() const {
+std::vector<bool> TransportPlan::remote() const {
   std::vector<bool> out(path.size());
-  for (size_t i = 0; i < path.size(); ++i) out[i] = path[i] == PeerPath::kStaged;
+  for (size_t i = 0; i < path.size(); ++i) out[i] = path[i] == PathKind::kRemote;
   return out;
 }
 
 bool TransportPlan::all_mapped() const {
-  for (PeerPath p : path) {
-    if (p == PeerPath::kStaged) return false;
+  for (PathKind p : path) {
+    if (p == PathKind::kRemote) return false;
   }
   return true;
 }
@@ -76,71 +75,118 @@ Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topo
   std::vector<uint64_t> tokens(bootstrap.size());
   VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&token, tokens.data(), sizeof(token)));
   TransportPlan plan;
-  plan.path.resize(bootstrap.size(), PeerPath::kStaged);
+  plan.path.resize(bootstrap.size(), PathKind::kRemote);
   plan.same_locality_pes = 0;
   for (int p = 0; p < bootstrap.size(); ++p) {
     if (topology.node_of_pe[p] == topology.my_node && tokens[p] == token) ++plan.same_locality_pes;
   }
   for (int p = 0; p < bootstrap.size(); ++p) {
     if (p == bootstrap.rank()) {
-      plan.path[p] = PeerPath::kSelf;
+      plan.path[p] = PathKind::kSelf;
     } else if (!disable_p2p && topology.node_of_pe[p] == topology.my_node &&
                provider.can_map_peer(tokens[p])) {
-      plan.path[p] = PeerPath::kMapped;
+      plan.path[p] = PathKind::kMapped;
     }
   }
-  // Mapping is mutual: if either side cannot map the other, both use the staged path.
+  // Mapping is mutual: if either side cannot map the other, both use the remote path.
   std::vector<uint8_t> mine(bootstrap.size()), all(bootstrap.size() * bootstrap.size());
-  for (int p = 0; p < bootstrap.size(); ++p) mine[p] = plan.path[p] == PeerPath::kMapped;
+  for (int p = 0; p < bootstrap.size(); ++p) mine[p] = plan.path[p] == PathKind::kMapped;
   VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(mine.data(), all.data(), mine.size()));
   for (int p = 0; p < bootstrap.size(); ++p) {
-    if (plan.path[p] == PeerPath::kMapped && !all[p * bootstrap.size() + bootstrap.rank()]) {
-      plan.path[p] = PeerPath::kStaged;
+    if (plan.path[p] == PathKind::kMapped && !all[p * bootstrap.size() + bootstrap.rank()]) {
+      plan.path[p] = PathKind::kRemote;
     }
   }
   plan.shared_team = shared_team_of(all, bootstrap.size(), bootstrap.rank());
-  // A pair is staged when either side cannot map the other; every PE sees the same matrix.
+  // A pair is remote when either side cannot map the other; every PE sees the same matrix.
   for (int p = 0; p < bootstrap.size(); ++p) {
     for (int q = 0; q < bootstrap.size(); ++q) {
       if (p != q && (!all[p * bootstrap.size() + q] || !all[q * bootstrap.size() + p])) {
-        plan.job_has_staged = true;
+        plan.job_has_remote = true;
       }
     }
   }
   if (log::enabled(log::Level::kInfo)) {
     std::string s;
     for (int p = 0; p < bootstrap.size(); ++p) {
-      s += log::format("%s%d:%s", p ? " " : "", p, peer_path_name(plan.path[p]));
+      s += log::format("%s%d:%s", p ? " " : "", p, path_kind_name(plan.path[p]));
     }
     VSHMEM_INFO("transports: %s", s.c_str());
   }
   return plan;
 }
 
-namespace {
-Status no_transport(int pe, const char* what) {
-  return error(Code::kState, log::format("%s PE %d: its memory is not mapped here and this PE has "
-                                         "no staged transport (the transport plan disagrees)",
-                                         what, pe));
+Result<std::unique_ptr<Transport>> Transport::create(Bootstrap& bootstrap,
+                                                     const TransportPlan& plan,
+                                                     MemoryProvider& provider, SymmetricHeap& heap,
+                                                     FdExchange* fd_exchange) {
+  const int n = bootstrap.size(), me = bootstrap.rank();
+  std::unique_ptr<Transport> t(new Transport(provider));
+  t->host_memory_ = !provider.is_device_memory();
+  std::unique_ptr<HostSyncArea> sync;
+  if (n > 1 && !plan.job_has_remote) {
+    // Every PE maps every other (one node): the barrier counters go in shared host pages.
+    std::vector<int> peers;
+    for (int p = 0; p < n; ++p) {
+      if (p != me) peers.push_back(p);
+    }
+    if (fd_exchange == nullptr) {
+      return error(Code::kState, "the node barrier needs the handle exchange (no mapped peer?)");
+    }
+    VSHMEM_ASSIGN_OR_RETURN(sync, HostSyncArea::create(*fd_exchange, peers, me, n));
+  }
+  t->barrier_kind_ = sync != nullptr   ? BarrierKind::kNodeShared
+                     : t->host_memory_ ? BarrierKind::kHeapCounters
+                                       : BarrierKind::kBootstrap;
+  t->mapped_ = std::make_unique<MappedPath>(heap, provider, std::move(sync));
+  if (plan.job_has_remote) {
+    RemoteOptions options;
+    options.my_pe = me;
+    options.n_pes = n;
+    options.remote = std::vector<uint8_t>(static_cast<size_t>(n), 0);
+    for (int p = 0; p < n; ++p) options.remote[p] = plan.path[p] == PathKind::kRemote;
+    options.heap_base = heap.base();
+    options.heap_size = heap.size();
+    VSHMEM_ASSIGN_OR_RETURN(options.timeout, bootstrap_timeout());
+    VSHMEM_ASSIGN_OR_RETURN(t->remote_, RemotePath::create(bootstrap, provider, options));
+    // Memory the heap committed before the remote path existed.
+    if (heap.committed() > 0) VSHMEM_RETURN_IF_ERROR(t->remote_->add_region(0, heap.committed()));
+  }
+  t->path_.resize(static_cast<size_t>(n));
+  for (int p = 0; p < n; ++p) {
+    t->path_[p] = plan.path[p] == PathKind::kRemote ? static_cast<PeerPath*>(t->remote_.get())
+                                                    : t->mapped_.get();
+  }
+  return t;
 }
-}  // namespace
 
-Status staged_put(StagedTransport* transport, int pe, void* dest, const void* source,
-                  size_t bytes) {
-  if (transport == nullptr) return no_transport(pe, "put to");
-  return transport->put(pe, dest, source, bytes);
+Transport::~Transport() = default;
+
+Status Transport::fence() {
+  if (remote_ != nullptr) VSHMEM_RETURN_IF_ERROR(remote_->fence());
+  return mapped_->fence();
 }
 
-Status staged_get(StagedTransport* transport, int pe, void* dest, const void* source,
-                  size_t bytes) {
-  if (transport == nullptr) return no_transport(pe, "get from");
-  return transport->get(pe, dest, source, bytes);
+Status Transport::quiet() {
+  if (remote_ != nullptr) VSHMEM_RETURN_IF_ERROR(remote_->quiet());
+  return mapped_->quiet();
 }
 
-Status staged_atomic(StagedTransport* transport, int pe, const AtomicRequest& request,
-                     uint64_t* result) {
-  if (transport == nullptr) return no_transport(pe, "atomic on");
-  return transport->atomic(pe, request, result);
+Status Transport::add_region(uint64_t offset, size_t bytes) {
+  if (remote_ == nullptr) return Status::ok();
+  return remote_->add_region(offset, bytes);
+}
+
+Status Transport::read_own_device(const void* addr, unsigned width, uint64_t* value) {
+  if (width >= 4) {
+    AtomicRequest r{AtomicOp::kFetch, const_cast<void*>(addr), width, 0, 0};
+    return provider_.atomic(r, value);
+  }
+  // No 2-byte device atomic: an aligned 2-byte copy is a single access.
+  uint16_t v = 0;
+  VSHMEM_RETURN_IF_ERROR(provider_.copy(&v, addr, sizeof(v)));
+  *value = v;
+  return Status::ok();
 }
 
 }  // namespace vshmem

@@ -1,10 +1,10 @@
 // Per peer, how it is reached (DESIGN.md, transport). The memory and ipc layers say what they
-// can do; this layer chooses:
-//   kSelf    - our own memory, at its symmetric address;
+// can do; this layer chooses, and gives every PE one PeerPath:
+//   kSelf    - our own memory, at its symmetric address (the mapped path);
 //   kMapped  - the peer's memory is mapped in our window: loads, stores and atomics go straight
-//              through the mapping (p2p);
-//   kStaged  - not mappable (another node, or no P2P between the GPUs): the peer's proxy thread
-//              moves the data over TCP (staged_transport.hpp); shmem_ptr returns NULL for it.
+//              through the mapping (mapped_path.hpp);
+//   kRemote  - not mappable (another node, or no P2P between the GPUs): the remote path, UCX
+//              loaded as a plugin (remote_path.hpp); shmem_ptr returns NULL for it.
 #pragma once
 
 #include <cstddef>
@@ -12,23 +12,30 @@
 #include <string>
 #include <vector>
 
+#include <cstring>
+#include <memory>
+
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/heap/symmetric_heap.hpp"
+#include "runtime/ipc/fd_passing.hpp"
 #include "runtime/memory/memory.hpp"
+#include "runtime/transport/mapped_path.hpp"
+#include "runtime/transport/remote_path.hpp"
 
 namespace vshmem {
 
-enum class PeerPath : uint8_t { kSelf, kMapped, kStaged };
-const char* peer_path_name(PeerPath path);
+enum class PathKind : uint8_t { kSelf, kMapped, kRemote };
+const char* path_kind_name(PathKind kind);
 
 struct TransportPlan {
-  std::vector<PeerPath> path;  // per PE
+  std::vector<PathKind> path;  // per PE
   std::vector<bool> mapped() const;
   int n_mapped() const;
   bool all_mapped() const;  // every PE is self or mapped: node-local shared-memory algorithms work
-  std::vector<bool> staged() const;
-  // Some pair of PEs in the job (not necessarily us) uses the staged path: the same on every PE,
-  // so that the staged transport's collective set-up is entered by all PEs or by none.
-  bool job_has_staged = false;
+  std::vector<bool> remote() const;
+  // Some pair of PEs in the job (not necessarily us) uses the remote path: the same on every PE,
+  // so that the remote path's collective set-up is entered by all PEs or by none.
+  bool job_has_remote = false;
   // The members of SHMEM_TEAM_SHARED for this PE (ascending, ourselves included): the same set on
   // every member. See shared_team_of.
   std::vector<int> shared_team;
@@ -45,17 +52,83 @@ struct TransportPlan {
 // PEs would otherwise disagree on who is in the team.
 std::vector<int> shared_team_of(const std::vector<uint8_t>& mapped, int n, int me);
 
-// Collective. VSHMEM_DISABLE_P2P=1 forces every other PE onto the staged path (for tests).
+// Collective. VSHMEM_DISABLE_P2P=1 forces every other PE onto the remote path (for tests).
 Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topology,
                                       MemoryProvider& provider);
 
-class StagedTransport;
+// The paths of one PE to every PE of the job, chosen by the plan. Owns the mapped path (ourselves
+// and the mapped peers) and, when some pair of PEs is remote, the remote path. The api layer asks
+// path(pe) and dispatches; what is local to this PE (reading its own memory, the barrier it can
+// use) is asked here too, so that the api never tests backends or transports itself.
+class Transport {
+ public:
+  // Collective over every PE (the node barrier's handle exchange, the remote path's set-up).
+  // fd_exchange may be null when no peer is mapped.
+  static Result<std::unique_ptr<Transport>> create(Bootstrap& bootstrap, const TransportPlan& plan,
+                                                   MemoryProvider& provider, SymmetricHeap& heap,
+                                                   FdExchange* fd_exchange);
+  ~Transport();
 
-// The staged transport's entry points: dest / source (put, get) and request.address (atomic) are
-// symmetric addresses. transport is null when this PE has no staged peer (an error then).
-Status staged_put(StagedTransport* transport, int pe, void* dest, const void* source, size_t bytes);
-Status staged_get(StagedTransport* transport, int pe, void* dest, const void* source, size_t bytes);
-Status staged_atomic(StagedTransport* transport, int pe, const AtomicRequest& request,
-                     uint64_t* result);
+  PeerPath& path(int pe) const { return *path_[static_cast<size_t>(pe)]; }
+  MappedPath& mapped() const { return *mapped_; }
+  RemotePath* remote() const { return remote_.get(); }
+
+  // shmem_fence / shmem_quiet over every path this PE uses.
+  Status fence();
+  Status quiet();
+
+  // One atomic read of a word of our own heap that peers update (waits, signals, counters).
+  // width is 2, 4 or 8. A PE that waits lets the remote path move meanwhile.
+  Status read_own(const void* addr, unsigned width, uint64_t* value) {
+    if (remote_ != nullptr) remote_->progress();
+    if (host_memory_) {
+      switch (width) {
+        case 2:
+          *value = __atomic_load_n(static_cast<const uint16_t*>(addr), __ATOMIC_ACQUIRE);
+          return Status::ok();
+        case 4:
+          *value = __atomic_load_n(static_cast<const uint32_t*>(addr), __ATOMIC_ACQUIRE);
+          return Status::ok();
+        default:
+          *value = __atomic_load_n(static_cast<const uint64_t*>(addr), __ATOMIC_ACQUIRE);
+          return Status::ok();
+      }
+    }
+    return read_own_device(addr, width, value);
+  }
+  // The host's own loads and stores reach the heap (and, through the window, the mapped peers'
+  // heaps): ordinary host memory, not GPU memory.
+  bool host_loads_reach_heap() const { return host_memory_; }
+  // Copies between local buffers, either of which may be heap memory (GPU memory on the cuda
+  // backend).
+  Status copy_local(void* dst, const void* src, size_t bytes) {
+    if (host_memory_) {
+      std::memcpy(dst, src, bytes);
+      return Status::ok();
+    }
+    return provider_.copy(dst, src, bytes);
+  }
+
+  // How the job-wide host barrier runs on this PE: over the node's shared host counters (every
+  // PE mapped), over counters in the heap that peers update with atomics (the host can poll its
+  // heap cheaply), or through the bootstrap (a GPU heap with remote peers: polling it from the
+  // host would launch GPU work for every poll).
+  enum class BarrierKind { kNodeShared, kHeapCounters, kBootstrap };
+  BarrierKind barrier_kind() const { return barrier_kind_; }
+
+  // Called by the heap after it grew (collective): the remote path registers the new memory.
+  Status add_region(uint64_t offset, size_t bytes);
+
+ private:
+  Transport(MemoryProvider& provider) : provider_(provider) {}
+  Status read_own_device(const void* addr, unsigned width, uint64_t* value);
+
+  MemoryProvider& provider_;
+  bool host_memory_ = true;
+  BarrierKind barrier_kind_ = BarrierKind::kHeapCounters;
+  std::unique_ptr<MappedPath> mapped_;
+  std::unique_ptr<RemotePath> remote_;
+  std::vector<PeerPath*> path_;  // per PE
+};
 
 }  // namespace vshmem

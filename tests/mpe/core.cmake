@@ -19,8 +19,10 @@ vshmem_add_mpe_test(NAME errors_symmetry TARGET mpe_errors ARGS symmetry NPES 2 
   ENV VSHMEM_CHECK_SYMMETRY=1 WILL_FAIL_REGEX "shmem_malloc: PEs disagree on the size")
 vshmem_add_mpe_test(NAME errors_pe_dies TARGET mpe_errors ARGS pe_dies NPES 2 4
   WILL_FAIL_REGEX "(PE 1|rank 1)[^.]*(signal|killed|SIGKILL|died)")
-# Two simulated nodes: remote RMA and atomics go through the staged transport, on loopback.
-vshmem_add_mpe_test(NAME staged SOURCES staged.c NPES 2 4 5 ENV VSHMEM_STAGED_ADDR=127.0.0.1)
+# Two simulated nodes: remote RMA and atomics go through the remote path (UCX).
+if(VSHMEM_HAVE_UCX)
+  vshmem_add_mpe_test(NAME remote SOURCES remote.c NPES 2 4 5)
+endif()
 vshmem_add_mpe_test(NAME errors_global_exit TARGET mpe_errors ARGS global_exit7 NPES 2 4
   WILL_FAIL_REGEX "shmem_global_exit\\(7\\)")
 # vshmemrun ends the job with the status given, zero included (other launchers turn a zero

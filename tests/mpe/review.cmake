@@ -13,14 +13,19 @@ _review_error(put_past_committed
 _review_error(get_past_committed_self
               "PE 0: shmem_long_g: source .* reaches past the [0-9]+ bytes of the symmetric heap")
 
-# shmem_barrier_all must not inherit the bootstrap's time limit when peers are staged.
-vshmem_add_mpe_test(NAME review_barrier_slow_pe_staged SOURCES review_barrier.c NPES 2 3 4
-                    LAUNCHERS vshmemrun LAUNCHER_ARGS --simulate-nodes 2 TIMEOUT 60 NO_GPU_RERUN
-                    ENV VSHMEM_BOOTSTRAP_TIMEOUT=2)
-vshmem_add_mpe_test(NAME review_barrier_slow_pe_no_p2p TARGET mpe_review_barrier_slow_pe_staged
-                    NPES 3 LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
-                    ENV VSHMEM_BOOTSTRAP_TIMEOUT=2 VSHMEM_DISABLE_P2P=1)
-vshmem_add_mpe_test(NAME review_barrier_slow_pe_mapped TARGET mpe_review_barrier_slow_pe_staged
+# shmem_barrier_all must not inherit the bootstrap's time limit when peers are remote.
+add_executable(mpe_review_barrier_slow_pe review_barrier.c)
+target_link_libraries(mpe_review_barrier_slow_pe PRIVATE vshmem)
+target_include_directories(mpe_review_barrier_slow_pe PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+if(VSHMEM_HAVE_UCX)
+  vshmem_add_mpe_test(NAME review_barrier_slow_pe_remote TARGET mpe_review_barrier_slow_pe
+                      NPES 2 3 4 LAUNCHERS vshmemrun LAUNCHER_ARGS --simulate-nodes 2 TIMEOUT 60
+                      NO_GPU_RERUN ENV VSHMEM_BOOTSTRAP_TIMEOUT=2)
+  vshmem_add_mpe_test(NAME review_barrier_slow_pe_no_p2p TARGET mpe_review_barrier_slow_pe
+                      NPES 3 LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
+                      ENV VSHMEM_BOOTSTRAP_TIMEOUT=2 VSHMEM_DISABLE_P2P=1)
+endif()
+vshmem_add_mpe_test(NAME review_barrier_slow_pe_mapped TARGET mpe_review_barrier_slow_pe
                     NPES 2 3 4 LAUNCHERS vshmemrun TIMEOUT 60
                     ENV VSHMEM_BOOTSTRAP_TIMEOUT=2)
 vshmem_add_mpe_test(NAME review_ptr_past_committed TARGET mpe_review ARGS ptr_past_committed

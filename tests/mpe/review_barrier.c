@@ -1,5 +1,5 @@
 /* shmem_barrier_all waits for a PE that computes longer than VSHMEM_BOOTSTRAP_TIMEOUT, also when
- * peers are reached through the staged transport (run with a 2 s limit and a 3 s sleep), and it
+ * peers are reached through the remote path (UCX) (run with a 2 s limit and a 3 s sleep), and it
  * still orders every PE's puts before every PE's reads, round after round. */
 #include <unistd.h>
 

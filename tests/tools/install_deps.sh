@@ -4,7 +4,7 @@
 # when nvcc is present (/usr/local/cuda), device code is compiled too.
 set -euo pipefail
 need=()
-for pkg in cmake g++ make pkg-config libgtest-dev libopenmpi-dev openmpi-bin libpmix-dev \
+for pkg in cmake g++ make pkg-config libgtest-dev libopenmpi-dev openmpi-bin libpmix-dev libucx-dev \
            clang-format; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done

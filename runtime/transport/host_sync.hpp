@@ -16,7 +16,7 @@
 #include "runtime/ipc/fd_passing.hpp"
 #include "runtime/memory/memory.hpp"
 
-namespace vshmem::detail {
+namespace vshmem {
 
 class HostSyncArea {
  public:
@@ -37,4 +37,4 @@ class HostSyncArea {
   std::vector<uint64_t*> base_;  // per PE; null for PEs not shared with us
 };
 
-}  // namespace vshmem::detail
+}  // namespace vshmem

@@ -1,11 +1,11 @@
 /* Peers on another node (simulated with VSHMEM_NODE_ID) are not mapped: shmem_ptr is NULL for
- * them, but RMA and atomics reach them through the staged transport (the peer's proxy thread,
- * over TCP), so they are accessible in the OpenSHMEM sense. Node-local RMA still goes through the
- * mapping. Modes (argv[1]):
- *   (none)      the above, with fresh random data
- *   peer_dies   the last PE (other node) exits without shmem_finalize after a first staged put;
- *               PE 0's next put to it must fail with a message naming it, not hang
- *   peer_hangs  the last PE stops (SIGSTOP): PE 0's put must fail after the time limit
+ * them, but RMA and atomics reach them through the remote path (UCX), so they are accessible in
+ * the OpenSHMEM sense. Node-local RMA still goes through the mapping. Modes (argv[1]):
+ *   (none)      the above, with fresh random data, blocking and _nbi forms
+ *   peer_dies   the last PE (other node) vanishes (exits without finalize: to the network the same
+ *               as kill -9) while PE 0 streams large puts to it; PE 0's put must fail with a
+ *               message naming it, not hang
+ *   peer_hangs  the last PE stops (SIGSTOP): PE 0's atomic on it must fail after the time limit
  *               (VSHMEM_BOOTSTRAP_TIMEOUT), naming the PE */
 #include <signal.h>
 #include <string.h>
@@ -23,6 +23,11 @@ static int rank_from_launcher(void) {
 
 static void peer_fails(int me, int n, long* x, int hang) {
   /* A first put opens the connection, so that the failure comes mid-stream. */
+  const size_t big = 8u << 20;
+  char* block = (char*)shmem_malloc(big);
+  char* local = (char*)malloc(big);
+  CHECK(block != NULL && local != NULL, "malloc");
+  memset(local, 0x5a, big);
   if (me == 0) shmem_long_p(&x[0], 42, n - 1);
   shmem_barrier_all();
   if (me == n - 1) {
@@ -37,14 +42,23 @@ static void peer_fails(int me, int n, long* x, int hang) {
       sigqueue((pid_t)atoi(launcher), SIGRTMIN + 1, v);
       usleep(100 * 1000);
     }
-    _exit(0); /* no finalize: its proxy and sockets vanish with the process */
+    _exit(0); /* no finalize: its worker, memory and connections vanish with the process */
   }
-  /* No barrier from here on (the bootstrap would report the missing PE first): PE 0 waits until
-   * the peer is surely gone, the others idle until the job is ended by PE 0's failure. */
-  usleep(300 * 1000);
+  /* No barrier from here on (the bootstrap would report the missing PE first): PE 0 streams puts
+   * until the peer is surely gone (or, when it hangs, asks it for an atomic), the others idle
+   * until the job is ended by PE 0's failure. */
   if (me == 0) {
-    shmem_long_p(&x[0], 43, n - 1);
-    fprintf(stderr, "FAIL: a put to a dead PE %d returned\n", n - 1);
+    if (hang) {
+      usleep(300 * 1000);
+      shmem_long_atomic_fetch_inc(&x[0], n - 1);
+      fprintf(stderr, "FAIL: an atomic on a stopped PE %d returned\n", n - 1);
+      exit(2);
+    }
+    for (int i = 0; i < 400; ++i) {
+      shmem_putmem(block, local, big, n - 1);
+      shmem_long_p(&x[0], 43, n - 1);
+    }
+    fprintf(stderr, "FAIL: puts to a dead PE %d returned\n", n - 1);
     exit(2);
   }
   sleep(60);
@@ -73,6 +87,32 @@ int main(int argc, char** argv) {
     peer_fails(me, n, x, strcmp(argv[1], "peer_hangs") == 0);
   }
   for (int i = 0; i < 50; ++i) shmem_barrier_all();
+
+  /* _nbi puts and gets of a block that spans several heap chunks, completed by quiet. */
+  {
+    const size_t bytes = 3u << 20;
+    unsigned char* block = (unsigned char*)shmem_malloc(bytes);
+    unsigned char* src = (unsigned char*)malloc(bytes);
+    unsigned char* back = (unsigned char*)malloc(bytes);
+    CHECK(block != NULL && src != NULL && back != NULL, "malloc");
+    unsigned long long bs = mpe_seed() * 7 + (unsigned long long)me;
+    for (size_t i = 0; i < bytes; ++i) src[i] = (unsigned char)(mpe_rand(&bs) | 1);
+    memset(back, 0, bytes);
+    int to = (me + n / 2) % n; /* on the other node when n is even */
+    shmem_barrier_all();
+    shmem_putmem_nbi(block, src, bytes, to);
+    shmem_quiet();
+    shmem_barrier_all();
+    int from = (me - n / 2 + n) % n;
+    shmem_getmem_nbi(back, block, bytes, to);
+    shmem_quiet();
+    CHECK(memcmp(back, src, bytes) == 0, "nbi put then nbi get through PE %d", to);
+    (void)from;
+    shmem_barrier_all();
+    shmem_free(block);
+    free(src);
+    free(back);
+  }
 
   /* Every PE puts a fresh value into its slot on every PE (either node), then reads them all
    * back from every PE. */
@@ -108,7 +148,7 @@ int main(int argc, char** argv) {
   shmem_free(all);
   shmem_free(x);
   free(mine);
-  if (me == 0) printf("staged: %d PEs on 2 simulated nodes OK\n", n);
+  if (me == 0) printf("remote: %d PEs on 2 simulated nodes OK\n", n);
   shmem_finalize();
   return 0;
 }

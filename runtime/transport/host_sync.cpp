@@ -1,4 +1,4 @@
-#include "runtime/api/host_sync.hpp"
+#include "runtime/transport/host_sync.hpp"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 
 #include "runtime/common/log.hpp"
 
-namespace vshmem::detail {
+namespace vshmem {
 namespace {
 
 // The handle exchange's tags below this are the heap's growth steps; this one is ours.
@@ -70,4 +70,4 @@ Result<std::unique_ptr<HostSyncArea>> HostSyncArea::create(FdExchange& exchange,
   return area;
 }
 
-}  // namespace vshmem::detail
+}  // namespace vshmem

@@ -1,0 +1,58 @@
+// The mapped path: ourselves and the peers whose memory is mapped into our window. A transfer is
+// a translation (arithmetic on job-wide constants) and one provider call: memcpy / plain atomics
+// on the host heap, the CUDA driver on the GPU heap. Its barrier is the node's shared host
+// counters (HostSyncArea) when every PE of the job is mapped.
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include "runtime/heap/symmetric_heap.hpp"
+#include "runtime/transport/host_sync.hpp"
+#include "runtime/transport/peer_path.hpp"
+
+namespace vshmem {
+
+class MappedPath final : public PeerPath {
+ public:
+  MappedPath(SymmetricHeap& heap, MemoryProvider& provider, std::unique_ptr<HostSyncArea> sync)
+      : heap_(heap), provider_(provider), sync_(std::move(sync)) {
+    caps_ = kPathLoadStore | kPathRma | kPathNetworkAtomics;
+    if (provider.is_device_memory()) caps_ |= kPathDeviceMemory;
+    if (sync_ != nullptr) caps_ |= kPathNodeBarrier;
+  }
+  const char* name() const override { return "p2p"; }
+
+  Status put(int pe, void* dest, const void* source, size_t bytes) override {
+    return provider_.copy(heap_.translate(dest, pe), source, bytes);
+  }
+  Status get(int pe, void* dest, const void* source, size_t bytes) override {
+    return provider_.copy(dest, heap_.translate(source, pe), bytes);
+  }
+  Status atomic(int pe, const AtomicRequest& request, uint64_t* result) override {
+    AtomicRequest r = request;
+    r.address = heap_.translate(request.address, pe);
+    return provider_.atomic(r, result);
+  }
+  // Copies and atomics through the mapping have completed when they return: ordering is a
+  // memory barrier for this thread's own stores through shmem_ptr.
+  Status fence() override {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return Status::ok();
+  }
+  Status quiet() override {
+    VSHMEM_RETURN_IF_ERROR(provider_.quiet());
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return Status::ok();
+  }
+
+  // Null unless every PE of the job is mapped (one node).
+  HostSyncArea* node_barrier() const { return sync_.get(); }
+
+ private:
+  SymmetricHeap& heap_;
+  MemoryProvider& provider_;
+  std::unique_ptr<HostSyncArea> sync_;
+};
+
+}  // namespace vshmem

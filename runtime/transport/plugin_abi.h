@@ -1,0 +1,101 @@
+/* C ABI between libvshmem and its remote-path plugin (libvshmem_transport_ucx.so), loaded with
+ * dlopen so that libvshmem never links UCX: a job whose peers are all mapped runs without UCX.
+ *
+ * Addresses of the heap are offsets from its base H (identical on every PE). Every call returns 0
+ * on success; otherwise a vshmem::Code (> 0) with a message in err (NUL-terminated) that starts
+ * with what failed and names the peer, e.g. "put to PE 3: PE 3 failed or exited (...)". */
+#ifndef VSHMEM_TRANSPORT_PLUGIN_ABI_H
+#define VSHMEM_TRANSPORT_PLUGIN_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VSHMEM_TRANSPORT_ABI_VERSION 1
+
+/* Atomic operations, in the order of vshmem::AtomicOp. */
+enum {
+  VSHMEM_TRANSPORT_AMO_FETCH = 0,
+  VSHMEM_TRANSPORT_AMO_SET,
+  VSHMEM_TRANSPORT_AMO_SWAP,
+  VSHMEM_TRANSPORT_AMO_CSWAP,
+  VSHMEM_TRANSPORT_AMO_FETCH_ADD,
+  VSHMEM_TRANSPORT_AMO_FETCH_AND,
+  VSHMEM_TRANSPORT_AMO_FETCH_OR,
+  VSHMEM_TRANSPORT_AMO_FETCH_XOR
+};
+
+/* What libvshmem lends the plugin: the bootstrap (collective steps) and the memory provider (the
+ * only code that may touch the heap when it is GPU memory). Thread-safe. */
+typedef struct vshmem_transport_host {
+  void* ctx;
+  int (*allgather)(void* ctx, const void* in, void* out, size_t bytes, char* err, size_t errlen);
+  int (*copy)(void* ctx, void* dst, const void* src, size_t bytes, char* err, size_t errlen);
+  int (*atomic)(void* ctx, int op, void* addr, unsigned width, uint64_t operand, uint64_t compare,
+                uint64_t* result, char* err, size_t errlen);
+  /* level: 0 error, 1 warn, 2 info, 3 trace (the message gets libvshmem's "vshmem: PE n:"). */
+  void (*log)(void* ctx, int level, const char* message);
+  int (*log_enabled)(void* ctx, int level);
+} vshmem_transport_host;
+
+typedef struct vshmem_transport_init_args {
+  int abi_version;
+  int my_pe;
+  int n_pes;
+  const uint8_t* remote; /* n_pes flags: 1 for the PEs this path reaches */
+  uintptr_t heap_base;
+  size_t heap_size;
+  int heap_is_device; /* the heap is GPU memory: only the host callbacks may touch it */
+  long timeout_ms;    /* no wait on a peer lasts longer (VSHMEM_BOOTSTRAP_TIMEOUT) */
+  vshmem_transport_host host;
+} vshmem_transport_init_args;
+
+/* Capability bits of a plugin instance (like UCT_IFACE_FLAG_*). */
+enum {
+  VSHMEM_TRANSPORT_CAP_RMA = 1u << 0,          /* one-sided put/get into some peer's heap */
+  VSHMEM_TRANSPORT_CAP_AMO = 1u << 1,          /* network atomics on some peer's heap */
+  VSHMEM_TRANSPORT_CAP_TARGET_OPS = 1u << 2,   /* operations performed by the target's thread */
+  VSHMEM_TRANSPORT_CAP_DEVICE_MEMORY = 1u << 3 /* the network registers GPU memory itself */
+};
+
+typedef struct vshmem_transport_plugin {
+  int abi_version;
+  void* ctx;
+  uint32_t caps;
+  const char* name; /* e.g. "ucx" */
+  /* Collective over all PEs (also those without remote peers): [offset, offset + bytes) of the
+   * heap is now backed; registers it and exchanges what peers need to reach it. */
+  int (*add_region)(void* ctx, uint64_t offset, size_t bytes, char* err, size_t errlen);
+  /* Blocking forms complete remotely before they return (the data is in the target's heap, or in
+   * dest for a get); nbi forms complete at quiet. The local buffers may be any memory the
+   * provider can copy. */
+  int (*put)(void* ctx, int pe, uint64_t offset, const void* source, size_t bytes, int nbi,
+             char* err, size_t errlen);
+  int (*get)(void* ctx, int pe, void* dest, uint64_t offset, size_t bytes, int nbi, char* err,
+             size_t errlen);
+  int (*atomic)(void* ctx, int pe, int op, uint64_t offset, unsigned width, uint64_t operand,
+                uint64_t compare, uint64_t* result, char* err, size_t errlen);
+  /* Orders earlier operations before later ones (shmem_fence) / completes them (shmem_quiet). */
+  int (*fence)(void* ctx, char* err, size_t errlen);
+  int (*quiet)(void* ctx, char* err, size_t errlen);
+  /* Lets the network move (a PE that waits on its own memory calls this). Cheap when idle. */
+  void (*progress)(void* ctx);
+  /* Not collective; every peer has stopped sending to us (the caller ran a barrier). */
+  void (*finalize)(void* ctx);
+} vshmem_transport_plugin;
+
+/* Each plugin exports this symbol. Collective over all PEs of the job (the worker addresses are
+ * exchanged here); a PE whose set-up failed still takes part and returns its error. */
+typedef int (*vshmem_transport_plugin_init_fn)(const vshmem_transport_init_args* args,
+                                               vshmem_transport_plugin* out, char* err,
+                                               size_t errlen);
+#define VSHMEM_TRANSPORT_PLUGIN_INIT_SYMBOL "vshmem_transport_plugin_init"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

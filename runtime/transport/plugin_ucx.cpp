@@ -1,0 +1,1349 @@
+// The remote path on UCX (ucp): a plugin that libvshmem loads with dlopen (plugin_abi.h), so that
+// libvshmem never links UCX. UCX picks shared memory, TCP or RDMA verbs at run time (UCX_TLS).
+//
+// One worker per PE, thread mode MULTI: application threads issue and wait on their own requests
+// (they progress the worker while they wait); a progress thread sleeps on the worker's event fd
+// and moves the network while the application computes or waits on its own memory, and performs
+// the operations that peers ask this PE to do ("target ops", below). Worker addresses are
+// exchanged at init over the bootstrap; endpoints are created on first use, with peer error
+// handling, so that a dead peer fails the calls to it instead of hanging them; and no wait lasts
+// longer than the time limit.
+//
+// The heap is registered chunk by chunk as it grows (ucp_mem_map), and the rkeys are exchanged in
+// the same collective step (add_region). Put and get use ucp_put_nbx / ucp_get_nbx into
+// registered memory; atomics use ucp_atomic_op_nbx on a host heap.
+//
+// Target ops: when a peer's heap is GPU memory, the network may not reach it (UCX without CUDA
+// support, or the registration refused) and network atomics would not be atomic with respect to
+// the GPU's own atomics. Then the operation travels as an active message to the target's
+// progress thread, which performs it with the memory provider (copies staged through host
+// buffers on both sides, chunks pipelined: chunk_pipeline.hpp; atomics with the provider's atomic,
+// so atomic with respect to device atomics).
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <ucp/api/ucp.h>
+#include <ucs/config/global_opts.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/transport/chunk_pipeline.hpp"
+#include "runtime/transport/plugin_abi.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using vshmem::ChunkPipeline;
+
+// vshmem::Code values (runtime/common/status.hpp), which the ABI returns.
+constexpr int kInvalidArgument = 1;
+constexpr int kUnsupported = 3;
+constexpr int kTimeout = 4;
+constexpr int kPeerFailure = 5;
+constexpr int kSystem = 6;
+
+constexpr uint16_t kAmRequest = 17;
+constexpr uint16_t kAmReply = 18;
+// Target ops: bytes per active message, and chunks in flight per transfer.
+constexpr size_t kStageChunk = 512 << 10;
+constexpr int kStageDepth = 4;
+
+enum class TargetOp : uint32_t { kPut = 1, kGet = 2, kAtomic = 3 };
+
+struct RequestHeader {
+  uint32_t op;  // TargetOp
+  int32_t from_pe;
+  uint64_t token;
+  uint64_t offset;
+  uint64_t bytes;
+  uint64_t operand;
+  uint64_t compare;
+  uint32_t amo;
+  uint32_t width;
+};
+
+struct ReplyHeader {
+  uint64_t token;
+  int32_t status;  // 0, or a vshmem::Code; the data is then the error text
+  uint32_t reserved;
+  uint64_t value;
+};
+
+std::string vformat(const char* fmt, va_list ap) {
+  char buf[1024];
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  return buf;
+}
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string s = vformat(fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+int set_err(char* err, size_t errlen, int code, const std::string& text) {
+  if (err != nullptr && errlen > 0) std::snprintf(err, errlen, "%s", text.c_str());
+  return code;
+}
+
+// One operation of ours that a peer's progress thread performs: the reply lands here.
+struct PendingOp {
+  std::atomic<bool> done{false};
+  int status = 0;
+  uint64_t value = 0;
+  std::string text;
+  void* data = nullptr;  // get: where the reply's bytes go (a host bounce buffer)
+  size_t bytes = 0;
+};
+
+// A request a peer sent us, to be performed by the progress thread.
+struct Work {
+  RequestHeader header{};
+  const void* data = nullptr;  // points into owned
+  std::vector<uint8_t> owned;
+  class UcxPath* owner = nullptr;  // while a rendezvous receive fills owned
+};
+
+// A reply in flight: its header and data live until the send completes.
+struct Reply {
+  ReplyHeader header{};
+  std::vector<uint8_t> data;
+};
+
+struct Region {
+  uint64_t offset = 0;
+  size_t bytes = 0;
+  ucp_mem_h memh = nullptr;
+  std::vector<std::vector<uint8_t>> packed;  // per PE: its rkey for this region (empty: none)
+  std::vector<ucp_rkey_h> rkeys;             // per PE, unpacked on first use
+};
+
+struct Peer {
+  int pe = -1;
+  std::vector<uint8_t> address;
+  std::atomic<ucp_ep_h> ep{nullptr};
+  std::atomic<int> failure{UCS_OK};  // set by the error handler
+  bool device_heap = false;
+  class UcxPath* owner = nullptr;
+};
+
+class UcxPath {
+ public:
+  explicit UcxPath(const vshmem_transport_init_args& args)
+      : my_pe_(args.my_pe),
+        n_pes_(args.n_pes),
+        heap_base_(args.heap_base),
+        heap_size_(args.heap_size),
+        heap_is_device_(args.heap_is_device != 0),
+        timeout_(args.timeout_ms),
+        host_(args.host),
+        peers_(static_cast<size_t>(args.n_pes)) {
+    for (int p = 0; p < n_pes_; ++p) {
+      peers_[p].pe = p;
+      peers_[p].owner = this;
+    }
+  }
+
+  ~UcxPath() { shutdown(); }
+
+  int init(const vshmem_transport_init_args& args, char* err, size_t errlen);
+  int add_region(uint64_t offset, size_t bytes, char* err, size_t errlen);
+  int put(int pe, uint64_t offset, const void* source, size_t bytes, bool nbi, char* err,
+          size_t errlen);
+  int get(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, char* err, size_t errlen);
+  int atomic(int pe, int op, uint64_t offset, unsigned width, uint64_t operand, uint64_t compare,
+             uint64_t* result, char* err, size_t errlen);
+  int fence(char* err, size_t errlen);
+  int quiet(char* err, size_t errlen);
+  // Orders the blocking puts not yet known complete before what follows (a fence when some are).
+  int order_after_puts(char* err, size_t errlen);
+  // An _nbi operation's request, completed at quiet.
+  void keep_nbi(int pe, void* request);
+  int flush_worker(char* err, size_t errlen);
+  void progress() {
+    ucp_worker_progress(worker_);
+    run_work();
+  }
+  uint32_t caps() const { return caps_; }
+
+ private:
+  void log(int level, const std::string& text) {
+    if (host_.log != nullptr) host_.log(host_.ctx, level, text.c_str());
+  }
+  bool log_enabled(int level) {
+    return host_.log_enabled != nullptr && host_.log_enabled(host_.ctx, level) != 0;
+  }
+  int allgather(const void* in, void* out, size_t bytes, char* err, size_t errlen) {
+    return host_.allgather(host_.ctx, in, out, bytes, err, errlen);
+  }
+  int setup(char* err, size_t errlen);
+  void shutdown();
+  void progress_loop();
+  void wake() {
+    uint64_t one = 1;
+    if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
+  }
+
+  int ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen);
+  // The rkey of PE pe for [offset, offset + bytes); *span: how many of the bytes it covers.
+  // Null: that memory is not registered (target ops).
+  ucp_rkey_h rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span);
+  int peer_error(int pe, const char* what, ucs_status_t status, char* err, size_t errlen);
+  int wait(void* request, int pe, const char* what, char* err, size_t errlen);
+  int wait_op(PendingOp& op, uint64_t token, int pe, const char* what, char* err, size_t errlen);
+  Clock::time_point deadline() const { return Clock::now() + timeout_; }
+  std::string seconds() const {
+    return format("%.3g s", static_cast<double>(timeout_.count()) / 1000.0);
+  }
+
+  // Target ops, our side.
+  uint64_t register_op(PendingOp* op);
+  void forget_op(uint64_t token);
+  int send_request(int pe, ucp_ep_h ep, const RequestHeader& h, const void* data, size_t bytes,
+                   void** request, const char* what, char* err, size_t errlen);
+  int target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source, size_t bytes, char* err,
+                 size_t errlen);
+  int target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t bytes, char* err,
+                 size_t errlen);
+  int target_atomic(int pe, ucp_ep_h ep, int op, uint64_t offset, unsigned width, uint64_t operand,
+                    uint64_t compare, uint64_t* result, char* err, size_t errlen);
+  // Target ops, the target's side.
+  static ucs_status_t on_request(void* arg, const void* header, size_t header_length, void* data,
+                                 size_t length, const ucp_am_recv_param_t* param);
+  static ucs_status_t on_reply(void* arg, const void* header, size_t header_length, void* data,
+                               size_t length, const ucp_am_recv_param_t* param);
+  void run_work();
+  void perform(Work& w);
+  void queue(std::unique_ptr<Work> w);
+  void send_reply(int pe, std::unique_ptr<Reply> reply);
+
+  const int my_pe_;
+  const int n_pes_;
+  const uintptr_t heap_base_;
+  const size_t heap_size_;
+  const bool heap_is_device_;
+  const std::chrono::milliseconds timeout_;
+  vshmem_transport_host host_;
+  uint32_t caps_ = 0;
+  bool cuda_memory_ = false;     // UCX registers GPU memory
+  bool network_atomics_ = true;  // on a host heap; VSHMEM_UCX_ATOMICS=target turns them off
+  // Register the heap for network put/get; VSHMEM_UCX_RMA=target sends every transfer through
+  // the target's progress thread instead (what a GPU heap without UCX CUDA support gets).
+  bool network_rma_ = true;
+
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  std::vector<Peer> peers_;
+  std::mutex mutex_;  // endpoints, rkeys, regions
+  std::vector<Region> regions_;
+  std::atomic<uint64_t> committed_{0};
+  std::atomic<bool> peer_errors_{true};  // the transports handle peer failure (else: time limits)
+  std::atomic<bool> unordered_{false};
+  // Network puts and _nbi gets posted so far, and how many of them the last completed flush
+  // covered (quiet skips the flush's round trip when nothing new was posted).
+  std::atomic<uint64_t> posted_{0};
+  std::atomic<uint64_t> flushed_{0};
+  std::mutex nbi_mutex_;
+  std::vector<std::pair<int, void*>> nbi_;  // (PE, request) of _nbi operations not yet quieted  //
+                                            // blocking puts issued since the last fence or quiet
+
+  std::mutex ops_mutex_;
+  std::unordered_map<uint64_t, PendingOp*> ops_;
+  uint64_t next_token_ = 1;
+
+  std::mutex work_mutex_;
+  std::deque<Work> work_;
+
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  std::atomic<bool> stopping_{false};
+  std::thread progress_thread_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Set-up and teardown.
+
+int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errlen) {
+  // Every PE takes part in the exchange, also one whose UCX set-up failed, so that nobody waits
+  // for it; it then reports its own error and the others name it.
+  char local_err[1024] = {};
+  int rc = setup(local_err, sizeof(local_err));
+  std::vector<uint8_t> address;
+  if (rc == 0) {
+    ucp_worker_attr_t attr{};
+    attr.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS;
+    ucs_status_t s = ucp_worker_query(worker_, &attr);
+    if (s != UCS_OK) {
+      rc = set_err(local_err, sizeof(local_err), kSystem,
+                   format("ucp_worker_query: %s", ucs_status_string(s)));
+    } else {
+      auto* a = reinterpret_cast<const uint8_t*>(attr.address);
+      address.assign(a, a + attr.address_length);
+      ucp_worker_release_address(worker_, attr.address);
+    }
+  }
+  struct Info {
+    uint64_t address_bytes;
+    int32_t ok;
+    int32_t device_heap;
+  } mine{address.size(), rc == 0 ? 1 : 0, heap_is_device_ ? 1 : 0};
+  std::vector<Info> all(static_cast<size_t>(n_pes_));
+  if (int r = allgather(&mine, all.data(), sizeof(mine), err, errlen)) return r;
+  size_t longest = 0;
+  for (const Info& i : all) longest = std::max<size_t>(longest, i.address_bytes);
+  std::vector<uint8_t> padded(longest), gathered(longest * static_cast<size_t>(n_pes_));
+  std::memcpy(padded.data(), address.data(), address.size());
+  if (longest > 0) {
+    if (int r = allgather(padded.data(), gathered.data(), longest, err, errlen)) return r;
+  }
+  if (rc != 0) return set_err(err, errlen, rc, local_err);
+  for (int p = 0; p < n_pes_; ++p) {
+    if (!all[p].ok && args.remote[p]) {
+      return set_err(err, errlen, kPeerFailure,
+                     format("PE %d could not start UCX (see its message)", p));
+    }
+    const uint8_t* a = gathered.data() + static_cast<size_t>(p) * longest;
+    peers_[p].address.assign(a, a + all[p].address_bytes);
+    peers_[p].device_heap = all[p].device_heap != 0;
+  }
+  progress_thread_ = std::thread([this] { progress_loop(); });
+  return 0;
+}
+
+int UcxPath::setup(char* err, size_t errlen) {
+  if (const char* a = std::getenv("VSHMEM_UCX_RMA")) {
+    if (std::strcmp(a, "target") == 0) {
+      network_rma_ = false;
+    } else if (std::strcmp(a, "network") != 0) {
+      return set_err(err, errlen, kInvalidArgument,
+                     format("VSHMEM_UCX_RMA: '%s' is not 'network' or 'target'", a));
+    }
+  }
+  if (const char* a = std::getenv("VSHMEM_UCX_ATOMICS")) {
+    if (std::strcmp(a, "target") == 0) {
+      network_atomics_ = false;
+    } else if (std::strcmp(a, "network") != 0) {
+      return set_err(err, errlen, kInvalidArgument,
+                     format("VSHMEM_UCX_ATOMICS: '%s' is not 'network' or 'target'", a));
+    }
+  }
+  ucp_config_t* config = nullptr;
+  ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
+  if (s != UCS_OK) {
+    return set_err(err, errlen, kInvalidArgument,
+                   format("UCX configuration (UCX_* variables): %s", ucs_status_string(s)));
+  }
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
+                      UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+  params.features =
+      UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  params.mt_workers_shared = 0;
+  params.estimated_num_eps = static_cast<size_t>(n_pes_);
+  s = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  if (s != UCS_OK) {
+    return set_err(err, errlen, kUnsupported,
+                   format("ucp_init: %s (check UCX_TLS / UCX_NET_DEVICES)", ucs_status_string(s)));
+  }
+  ucp_context_attr_t cattr{};
+  cattr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+  if (ucp_context_query(context_, &cattr) == UCS_OK) {
+    cuda_memory_ = (cattr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
+  }
+  ucp_worker_params_t wparams{};
+  wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wparams.thread_mode = UCS_THREAD_MODE_MULTI;
+  s = ucp_worker_create(context_, &wparams, &worker_);
+  if (s != UCS_OK) {
+    return set_err(err, errlen, kSystem, format("ucp_worker_create: %s", ucs_status_string(s)));
+  }
+  for (auto [id, cb] : {std::pair<uint16_t, ucp_am_recv_callback_t>{kAmRequest, &on_request},
+                        {kAmReply, &on_reply}}) {
+    ucp_am_handler_param_t h{};
+    h.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                   UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    h.id = id;
+    h.cb = cb;
+    h.arg = this;
+    // Whole messages only; eager data is copied out in the callback (the progress thread performs
+    // the request later), rendezvous data is fetched into our own buffer.
+    h.flags = UCP_AM_FLAG_WHOLE_MSG;
+    s = ucp_worker_set_am_recv_handler(worker_, &h);
+    if (s != UCS_OK) {
+      return set_err(err, errlen, kSystem,
+                     format("ucp_worker_set_am_recv_handler: %s", ucs_status_string(s)));
+    }
+  }
+  int efd = -1;
+  s = ucp_worker_get_efd(worker_, &efd);
+  if (s != UCS_OK) {
+    return set_err(err, errlen, kSystem, format("ucp_worker_get_efd: %s", ucs_status_string(s)));
+  }
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (epoll_fd_ < 0 || wake_fd_ < 0) {
+    return set_err(err, errlen, kSystem, format("epoll/eventfd: %s", std::strerror(errno)));
+  }
+  for (int fd : {efd, wake_fd_}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      return set_err(err, errlen, kSystem, format("epoll_ctl: %s", std::strerror(errno)));
+    }
+  }
+  caps_ = VSHMEM_TRANSPORT_CAP_RMA | VSHMEM_TRANSPORT_CAP_TARGET_OPS;
+  if (network_atomics_) caps_ |= VSHMEM_TRANSPORT_CAP_AMO;
+  if (cuda_memory_) caps_ |= VSHMEM_TRANSPORT_CAP_DEVICE_MEMORY;
+  if (log_enabled(2)) {
+    log(2, format("ucx: worker ready (UCX %s; GPU memory %s; put/get %s; atomics %s)",
+                  ucp_get_version_string(),
+                  cuda_memory_ ? "registered directly" : "staged through host buffers",
+                  network_rma_ ? "network" : "at the target",
+                  network_atomics_ ? "network on host heaps" : "at the target"));
+  }
+  return 0;
+}
+
+void UcxPath::shutdown() {
+  stopping_.store(true);
+  wake();
+  if (progress_thread_.joinable()) progress_thread_.join();
+  if (worker_ != nullptr) {
+    // Close every endpoint without waiting on peers that may be gone already: every peer has
+    // stopped sending to us (the caller's barrier), and the process does not outlive the job.
+    std::vector<void*> closing;
+    for (Peer& p : peers_) {
+      ucp_ep_h ep = p.ep.exchange(nullptr);
+      if (ep == nullptr) continue;
+      ucp_request_param_t param{};
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      void* r = ucp_ep_close_nbx(ep, &param);
+      if (r != nullptr && !UCS_PTR_IS_ERR(r)) closing.push_back(r);
+    }
+    const auto until = Clock::now() + std::chrono::seconds(2);
+    for (void* r : closing) {
+      while (ucp_request_check_status(r) == UCS_INPROGRESS && Clock::now() < until) {
+        ucp_worker_progress(worker_);
+      }
+      ucp_request_free(r);
+    }
+    for (Region& region : regions_) {
+      for (ucp_rkey_h k : region.rkeys) {
+        if (k != nullptr) ucp_rkey_destroy(k);
+      }
+      if (region.memh != nullptr) ucp_mem_unmap(context_, region.memh);
+    }
+    regions_.clear();
+    {
+      std::lock_guard<std::mutex> lock(work_mutex_);
+      work_.clear();
+    }
+    ucp_worker_destroy(worker_);
+    worker_ = nullptr;
+  }
+  if (context_ != nullptr) ucp_cleanup(context_);
+  context_ = nullptr;
+  if (epoll_fd_ >= 0) ::close(epoll_fd_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+  epoll_fd_ = wake_fd_ = -1;
+}
+
+void UcxPath::progress_loop() {
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    run_work();
+    if (ucp_worker_progress(worker_) != 0) continue;
+    {
+      std::lock_guard<std::mutex> lock(work_mutex_);
+      if (!work_.empty()) continue;
+    }
+    ucs_status_t s = ucp_worker_arm(worker_);
+    if (s == UCS_ERR_BUSY) continue;
+    epoll_event events[2];
+    // The bound only limits how late a transport without wake-up events is progressed.
+    int n = ::epoll_wait(epoll_fd_, events, 2, s == UCS_OK ? 100 : 1);
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.fd == wake_fd_) {
+        uint64_t v;
+        (void)!::read(wake_fd_, &v, sizeof(v));
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Endpoints, rkeys, waits.
+
+int UcxPath::peer_error(int pe, const char* what, ucs_status_t status, char* err, size_t errlen) {
+  return set_err(err, errlen, kPeerFailure,
+                 format("%s PE %d: PE %d failed or exited (UCX: %s)", what, pe, pe,
+                        ucs_status_string(status)));
+}
+
+int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen) {
+  Peer& peer = peers_[pe];
+  const int failed = peer.failure.load(std::memory_order_acquire);
+  if (failed != UCS_OK) return peer_error(pe, what, static_cast<ucs_status_t>(failed), err, errlen);
+  ucp_ep_h ep = peer.ep.load(std::memory_order_acquire);
+  if (ep != nullptr) {
+    *out = ep;
+    return 0;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  ep = peer.ep.load(std::memory_order_acquire);
+  if (ep == nullptr) {
+    if (peer.address.empty()) {
+      return set_err(err, errlen, kInvalidArgument,
+                     format("%s PE %d: it has no UCX worker (not a remote peer)", what, pe));
+    }
+    ucp_ep_params_t params{};
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                        UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    params.address = reinterpret_cast<const ucp_address_t*>(peer.address.data());
+    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_handler.cb = [](void* arg, ucp_ep_h, ucs_status_t status) {
+      auto* p = static_cast<Peer*>(arg);
+      p->failure.store(status, std::memory_order_release);
+      p->owner->wake();
+    };
+    params.err_handler.arg = &peer;
+    ucs_status_t s = UCS_ERR_UNREACHABLE;
+    if (peer_errors_.load(std::memory_order_relaxed)) {
+      // A refusal here is expected where the transports lack peer failure handling: UCX would
+      // log it as an error, so its log is quieted for this one call.
+      const ucs_log_level_t level = ucs_global_opts.log_component.log_level;
+      if (level < UCS_LOG_LEVEL_DIAG) ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_FATAL;
+      s = ucp_ep_create(worker_, &params, &ep);
+      ucs_global_opts.log_component.log_level = level;
+      if (s == UCS_ERR_UNREACHABLE) peer_errors_.store(false, std::memory_order_relaxed);
+    }
+    if (s == UCS_ERR_UNREACHABLE) {
+      // Some transports (UCX 1.13's shared memory) have no peer failure handling: reach the
+      // peer without it; the time limit of every wait still notices a dead or silent peer.
+      params.field_mask &= ~(UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER);
+      s = ucp_ep_create(worker_, &params, &ep);
+      if (s == UCS_OK && log_enabled(2)) {
+        log(2, format("ucx: PE %d reached without peer failure handling (not supported by the "
+                      "transports UCX_TLS allows)",
+                      pe));
+      }
+    }
+    if (s != UCS_OK) {
+      return set_err(
+          err, errlen, kPeerFailure,
+          format("%s PE %d: cannot reach it over UCX: %s", what, pe, ucs_status_string(s)));
+    }
+    peer.ep.store(ep, std::memory_order_release);
+  }
+  *out = ep;
+  return 0;
+}
+
+ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Region& r : regions_) {
+    if (offset < r.offset || offset >= r.offset + r.bytes) continue;
+    *span = std::min<size_t>(bytes, r.offset + r.bytes - offset);
+    if (r.packed[pe].empty()) return nullptr;
+    if (r.rkeys[pe] == nullptr &&
+        ucp_ep_rkey_unpack(ep, r.packed[pe].data(), &r.rkeys[pe]) != UCS_OK) {
+      r.rkeys[pe] = nullptr;
+    }
+    return r.rkeys[pe];
+  }
+  *span = bytes;
+  return nullptr;
+}
+
+int UcxPath::wait(void* request, int pe, const char* what, char* err, size_t errlen) {
+  if (request == nullptr) return 0;
+  if (UCS_PTR_IS_ERR(request)) return peer_error(pe, what, UCS_PTR_STATUS(request), err, errlen);
+  const auto until = deadline();
+  for (unsigned spins = 0;; ++spins) {
+    ucs_status_t s = ucp_request_check_status(request);
+    if (s != UCS_INPROGRESS) {
+      ucp_request_free(request);
+      return s == UCS_OK ? 0 : peer_error(pe, what, s, err, errlen);
+    }
+    if (ucp_worker_progress(worker_) != 0) continue;
+    if (spins % 256 == 255) {
+      if (Clock::now() > until) {
+        ucp_request_free(request);  // released by UCX whenever it completes
+        return set_err(err, errlen, kTimeout,
+                       format("%s PE %d: no progress for %s (PE %d may be hung or overloaded; "
+                              "VSHMEM_BOOTSTRAP_TIMEOUT sets the limit)",
+                              what, pe, seconds().c_str(), pe));
+      }
+      if (peers_[pe].failure.load(std::memory_order_acquire) != UCS_OK) continue;
+      sched_yield();  // PEs may outnumber cores: let the peer (or our progress thread) run
+    }
+  }
+}
+
+int UcxPath::fence(char* err, size_t errlen) {
+  // Ordering by completion (a flush) rather than ucp_worker_fence: stronger than shmem_fence
+  // asks, and correct on every transport; whether UCX 1.13's fence orders a get or an atomic after
+  // puts on each transport was not verified here.
+  return quiet(err, errlen);
+}
+
+void UcxPath::keep_nbi(int pe, void* request) {
+  if (request == nullptr) return;
+  std::lock_guard<std::mutex> lock(nbi_mutex_);
+  nbi_.emplace_back(pe, request);
+}
+
+int UcxPath::quiet(char* err, size_t errlen) {
+  unordered_.store(false, std::memory_order_release);
+  // The _nbi operations' own requests first: UCX 1.13's worker flush can return before a get
+  // issued over shared memory has delivered its data.
+  std::vector<std::pair<int, void*>> pending;
+  {
+    std::lock_guard<std::mutex> lock(nbi_mutex_);
+    pending.swap(nbi_);
+  }
+  int failed = 0;
+  for (auto [pe, request] : pending) {
+    if (failed != 0) {
+      ucp_request_free(request);
+      continue;
+    }
+    failed = wait(request, pe, "completing a transfer with", err, errlen);
+  }
+  if (failed != 0) return failed;
+  // Nothing posted since the last completed flush (a barrier after gets and atomics only, say):
+  // no round trip.
+  const uint64_t posted = posted_.load(std::memory_order_acquire);
+  if (flushed_.load(std::memory_order_acquire) >= posted) return 0;
+  int done = flush_worker(err, errlen);
+  if (done == 0) {
+    uint64_t f = flushed_.load(std::memory_order_relaxed);
+    while (f < posted && !flushed_.compare_exchange_weak(f, posted)) {
+    }
+  }
+  return done;
+}
+
+int UcxPath::flush_worker(char* err, size_t errlen) {
+  ucp_request_param_t param{};
+  void* r = ucp_worker_flush_nbx(worker_, &param);
+  if (r == nullptr) return 0;
+  if (UCS_PTR_IS_ERR(r)) {
+    return set_err(err, errlen, kPeerFailure,
+                   format("completing the transfers: %s (a peer failed or exited)",
+                          ucs_status_string(UCS_PTR_STATUS(r))));
+  }
+  const auto until = deadline();
+  for (unsigned spins = 0;; ++spins) {
+    ucs_status_t s = ucp_request_check_status(r);
+    if (s != UCS_INPROGRESS) {
+      ucp_request_free(r);
+      if (s == UCS_OK) return 0;
+      std::string who;
+      for (const Peer& p : peers_) {
+        if (p.failure.load() != UCS_OK) who += format("%sPE %d", who.empty() ? "" : ", ", p.pe);
+      }
+      return set_err(err, errlen, kPeerFailure,
+                     format("completing the transfers: %s (failed: %s)", ucs_status_string(s),
+                            who.empty() ? "unknown" : who.c_str()));
+    }
+    if (ucp_worker_progress(worker_) != 0) continue;
+    if (spins % 256 == 255) {
+      if (Clock::now() > until) {
+        ucp_request_free(r);
+        return set_err(err, errlen, kTimeout,
+                       format("completing the transfers: no progress for %s (a remote PE may be "
+                              "hung; VSHMEM_BOOTSTRAP_TIMEOUT sets the limit)",
+                              seconds().c_str()));
+      }
+      sched_yield();
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The heap's regions.
+
+int UcxPath::add_region(uint64_t offset, size_t bytes, char* err, size_t errlen) {
+  // Served from now on: a peer that finished this step may address the region right away.
+  committed_.store(std::max<uint64_t>(committed_.load(), offset + bytes));
+  char local_err[512] = {};
+  int rc = 0;
+  Region region;
+  region.offset = offset;
+  region.bytes = bytes;
+  std::vector<uint8_t> packed;
+  if (network_rma_ && (!heap_is_device_ || cuda_memory_)) {
+    ucp_mem_map_params_t mp{};
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+    mp.address = reinterpret_cast<void*>(heap_base_ + offset);
+    mp.length = bytes;
+    ucs_status_t s = ucp_mem_map(context_, &mp, &region.memh);
+    if (s == UCS_OK) {
+      void* buf = nullptr;
+      size_t len = 0;
+      s = ucp_rkey_pack(context_, region.memh, &buf, &len);
+      if (s == UCS_OK) {
+        auto* b = static_cast<const uint8_t*>(buf);
+        packed.assign(b, b + len);
+        ucp_rkey_buffer_release(buf);
+      }
+    }
+    if (s != UCS_OK) {
+      region.memh = nullptr;
+      if (heap_is_device_) {
+        // GPU memory UCX would not register: peers reach it through our progress thread.
+        log(2, format("ucx: GPU heap region [%#llx, +%zu) not registered (%s): staged instead",
+                      static_cast<unsigned long long>(offset), bytes, ucs_status_string(s)));
+      } else {
+        rc = set_err(local_err, sizeof(local_err), kSystem,
+                     format("ucp_mem_map of %zu heap bytes: %s", bytes, ucs_status_string(s)));
+      }
+    }
+  }
+  struct Info {
+    uint64_t bytes;
+    int32_t ok;
+    int32_t reserved;
+  } mine{packed.size(), rc == 0 ? 1 : 0, 0};
+  std::vector<Info> all(static_cast<size_t>(n_pes_));
+  if (int r = allgather(&mine, all.data(), sizeof(mine), err, errlen)) {
+    if (region.memh != nullptr) ucp_mem_unmap(context_, region.memh);
+    return r;
+  }
+  size_t longest = 0;
+  for (const Info& i : all) longest = std::max<size_t>(longest, i.bytes);
+  std::vector<uint8_t> padded(longest), gathered(longest * static_cast<size_t>(n_pes_));
+  std::memcpy(padded.data(), packed.data(), packed.size());
+  if (longest > 0) {
+    if (int r = allgather(padded.data(), gathered.data(), longest, err, errlen)) {
+      if (region.memh != nullptr) ucp_mem_unmap(context_, region.memh);
+      return r;
+    }
+  }
+  if (rc != 0) return set_err(err, errlen, rc, local_err);
+  for (int p = 0; p < n_pes_; ++p) {
+    if (!all[p].ok) {
+      if (region.memh != nullptr) ucp_mem_unmap(context_, region.memh);
+      return set_err(err, errlen, kPeerFailure,
+                     format("PE %d could not register its new heap memory with UCX (see its "
+                            "message)",
+                            p));
+    }
+  }
+  region.packed.resize(static_cast<size_t>(n_pes_));
+  region.rkeys.assign(static_cast<size_t>(n_pes_), nullptr);
+  for (int p = 0; p < n_pes_; ++p) {
+    const uint8_t* b = gathered.data() + static_cast<size_t>(p) * longest;
+    region.packed[p].assign(b, b + all[p].bytes);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  regions_.push_back(std::move(region));
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Put, get, atomics.
+
+int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool nbi, char* err,
+                 size_t errlen) {
+  const char* what = "put to";
+  ucp_ep_h ep = nullptr;
+  if (int r = ep_of(pe, what, &ep, err, errlen)) return r;
+  const auto* from = static_cast<const uint8_t*>(source);
+  bool posted = false;
+  for (size_t done = 0; done < bytes;) {
+    size_t span = 0;
+    ucp_rkey_h rkey = rkey_of(pe, ep, offset + done, bytes - done, &span);
+    if (rkey == nullptr) {
+      if (int r = target_put(pe, ep, offset + done, from + done, span, err, errlen)) return r;
+    } else {
+      ucp_request_param_t param{};
+      void* req = ucp_put_nbx(ep, from + done, span, heap_base_ + offset + done, rkey, &param);
+      if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
+      // The source must stay untouched until the put is locally complete (blocking forms), or
+      // until quiet (nbi forms, as OpenSHMEM says).
+      if (nbi) {
+        keep_nbi(pe, req);
+      } else if (int r = wait(req, pe, what, err, errlen)) {
+        return r;
+      }
+      posted = true;
+    }
+    done += span;
+  }
+  // A blocking put returns once its source may be reused (as OpenSHMEM says), not when its bytes
+  // have landed: that costs a round trip, paid at quiet instead. Until then our later gets and
+  // atomics are ordered after it (a signal after data, reading back what we wrote).
+  if (posted) {
+    posted_.fetch_add(1, std::memory_order_acq_rel);
+    unordered_.store(true, std::memory_order_release);
+  }
+  return 0;
+}
+
+int UcxPath::order_after_puts(char* err, size_t errlen) {
+  if (!unordered_.load(std::memory_order_acquire) || !unordered_.exchange(false)) return 0;
+  return fence(err, errlen);
+}
+
+int UcxPath::get(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, char* err,
+                 size_t errlen) {
+  const char* what = "get from";
+  ucp_ep_h ep = nullptr;
+  if (int r = ep_of(pe, what, &ep, err, errlen)) return r;
+  if (int r = order_after_puts(err, errlen)) return r;
+  auto* to = static_cast<uint8_t*>(dest);
+  for (size_t done = 0; done < bytes;) {
+    size_t span = 0;
+    ucp_rkey_h rkey = rkey_of(pe, ep, offset + done, bytes - done, &span);
+    if (rkey == nullptr) {
+      if (int r = target_get(pe, ep, to + done, offset + done, span, err, errlen)) return r;
+    } else {
+      ucp_request_param_t param{};
+      void* req = ucp_get_nbx(ep, to + done, span, heap_base_ + offset + done, rkey, &param);
+      if (nbi) {
+        if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
+        keep_nbi(pe, req);
+        posted_.fetch_add(1, std::memory_order_acq_rel);
+      } else if (int r = wait(req, pe, what, err, errlen)) {
+        return r;
+      }
+    }
+    done += span;
+  }
+  return 0;
+}
+
+int UcxPath::atomic(int pe, int op, uint64_t offset, unsigned width, uint64_t operand,
+                    uint64_t compare, uint64_t* result, char* err, size_t errlen) {
+  const char* what = "atomic on";
+  ucp_ep_h ep = nullptr;
+  if (int r = ep_of(pe, what, &ep, err, errlen)) return r;
+  if (int r = order_after_puts(err, errlen)) return r;
+  size_t span = 0;
+  ucp_rkey_h rkey =
+      network_atomics_ && !peers_[pe].device_heap ? rkey_of(pe, ep, offset, width, &span) : nullptr;
+  if (rkey == nullptr) {
+    return target_atomic(pe, ep, op, offset, width, operand, compare, result, err, errlen);
+  }
+  ucp_atomic_op_t uop = UCP_ATOMIC_OP_ADD;
+  uint64_t arg = operand, reply = 0;
+  switch (op) {
+    case VSHMEM_TRANSPORT_AMO_FETCH: arg = 0; break;
+    case VSHMEM_TRANSPORT_AMO_SET:
+    case VSHMEM_TRANSPORT_AMO_SWAP: uop = UCP_ATOMIC_OP_SWAP; break;
+    case VSHMEM_TRANSPORT_AMO_CSWAP:
+      // ucp: buffer holds the compare value, the reply buffer the value to swap in.
+      uop = UCP_ATOMIC_OP_CSWAP;
+      arg = compare;
+      reply = operand;
+      break;
+    case VSHMEM_TRANSPORT_AMO_FETCH_ADD: break;
+    case VSHMEM_TRANSPORT_AMO_FETCH_AND: uop = UCP_ATOMIC_OP_AND; break;
+    case VSHMEM_TRANSPORT_AMO_FETCH_OR: uop = UCP_ATOMIC_OP_OR; break;
+    case VSHMEM_TRANSPORT_AMO_FETCH_XOR: uop = UCP_ATOMIC_OP_XOR; break;
+    default: return set_err(err, errlen, kInvalidArgument, format("unknown atomic op %d", op));
+  }
+  // 4-byte operands and replies sit in the low bytes (little-endian), as ucp reads them.
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+  param.datatype = ucp_dt_make_contig(width);
+  param.reply_buffer = &reply;
+  if (width == 4) {
+    arg &= 0xffffffffu;
+    reply &= 0xffffffffu;
+  }
+  void* req = ucp_atomic_op_nbx(ep, uop, &arg, 1, heap_base_ + offset, rkey, &param);
+  if (int r = wait(req, pe, what, err, errlen)) return r;
+  if (result != nullptr) *result = width == 4 ? (reply & 0xffffffffu) : reply;
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Target ops: our side.
+
+uint64_t UcxPath::register_op(PendingOp* op) {
+  std::lock_guard<std::mutex> lock(ops_mutex_);
+  uint64_t token = next_token_++;
+  ops_[token] = op;
+  return token;
+}
+
+void UcxPath::forget_op(uint64_t token) {
+  std::lock_guard<std::mutex> lock(ops_mutex_);
+  ops_.erase(token);
+}
+
+// h must stay valid until the send completes (*request done): UCX 1.13 reads the header of a
+// multi-fragment message as it sends the fragments.
+int UcxPath::send_request(int pe, ucp_ep_h ep, const RequestHeader& h, const void* data,
+                          size_t bytes, void** request, const char* what, char* err,
+                          size_t errlen) {
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  void* r = ucp_am_send_nbx(ep, kAmRequest, &h, sizeof(h), data, bytes, &param);
+  if (UCS_PTR_IS_ERR(r)) return peer_error(pe, what, UCS_PTR_STATUS(r), err, errlen);
+  *request = r;
+  return 0;
+}
+
+int UcxPath::wait_op(PendingOp& op, uint64_t token, int pe, const char* what, char* err,
+                     size_t errlen) {
+  const auto until = deadline();
+  for (unsigned spins = 0; !op.done.load(std::memory_order_acquire); ++spins) {
+    if (ucp_worker_progress(worker_) != 0) continue;
+    if (spins % 256 != 255) continue;
+    const int failed = peers_[pe].failure.load(std::memory_order_acquire);
+    if (failed != UCS_OK) {
+      forget_op(token);
+      return peer_error(pe, what, static_cast<ucs_status_t>(failed), err, errlen);
+    }
+    if (Clock::now() > until) {
+      forget_op(token);
+      return set_err(err, errlen, kTimeout,
+                     format("%s PE %d: no answer for %s (PE %d may be hung or overloaded; "
+                            "VSHMEM_BOOTSTRAP_TIMEOUT sets the limit)",
+                            what, pe, seconds().c_str(), pe));
+    }
+    sched_yield();
+  }
+  if (op.status != 0) {
+    return set_err(err, errlen, op.status,
+                   format("%s PE %d: PE %d refused it: %s", what, pe, pe, op.text.c_str()));
+  }
+  return 0;
+}
+
+int UcxPath::target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source, size_t bytes,
+                        char* err, size_t errlen) {
+  const char* what = "put to";
+  // Pinned-host staging on our side: the source may be GPU memory, which the network cannot read.
+  ChunkPipeline pipe(bytes, kStageChunk, kStageDepth);
+  std::vector<std::vector<uint8_t>> bounce(kStageDepth);
+  struct Slot {
+    PendingOp op;
+    uint64_t token = 0;
+    RequestHeader header{};  // UCX reads it until the send completes
+    void* send = nullptr;
+  };
+  std::unique_ptr<Slot[]> slots(new Slot[kStageDepth]);
+  int failure = 0;
+  auto finish = [&](int s) {
+    Slot& slot = slots[s];
+    if (failure != 0) {
+      // Already failed (and reported): the rest is abandoned, not waited for once more.
+      forget_op(slot.token);
+      if (slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) ucp_request_free(slot.send);
+      slot.send = nullptr;
+      pipe.complete(s);
+      return;
+    }
+    int r = wait_op(slot.op, slot.token, pe, what, err, errlen);
+    forget_op(slot.token);
+    int w = r != 0 ? 0 : wait(slot.send, pe, what, err, errlen);
+    if (r != 0 && slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) ucp_request_free(slot.send);
+    slot.send = nullptr;
+    pipe.complete(s);
+    failure = r != 0 ? r : w;
+  };
+  std::vector<int> order;  // slots in issue order: completed oldest first
+  size_t head = 0;
+  while (!pipe.done()) {
+    while (pipe.can_issue() && failure == 0) {
+      ChunkPipeline::Chunk c = pipe.issue();
+      auto& buf = bounce[c.slot];
+      buf.resize(c.bytes);
+      char copy_err[512] = {};
+      if (int r = host_.copy(host_.ctx, buf.data(), static_cast<const uint8_t*>(source) + c.offset,
+                             c.bytes, copy_err, sizeof(copy_err))) {
+        failure = set_err(err, errlen, r, format("%s PE %d: staging: %s", what, pe, copy_err));
+        pipe.complete(c.slot);
+        break;
+      }
+      Slot& slot = slots[c.slot];
+      slot.op.done.store(false);
+      slot.op.status = 0;
+      slot.token = register_op(&slot.op);
+      slot.header = RequestHeader{static_cast<uint32_t>(TargetOp::kPut),
+                                  my_pe_,
+                                  slot.token,
+                                  offset + c.offset,
+                                  c.bytes,
+                                  0,
+                                  0,
+                                  0,
+                                  0};
+      if (int r = send_request(pe, ep, slot.header, buf.data(), c.bytes, &slot.send, what, err,
+                               errlen)) {
+        forget_op(slot.token);
+        failure = r;
+        pipe.complete(c.slot);
+        break;
+      }
+      order.push_back(c.slot);
+    }
+    if (head < order.size()) {
+      finish(order[head++]);
+    } else if (failure != 0 || !pipe.can_issue()) {
+      break;
+    }
+  }
+  while (head < order.size()) finish(order[head++]);
+  return failure;
+}
+
+int UcxPath::target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t bytes, char* err,
+                        size_t errlen) {
+  const char* what = "get from";
+  ChunkPipeline pipe(bytes, kStageChunk, kStageDepth);
+  std::vector<std::vector<uint8_t>> bounce(kStageDepth);
+  struct Slot {
+    PendingOp op;
+    uint64_t token = 0;
+    size_t offset = 0;
+    RequestHeader header{};  // UCX reads it until the send completes
+    void* send = nullptr;
+  };
+  std::unique_ptr<Slot[]> slots(new Slot[kStageDepth]);
+  int failure = 0;
+  std::vector<int> order;
+  size_t head = 0;
+  auto finish = [&](int s) {
+    Slot& slot = slots[s];
+    if (failure != 0) {
+      forget_op(slot.token);
+      if (slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) ucp_request_free(slot.send);
+      slot.send = nullptr;
+      pipe.complete(s);
+      return;
+    }
+    int r = wait_op(slot.op, slot.token, pe, what, err, errlen);
+    forget_op(slot.token);
+    int w = r != 0 ? 0 : wait(slot.send, pe, what, err, errlen);
+    if (r != 0 && slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) ucp_request_free(slot.send);
+    slot.send = nullptr;
+    if (r == 0 && w == 0) {
+      char copy_err[512] = {};
+      if (int c = host_.copy(host_.ctx, static_cast<uint8_t*>(dest) + slot.offset, bounce[s].data(),
+                             slot.op.bytes, copy_err, sizeof(copy_err))) {
+        r = set_err(err, errlen, c, format("%s PE %d: staging: %s", what, pe, copy_err));
+      }
+    }
+    pipe.complete(s);
+    failure = r != 0 ? r : w;
+  };
+  while (!pipe.done()) {
+    while (pipe.can_issue() && failure == 0) {
+      ChunkPipeline::Chunk c = pipe.issue();
+      bounce[c.slot].resize(c.bytes);
+      Slot& slot = slots[c.slot];
+      slot.op.done.store(false);
+      slot.op.status = 0;
+      slot.op.data = bounce[c.slot].data();
+      slot.op.bytes = c.bytes;
+      slot.offset = c.offset;
+      slot.token = register_op(&slot.op);
+      slot.header = RequestHeader{static_cast<uint32_t>(TargetOp::kGet),
+                                  my_pe_,
+                                  slot.token,
+                                  offset + c.offset,
+                                  c.bytes,
+                                  0,
+                                  0,
+                                  0,
+                                  0};
+      if (int r = send_request(pe, ep, slot.header, nullptr, 0, &slot.send, what, err, errlen)) {
+        forget_op(slot.token);
+        failure = r;
+        pipe.complete(c.slot);
+        break;
+      }
+      order.push_back(c.slot);
+    }
+    if (head < order.size()) {
+      finish(order[head++]);
+    } else {
+      break;
+    }
+  }
+  while (head < order.size()) finish(order[head++]);
+  return failure;
+}
+
+int UcxPath::target_atomic(int pe, ucp_ep_h ep, int op, uint64_t offset, unsigned width,
+                           uint64_t operand, uint64_t compare, uint64_t* result, char* err,
+                           size_t errlen) {
+  const char* what = "atomic on";
+  PendingOp pending;
+  const uint64_t token = register_op(&pending);
+  RequestHeader h{static_cast<uint32_t>(TargetOp::kAtomic),
+                  my_pe_,
+                  token,
+                  offset,
+                  width,
+                  operand,
+                  compare,
+                  static_cast<uint32_t>(op),
+                  width};
+  void* send = nullptr;
+  if (int r = send_request(pe, ep, h, nullptr, 0, &send, what, err, errlen)) {
+    forget_op(token);
+    return r;
+  }
+  int r = wait_op(pending, token, pe, what, err, errlen);
+  forget_op(token);
+  int w = wait(send, pe, what, err, errlen);
+  if (r != 0) return r;
+  if (w != 0) return w;
+  if (result != nullptr) *result = pending.value;
+  return 0;
+}
+
+ucs_status_t UcxPath::on_reply(void* arg, const void* header, size_t header_length, void* data,
+                               size_t length, const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<UcxPath*>(arg);
+  if (header_length != sizeof(ReplyHeader)) return UCS_OK;
+  ReplyHeader h;
+  std::memcpy(&h, header, sizeof(h));
+  std::lock_guard<std::mutex> lock(self->ops_mutex_);
+  auto it = self->ops_.find(h.token);
+  if (it == self->ops_.end()) return UCS_OK;  // the caller gave up on it (timed out)
+  PendingOp* op = it->second;
+  self->ops_.erase(it);
+  op->status = h.status;
+  op->value = h.value;
+  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+    // A get's data by rendezvous: straight into the op's bounce buffer; done when it is there.
+    if (h.status != 0 || op->data == nullptr || length != op->bytes) {
+      op->status = h.status != 0 ? h.status : kPeerFailure;
+      op->text = h.status != 0 ? "refused (its message did not arrive)" : "malformed reply";
+      op->done.store(true, std::memory_order_release);
+      return UCS_OK;
+    }
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    rp.cb.recv_am = [](void* request, ucs_status_t status, size_t, void* user) {
+      auto* o = static_cast<PendingOp*>(user);
+      if (status != UCS_OK) {
+        o->status = kPeerFailure;
+        o->text = ucs_status_string(status);
+      }
+      o->done.store(true, std::memory_order_release);
+      ucp_request_free(request);
+    };
+    rp.user_data = op;
+    void* r = ucp_am_recv_data_nbx(self->worker_, data, op->data, length, &rp);
+    if (r == nullptr || UCS_PTR_IS_ERR(r)) {
+      if (UCS_PTR_IS_ERR(r)) {
+        op->status = kPeerFailure;
+        op->text = ucs_status_string(UCS_PTR_STATUS(r));
+      }
+      op->done.store(true, std::memory_order_release);
+    }
+    return UCS_OK;
+  }
+  if (h.status != 0) {
+    op->text.assign(static_cast<const char*>(data), length);
+  } else if (op->data != nullptr) {
+    if (length != op->bytes) {
+      op->status = kPeerFailure;
+      op->text = format("replied with %zu bytes, not %zu", length, op->bytes);
+    } else {
+      std::memcpy(op->data, data, length);
+    }
+  }
+  op->done.store(true, std::memory_order_release);
+  return UCS_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Target ops: the target's side. The callback only queues the request: the progress thread
+// performs it (GPU copies and atomics do not run inside UCX's progress), then replies.
+
+ucs_status_t UcxPath::on_request(void* arg, const void* header, size_t header_length, void* data,
+                                 size_t length, const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<UcxPath*>(arg);
+  if (header_length != sizeof(RequestHeader)) return UCS_OK;
+  auto w = std::make_unique<Work>();
+  std::memcpy(&w->header, header, sizeof(w->header));
+  if (w->header.op == static_cast<uint32_t>(TargetOp::kPut) && w->header.bytes != length) {
+    w->header.op = 0;  // malformed: answered with an error
+  }
+  if (length > 0 && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+    // UCX chose rendezvous (the transport would not carry it eagerly): fetch the data into our
+    // own buffer, and queue the request once it is there.
+    w->owned.resize(length);
+    w->data = w->owned.data();
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    rp.cb.recv_am = [](void* request, ucs_status_t status, size_t, void* user) {
+      std::unique_ptr<Work> work(static_cast<Work*>(user));
+      UcxPath* path = work->owner;
+      if (status == UCS_OK) path->queue(std::move(work));
+      ucp_request_free(request);
+    };
+    w->owner = self;
+    Work* raw = w.release();
+    rp.user_data = raw;
+    void* r = ucp_am_recv_data_nbx(self->worker_, data, raw->owned.data(), length, &rp);
+    if (r == nullptr) {
+      self->queue(std::unique_ptr<Work>(raw));  // completed at once: no callback
+    } else if (UCS_PTR_IS_ERR(r)) {
+      delete raw;
+    }
+    return UCS_OK;
+  }
+  if (length > 0) {
+    auto* b = static_cast<const uint8_t*>(data);
+    w->owned.assign(b, b + length);
+    w->data = w->owned.data();
+  }
+  self->queue(std::move(w));
+  return UCS_OK;
+}
+
+void UcxPath::queue(std::unique_ptr<Work> w) {
+  {
+    std::lock_guard<std::mutex> lock(work_mutex_);
+    work_.push_back(std::move(*w));
+  }
+  if (std::this_thread::get_id() != progress_thread_.get_id()) wake();
+}
+
+void UcxPath::run_work() {
+  for (;;) {
+    Work w;
+    {
+      std::lock_guard<std::mutex> lock(work_mutex_);
+      if (work_.empty()) return;
+      w = std::move(work_.front());
+      work_.pop_front();
+    }
+    perform(w);
+  }
+}
+
+void UcxPath::perform(Work& w) {
+  const RequestHeader& h = w.header;
+  auto reply = std::make_unique<Reply>();
+  reply->header.token = h.token;
+  std::string bad;
+  const auto op = static_cast<TargetOp>(h.op);
+  if (op != TargetOp::kPut && op != TargetOp::kGet && op != TargetOp::kAtomic) {
+    bad = "malformed request";
+  } else if (h.bytes > heap_size_ || h.offset > heap_size_ - h.bytes ||
+             h.offset + h.bytes > committed_.load()) {
+    bad =
+        format("[%#llx, +%llu bytes) is beyond the %llu bytes of PE %d's heap in use",
+               static_cast<unsigned long long>(h.offset), static_cast<unsigned long long>(h.bytes),
+               static_cast<unsigned long long>(committed_.load()), my_pe_);
+  }
+  void* target = reinterpret_cast<void*>(heap_base_ + h.offset);
+  char err[512] = {};
+  int rc = 0;
+  if (bad.empty()) {
+    if (op == TargetOp::kPut) {
+      rc = host_.copy(host_.ctx, target, w.data, h.bytes, err, sizeof(err));
+    } else if (op == TargetOp::kGet) {
+      reply->data.resize(h.bytes);
+      rc = host_.copy(host_.ctx, reply->data.data(), target, h.bytes, err, sizeof(err));
+    } else {
+      rc = host_.atomic(host_.ctx, static_cast<int>(h.amo), target, h.width, h.operand, h.compare,
+                        &reply->header.value, err, sizeof(err));
+    }
+    if (rc != 0) bad = err;
+  } else {
+    rc = kInvalidArgument;
+  }
+  if (!bad.empty()) {
+    reply->header.status = rc != 0 ? rc : kInvalidArgument;
+    reply->data.assign(bad.begin(), bad.end());
+  }
+  send_reply(h.from_pe, std::move(reply));
+}
+
+void UcxPath::send_reply(int pe, std::unique_ptr<Reply> reply) {
+  if (pe < 0 || pe >= n_pes_) return;
+  ucp_ep_h ep = nullptr;
+  char err[512] = {};
+  if (ep_of(pe, "replying to", &ep, err, sizeof(err)) != 0) {
+    log(1, format("ucx: %s", err));
+    return;
+  }
+  ucp_request_param_t param{};
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  param.cb.send = [](void* request, ucs_status_t, void* user) {
+    delete static_cast<Reply*>(user);
+    ucp_request_free(request);
+  };
+  param.user_data = reply.get();
+  void* r = ucp_am_send_nbx(ep, kAmReply, &reply->header, sizeof(reply->header), reply->data.data(),
+                            reply->data.size(), &param);
+  if (r == nullptr || UCS_PTR_IS_ERR(r)) return;  // done (or the peer is gone): reply freed here
+  (void)reply.release();                          // the callback frees it
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The C ABI.
+
+extern "C" __attribute__((visibility("default"))) int vshmem_transport_plugin_init(
+    const vshmem_transport_init_args* args, vshmem_transport_plugin* out, char* err,
+    size_t errlen) {
+  if (args == nullptr || out == nullptr || args->abi_version != VSHMEM_TRANSPORT_ABI_VERSION) {
+    return set_err(err, errlen, kUnsupported,
+                   format("plugin ABI %d, libvshmem asked for %d", VSHMEM_TRANSPORT_ABI_VERSION,
+                          args != nullptr ? args->abi_version : -1));
+  }
+  auto path = std::make_unique<UcxPath>(*args);
+  if (int rc = path->init(*args, err, errlen)) return rc;
+  vshmem_transport_plugin p{};
+  p.abi_version = VSHMEM_TRANSPORT_ABI_VERSION;
+  p.caps = path->caps();
+  p.name = "ucx";
+  p.add_region = [](void* c, uint64_t offset, size_t bytes, char* e, size_t el) {
+    return static_cast<UcxPath*>(c)->add_region(offset, bytes, e, el);
+  };
+  p.put = [](void* c, int pe, uint64_t offset, const void* source, size_t bytes, int nbi, char* e,
+             size_t el) {
+    return static_cast<UcxPath*>(c)->put(pe, offset, source, bytes, nbi != 0, e, el);
+  };
+  p.get = [](void* c, int pe, void* dest, uint64_t offset, size_t bytes, int nbi, char* e,
+             size_t el) {
+    return static_cast<UcxPath*>(c)->get(pe, dest, offset, bytes, nbi != 0, e, el);
+  };
+  p.atomic = [](void* c, int pe, int op, uint64_t offset, unsigned width, uint64_t operand,
+                uint64_t compare, uint64_t* result, char* e, size_t el) {
+    return static_cast<UcxPath*>(c)->atomic(pe, op, offset, width, operand, compare, result, e, el);
+  };
+  p.fence = [](void* c, char* e, size_t el) { return static_cast<UcxPath*>(c)->fence(e, el); };
+  p.quiet = [](void* c, char* e, size_t el) { return static_cast<UcxPath*>(c)->quiet(e, el); };
+  p.progress = [](void* c) { static_cast<UcxPath*>(c)->progress(); };
+  p.finalize = [](void* c) { delete static_cast<UcxPath*>(c); };
+  p.ctx = path.release();
+  *out = p;
+  return 0;
+}

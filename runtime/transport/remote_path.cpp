@@ -1,0 +1,204 @@
+#include "runtime/transport/remote_path.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "runtime/bootstrap/bootstrap_internal.hpp"
+#include "runtime/common/log.hpp"
+
+namespace vshmem {
+namespace {
+
+constexpr size_t kErrLen = 1024;
+
+int write_err(char* err, size_t errlen, const Status& st) {
+  if (err != nullptr && errlen > 0) std::snprintf(err, errlen, "%s", st.message().c_str());
+  return st ? 0 : static_cast<int>(st.code());
+}
+
+Code code_of(int rc) {
+  return rc > 0 && rc <= static_cast<int>(Code::kState) ? static_cast<Code>(rc)
+                                                        : Code::kPeerFailure;
+}
+
+}  // namespace
+
+// What libvshmem lends the plugin (plugin_abi.h, vshmem_transport_host).
+struct RemotePath::Host {
+  Bootstrap& bootstrap;
+  MemoryProvider& provider;
+
+  static int allgather(void* ctx, const void* in, void* out, size_t bytes, char* err,
+                       size_t errlen) {
+    return write_err(err, errlen, static_cast<Host*>(ctx)->bootstrap.allgather(in, out, bytes));
+  }
+  static int copy(void* ctx, void* dst, const void* src, size_t bytes, char* err, size_t errlen) {
+    return write_err(err, errlen, static_cast<Host*>(ctx)->provider.copy(dst, src, bytes));
+  }
+  static int atomic(void* ctx, int op, void* addr, unsigned width, uint64_t operand,
+                    uint64_t compare, uint64_t* result, char* err, size_t errlen) {
+    if (op < VSHMEM_TRANSPORT_AMO_FETCH || op > VSHMEM_TRANSPORT_AMO_FETCH_XOR ||
+        (width != 4 && width != 8) || reinterpret_cast<uintptr_t>(addr) % width != 0) {
+      return write_err(
+          err, errlen,
+          error(Code::kInvalidArgument,
+                log::format("malformed atomic (op %d, %u bytes at %p)", op, width, addr)));
+    }
+    AtomicRequest r{static_cast<AtomicOp>(op), addr, width, operand, compare};
+    return write_err(err, errlen, static_cast<Host*>(ctx)->provider.atomic(r, result));
+  }
+  static void log_message(void*, int level, const char* message) {
+    log::message(static_cast<log::Level>(level), "%s", message);
+  }
+  static int log_enabled(void*, int level) {
+    return log::enabled(static_cast<log::Level>(level)) ? 1 : 0;
+  }
+};
+
+std::string transport_plugin_file(const char* kind) {
+  return std::string("libvshmem_transport_") + kind + ".so";
+}
+
+RemotePath::RemotePath(Bootstrap& bootstrap, MemoryProvider& provider, RemoteOptions options)
+    : host_(new Host{bootstrap, provider}), options_(std::move(options)) {}
+
+RemotePath::~RemotePath() {
+  // The plugin stays loaded: UCX registers memory hooks and global state that do not support
+  // being unloaded while the process lives.
+  if (loaded_) plugin_.finalize(plugin_.ctx);
+}
+
+Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
+                                                       MemoryProvider& provider,
+                                                       RemoteOptions options) {
+  std::unique_ptr<RemotePath> path(new RemotePath(bootstrap, provider, options));
+  const std::string file = transport_plugin_file("ucx");
+  std::string found, dirs;
+  for (const std::string& dir : detail::plugin_search_path()) {
+    std::string candidate = dir + "/" + file;
+    dirs += (dirs.empty() ? "" : ":") + dir;
+    if (found.empty() && ::access(candidate.c_str(), R_OK) == 0) found = candidate;
+  }
+  // Loading can fail on one PE only (a node without UCX): all PEs learn who before anyone
+  // enters the plugin's own collective set-up.
+  Status loaded;
+  vshmem_transport_plugin_init_fn init = nullptr;
+  if (found.empty()) {
+    loaded = error(Code::kUnsupported,
+                   log::format("the remote path needs %s, not found in %s (was vshmem built with "
+                               "UCX? install libucx-dev and rebuild, or set VSHMEM_PLUGIN_PATH to "
+                               "its directory)",
+                               file.c_str(), dirs.c_str()));
+  } else if (void* handle = ::dlopen(found.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    init = reinterpret_cast<vshmem_transport_plugin_init_fn>(
+        ::dlsym(handle, VSHMEM_TRANSPORT_PLUGIN_INIT_SYMBOL));
+    if (init == nullptr) {
+      loaded = error(Code::kUnsupported, log::format("%s does not export %s", found.c_str(),
+                                                     VSHMEM_TRANSPORT_PLUGIN_INIT_SYMBOL));
+    }
+  } else {
+    loaded = error(Code::kUnsupported,
+                   log::format("the remote path cannot load %s: %s (install UCX: the libucx0 "
+                               "package, libucp.so.0)",
+                               found.c_str(), ::dlerror()));
+  }
+  const int32_t ok = loaded ? 1 : 0;
+  std::vector<int32_t> oks(static_cast<size_t>(bootstrap.size()));
+  VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&ok, oks.data(), sizeof(ok)));
+  if (!loaded) return loaded;
+  for (int p = 0; p < bootstrap.size(); ++p) {
+    if (!oks[p]) {
+      return error(Code::kUnsupported,
+                   log::format("PE %d cannot load the UCX transport plugin (see its message); "
+                               "PEs on other nodes need it",
+                               p));
+    }
+  }
+  vshmem_transport_init_args args{};
+  args.abi_version = VSHMEM_TRANSPORT_ABI_VERSION;
+  args.my_pe = options.my_pe;
+  args.n_pes = options.n_pes;
+  args.remote = path->options_.remote.data();
+  args.heap_base = options.heap_base;
+  args.heap_size = options.heap_size;
+  args.heap_is_device = provider.is_device_memory() ? 1 : 0;
+  args.timeout_ms = static_cast<long>(options.timeout.count());
+  args.host = {path->host_.get(), &Host::allgather,   &Host::copy,
+               &Host::atomic,     &Host::log_message, &Host::log_enabled};
+  char err[kErrLen] = {};
+  int rc = init(&args, &path->plugin_, err, sizeof(err));
+  if (rc != 0) return error(code_of(rc), log::format("remote path (ucx): %s", err));
+  if (path->plugin_.abi_version != VSHMEM_TRANSPORT_ABI_VERSION) {
+    return error(Code::kUnsupported,
+                 log::format("%s speaks transport ABI %d, not %d", found.c_str(),
+                             path->plugin_.abi_version, VSHMEM_TRANSPORT_ABI_VERSION));
+  }
+  path->loaded_ = true;
+  const uint32_t c = path->plugin_.caps;
+  const auto bit = [c](uint32_t plugin_cap, PathCaps cap) {
+    return (c & plugin_cap) != 0 ? static_cast<uint32_t>(cap) : 0u;
+  };
+  path->caps_ = bit(VSHMEM_TRANSPORT_CAP_RMA, kPathRma) |
+                bit(VSHMEM_TRANSPORT_CAP_AMO, kPathNetworkAtomics) |
+                bit(VSHMEM_TRANSPORT_CAP_TARGET_OPS, kPathTargetOps) |
+                bit(VSHMEM_TRANSPORT_CAP_DEVICE_MEMORY, kPathDeviceMemory);
+  VSHMEM_INFO("remote path: %s loaded from %s", path->plugin_.name, found.c_str());
+  return path;
+}
+
+Status RemotePath::check(int rc, const char* err) const {
+  if (rc == 0) return Status::ok();
+  return error(code_of(rc), err);
+}
+
+Status RemotePath::put(int pe, void* dest, const void* source, size_t bytes) {
+  char err[kErrLen] = {};
+  return check(plugin_.put(plugin_.ctx, pe, offset_of(dest), source, bytes, 0, err, sizeof(err)),
+               err);
+}
+
+Status RemotePath::put_nbi(int pe, void* dest, const void* source, size_t bytes) {
+  char err[kErrLen] = {};
+  return check(plugin_.put(plugin_.ctx, pe, offset_of(dest), source, bytes, 1, err, sizeof(err)),
+               err);
+}
+
+Status RemotePath::get(int pe, void* dest, const void* source, size_t bytes) {
+  char err[kErrLen] = {};
+  return check(plugin_.get(plugin_.ctx, pe, dest, offset_of(source), bytes, 0, err, sizeof(err)),
+               err);
+}
+
+Status RemotePath::get_nbi(int pe, void* dest, const void* source, size_t bytes) {
+  char err[kErrLen] = {};
+  return check(plugin_.get(plugin_.ctx, pe, dest, offset_of(source), bytes, 1, err, sizeof(err)),
+               err);
+}
+
+Status RemotePath::atomic(int pe, const AtomicRequest& request, uint64_t* result) {
+  char err[kErrLen] = {};
+  return check(
+      plugin_.atomic(plugin_.ctx, pe, static_cast<int>(request.op), offset_of(request.address),
+                     request.width, request.operand, request.compare, result, err, sizeof(err)),
+      err);
+}
+
+Status RemotePath::fence() {
+  char err[kErrLen] = {};
+  return check(plugin_.fence(plugin_.ctx, err, sizeof(err)), err);
+}
+
+Status RemotePath::quiet() {
+  char err[kErrLen] = {};
+  return check(plugin_.quiet(plugin_.ctx, err, sizeof(err)), err);
+}
+
+Status RemotePath::add_region(uint64_t offset, size_t bytes) {
+  char err[kErrLen] = {};
+  return check(plugin_.add_region(plugin_.ctx, offset, bytes, err, sizeof(err)), err)
+      .with_context("registering heap memory with the remote path: ");
+}
+
+}  // namespace vshmem

@@ -1,0 +1,66 @@
+// The remote path: peers whose memory is not mapped here (another node, GPUs without peer
+// access, VSHMEM_DISABLE_P2P=1), reached through a transport plugin loaded at run time
+// (plugin_abi.h; libvshmem_transport_ucx.so, on UCX's ucp). libvshmem never links the network
+// library: a job whose peers all map never loads it.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/transport/peer_path.hpp"
+#include "runtime/transport/plugin_abi.h"
+
+namespace vshmem {
+
+struct RemoteOptions {
+  int my_pe = 0;
+  int n_pes = 1;
+  std::vector<uint8_t> remote;  // per PE: reached through this path
+  uintptr_t heap_base = 0;
+  size_t heap_size = 0;
+  std::chrono::milliseconds timeout{};
+};
+
+class RemotePath final : public PeerPath {
+ public:
+  // Collective over every PE of the job (when some pair of PEs is remote). Finds and loads the
+  // plugin (VSHMEM_PLUGIN_PATH, next to libvshmem, the install directory); a PE that cannot
+  // load it still takes part, and every PE then fails with a message naming it.
+  static Result<std::unique_ptr<RemotePath>> create(Bootstrap& bootstrap, MemoryProvider& provider,
+                                                    RemoteOptions options);
+  ~RemotePath() override;
+
+  const char* name() const override { return plugin_.name; }
+  Status put(int pe, void* dest, const void* source, size_t bytes) override;
+  Status get(int pe, void* dest, const void* source, size_t bytes) override;
+  Status put_nbi(int pe, void* dest, const void* source, size_t bytes) override;
+  Status get_nbi(int pe, void* dest, const void* source, size_t bytes) override;
+  Status atomic(int pe, const AtomicRequest& request, uint64_t* result) override;
+  Status fence() override;
+  Status quiet() override;
+
+  // Collective: [offset, offset + bytes) of every PE's heap is now backed.
+  Status add_region(uint64_t offset, size_t bytes);
+  void progress() { plugin_.progress(plugin_.ctx); }
+
+ private:
+  struct Host;
+  RemotePath(Bootstrap& bootstrap, MemoryProvider& provider, RemoteOptions options);
+  uint64_t offset_of(const void* sym) const {
+    return reinterpret_cast<uintptr_t>(sym) - options_.heap_base;
+  }
+  Status check(int rc, const char* err) const;
+
+  std::unique_ptr<Host> host_;
+  RemoteOptions options_;
+  vshmem_transport_plugin plugin_{};
+  bool loaded_ = false;
+};
+
+// The file name of a transport plugin ("ucx" -> libvshmem_transport_ucx.so) and where it is
+// looked for, in order.
+std::string transport_plugin_file(const char* kind);
+
+}  // namespace vshmem

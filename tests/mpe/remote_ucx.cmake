@@ -1,0 +1,77 @@
+# The remote path (runtime/transport/plugin_ucx.cpp): multi-PE programs of the other fragments
+# re-run as simulated nodes (vshmemrun --simulate-nodes K), so that every PE has peers reached
+# through UCX instead of the mapping: over shared memory (UCX_TLS=sm,self) and over TCP loopback
+# (UCX_TLS=tcp), on 2 and 3 nodes. Teams mix mapped and remote PEs whenever a node has two.
+if(NOT VSHMEM_HAVE_UCX)
+  return()
+endif()
+set(_ucx_suite rma api_amo heap api_signal_wait api_team_coll api_reduce api_lock teardown)
+foreach(_tls sm tcp)
+  if(_tls STREQUAL "sm")
+    set(_ucx_env "UCX_TLS=sm,self")
+  else()
+    set(_ucx_env "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
+  endif()
+  foreach(_t IN LISTS _ucx_suite)
+    # UCX's tcp transport allocates about 1 MiB once per process at a varying moment, which the
+    # teardown test's address-space check (cycle 2 against cycle 1) takes for a leak.
+    if(_tls STREQUAL "tcp" AND _t STREQUAL "teardown")
+      continue()
+    endif()
+    set(_env ${_ucx_env})
+    if(_t STREQUAL "rma" OR _t STREQUAL "heap")
+      list(APPEND _env VSHMEM_HEAP_CHUNK_SIZE=1M SHMEM_SYMMETRIC_SIZE=64M)
+    endif()
+    # The GPU machines re-run the 2-node sm runs on the GPU heap: staged through host buffers.
+    set(_gpu NO_GPU_RERUN)
+    if(_tls STREQUAL "sm" AND (_t STREQUAL "rma" OR _t STREQUAL "api_amo"))
+      set(_gpu "")
+    endif()
+    vshmem_add_mpe_test(NAME ucx_${_tls}_2nodes_${_t} TARGET mpe_${_t} LAUNCHERS vshmemrun
+      LAUNCHER_ARGS --simulate-nodes 2 NPES 2 4 TIMEOUT 60 ENV ${_env} ${_gpu})
+    vshmem_add_mpe_test(NAME ucx_${_tls}_3nodes_${_t} TARGET mpe_${_t} LAUNCHERS vshmemrun
+      LAUNCHER_ARGS --simulate-nodes 3 NPES 3 5 TIMEOUT 60 ENV ${_env} NO_GPU_RERUN)
+  endforeach()
+endforeach()
+# The remote test (blocking and _nbi forms, shmem_ptr, atomics) over shared memory too (the core
+# fragment runs it with UCX's default choice, TCP where peer failure handling is wanted).
+vshmem_add_mpe_test(NAME ucx_sm_remote TARGET mpe_remote NPES 2 4 LAUNCHERS vshmemrun TIMEOUT 60
+  NO_GPU_RERUN ENV UCX_TLS=sm,self)
+
+# Every transfer and atomic performed by the target's progress thread (what a GPU heap gets when
+# UCX cannot register GPU memory): the staged, pipelined path runs on the host heap here.
+foreach(_t rma api_amo api_signal_wait)
+  vshmem_add_mpe_test(NAME ucx_target_ops_${_t} TARGET mpe_${_t} LAUNCHERS vshmemrun
+    LAUNCHER_ARGS --simulate-nodes 2 NPES 2 4 TIMEOUT 60 NO_GPU_RERUN
+    ENV UCX_TLS=tcp UCX_NET_DEVICES=lo VSHMEM_UCX_RMA=target VSHMEM_UCX_ATOMICS=target
+        VSHMEM_HEAP_CHUNK_SIZE=1M SHMEM_SYMMETRIC_SIZE=64M)
+endforeach()
+vshmem_add_mpe_test(NAME ucx_target_ops_remote TARGET mpe_remote NPES 2 4 LAUNCHERS vshmemrun
+  TIMEOUT 60 NO_GPU_RERUN ENV UCX_TLS=sm,self VSHMEM_UCX_RMA=target VSHMEM_UCX_ATOMICS=target)
+
+# A peer that dies or hangs mid-job: the next remote call fails with a message naming it,
+# within the time limit, instead of hanging.
+foreach(_tls sm tcp)
+  if(_tls STREQUAL "sm")
+    set(_ucx_env "UCX_TLS=sm,self")
+  else()
+    set(_ucx_env "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
+  endif()
+  vshmem_add_mpe_test(NAME ucx_${_tls}_peer_dies TARGET mpe_remote ARGS peer_dies NPES 2 4
+    LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env} VSHMEM_BOOTSTRAP_TIMEOUT=5
+    WILL_FAIL_REGEX "shmem_(putmem|long_p): put to PE [0-9]+: (PE [0-9]+ failed or exited|no progress for 5 s)")
+  vshmem_add_mpe_test(NAME ucx_${_tls}_peer_hangs TARGET mpe_remote ARGS peer_hangs NPES 2
+    LAUNCHERS vshmemrun LAUNCHER_ARGS --grace 0 TIMEOUT 60 NO_GPU_RERUN
+    ENV ${_ucx_env} VSHMEM_BOOTSTRAP_TIMEOUT=2
+    WILL_FAIL_REGEX "shmem_long_atomic_fetch_inc: atomic on PE 1: no (progress|answer) for 2 s")
+endforeach()
+
+# The plugin is loaded only when some PE is remote: with a broken plugin first on the search path
+# a one-node job still runs, and a two-node job fails at init naming the PE and what to install.
+set(_bogus_plugins ${CMAKE_CURRENT_BINARY_DIR}/bogus_plugins)
+file(WRITE ${_bogus_plugins}/libvshmem_transport_ucx.so "not a shared library\n")
+vshmem_add_mpe_test(NAME ucx_not_needed TARGET mpe_rma NPES 2 LAUNCHERS vshmemrun NO_GPU_RERUN
+  ENV VSHMEM_PLUGIN_PATH=${_bogus_plugins})
+vshmem_add_mpe_test(NAME ucx_unloadable TARGET mpe_remote NPES 2 LAUNCHERS vshmemrun NO_GPU_RERUN
+  ENV VSHMEM_PLUGIN_PATH=${_bogus_plugins}
+  WILL_FAIL_REGEX "PE [01]: shmem_init: the remote path cannot load .*libvshmem_transport_ucx.so.*install UCX")

@@ -1,0 +1,1 @@
+vshmem_add_unit_test(NAME chunk_pipeline_test SOURCES chunk_pipeline_test.cpp)

@@ -1,1 +1,0 @@
-vshmem_add_unit_test(NAME staged_transport_test SOURCES staged_transport_test.cpp LIBS vshmem)
