@@ -423,7 +423,10 @@ void report(const char* call, const char* fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(cause, sizeof(cause), fmt, ap);
   va_end(ap);
-  std::fprintf(stderr, "vshmem: PE %d: %s: %s\n", g_mirror.state.my_pe, call, cause);
+  char line[700];
+  std::snprintf(line, sizeof(line), "vshmem: PE %d: %s: %s", g_mirror.state.my_pe, call, cause);
+  vshmemi_set_last_error(line);
+  std::fprintf(stderr, "%s\n", line);
   std::fflush(stderr);
 }
 

@@ -59,6 +59,9 @@ int shmemx_set_attr_uniqueid_args(int rank, int nranks, const shmemx_uniqueid_t*
 
 VSHMEM_END_C
 
+#if __has_include("vshmem/shmemx_error.h")
+#include "vshmem/shmemx_error.h"
+#endif
 #if __has_include("vshmem/peer_access.h")
 #include "vshmem/peer_access.h"
 #endif

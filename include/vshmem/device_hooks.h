@@ -13,6 +13,8 @@ extern "C" {
  * initialized, the listener is called at once. The state's peer_slot array is host memory:
  * the listener copies what device code needs to device-visible memory. */
 void vshmemi_set_device_state_listener(void (*listener)(const vshmem::DeviceState*));
+/* Records an error the device library printed, for shmemx_last_error. */
+void vshmemi_set_last_error(const char* text);
 }
 #endif
 

@@ -9,6 +9,9 @@ namespace vshmem::log {
 namespace {
 
 int g_pe = -1;
+// The text of this thread's most recent error message, for callers that turn a non-zero return
+// into an exception of their own (the Python bindings).
+thread_local std::string t_last_error;
 
 Level level_named(const char* var, const char* v) {
   if (!strcasecmp(v, "error") || !strcmp(v, "0")) return Level::kError;
@@ -49,6 +52,7 @@ void emit(Level level, const char* fmt, va_list ap) {
   if (level != Level::kError) line += std::string(level_name(level)) + ": ";
   line += text;
   if (line.empty() || line.back() != '\n') line += '\n';
+  if (level == Level::kError) t_last_error.assign(line, 0, line.size() - 1);
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   std::fwrite(line.data(), 1, line.size(), stderr);
@@ -63,6 +67,9 @@ Level threshold() {
 }
 bool enabled(Level level) { return static_cast<int>(level) <= static_cast<int>(threshold()); }
 void set_pe(int pe) { g_pe = pe; }
+const std::string& last_error() { return t_last_error; }
+void clear_last_error() { t_last_error.clear(); }
+void set_last_error(const char* text) { t_last_error = text; }
 int pe() { return g_pe; }
 
 void message(Level level, const char* fmt, ...) {

@@ -14,6 +14,10 @@ bool enabled(Level level);
 // The PE shown in messages; -1 until the bootstrap knows it.
 void set_pe(int pe);
 int pe();
+// This thread's most recent error message (as printed, without the newline), or "".
+const std::string& last_error();
+void clear_last_error();
+void set_last_error(const char* text);
 
 void message(Level level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 // Prints "vshmem: PE n: <text>" on stderr and aborts the whole job (shmem_global_exit semantics

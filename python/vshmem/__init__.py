@@ -1,0 +1,710 @@
+"""vshmem from Python: symmetric NumPy arrays (host heap) and PyTorch tensors (GPU heap).
+
+    import vshmem, numpy as np
+    vshmem.init()                       # vshmemrun, mpirun, torchrun, or a job of one PE
+    x = vshmem.empty(4, np.int64)       # same address on every PE (collective)
+    x[:] = vshmem.my_pe()
+    vshmem.barrier_all()
+    y = vshmem.empty(4, np.int64)
+    vshmem.get(y, x, (vshmem.my_pe() + 1) % vshmem.n_pes())
+    vshmem.free(y); vshmem.free(x)
+    vshmem.finalize()
+
+Every call checks its arguments and raises VshmemError (or TypeError / ValueError) with a message
+naming the PE, the call and the cause; vshmem's C calls end the job on bad input, these do not.
+Only global_exit ends the job.
+"""
+
+import atexit
+import bisect
+import ctypes
+import os
+import sys
+
+from . import _vshmem as _c
+from . import _dtypes
+from ._launch import FileStore, start as _start
+
+VshmemError = _c.VshmemError
+HAVE_CUDA = _c.HAVE_CUDA
+
+__all__ = [
+    "VshmemError", "FileStore", "Team", "init", "finalize", "is_initialized", "my_pe", "n_pes",
+    "get_uniqueid", "global_exit", "empty", "zeros", "free", "peer_view", "is_symmetric", "put",
+    "get", "put_nbi", "get_nbi", "put_signal", "signal_fetch", "signal_wait_until", "quiet",
+    "fence", "barrier", "barrier_all", "sync_all", "reduce", "all_reduce", "fcollect",
+    "all_gather", "alltoall", "broadcast", "reduce_scatter", "team_world", "team_shared",
+    "team_node", "HAVE_CUDA", "stream_synchronize",
+]
+
+
+class _State:
+    def __init__(self):
+        self.scratch = 0          # 16 int64: the agreement reductions' source and dest
+        self.heap_gpu = False
+        self.heap_device = -1
+        self.allocs = {}          # start address -> _Allocation
+        self.starts = []          # sorted start addresses
+        self.inits = 0
+
+
+_state = _State()
+
+
+def _err(call, cause):
+    return VshmemError(f"vshmem: PE {_c.my_pe()}: {call}: {cause}")
+
+
+def _require_init(call):
+    if _c.my_pe() < 0:
+        raise _err(call, "vshmem is not initialized (call vshmem.init() first)")
+
+
+# --- start and end ----------------------------------------------------------------------------
+
+def init(uid=None, rank=None, nranks=None, store=None):
+    """Starts this PE (collective over the job). Without arguments the launcher decides:
+    vshmemrun and mpirun/srun use vshmem's own bootstrap; under torchrun (RANK, WORLD_SIZE and
+    MASTER_ADDR set) rank 0 makes a unique ID and publishes it through torch.distributed's store
+    (the default group's when one is initialized, else a TCPStore at MASTER_ADDR:MASTER_PORT);
+    alone, the program is a job of one PE.
+
+    uid, rank, nranks: start from a unique ID (get_uniqueid() in rank 0) handed over by the
+    application. store, rank, nranks: rank 0 publishes a new ID in `store` (anything with
+    set(key, bytes) and a blocking get(key), as torch.distributed.Store, or vshmem.FileStore).
+    Calling init again while initialized does nothing."""
+    if _c.my_pe() >= 0:
+        return
+    _start(_c, _state, uid, rank, nranks, store)
+    _state.inits += 1
+    _state.scratch = _c.malloc(16 * 8, 64)
+    _state.heap_gpu, _state.heap_device = _c.device_of(_state.scratch)
+
+
+def is_initialized():
+    return _c.my_pe() >= 0
+
+
+def finalize():
+    """Ends this PE's part of the job (collective). Refused on every PE while any PE still holds
+    arrays or tensors viewing symmetric memory that was not freed: they would point at unmapped
+    memory afterwards."""
+    if _c.my_pe() < 0:
+        return
+    held = [addr for addr in list(_state.allocs) if _views_at(addr) > 0]
+    worst = _agree([len(held), _c.my_pe() if held else -1])
+    if worst[0] > 0:
+        raise _err("vshmem.finalize", f"PE {worst[1]} still holds views of {worst[0]} symmetric "
+                   "allocation(s); vshmem.free() them (or drop every view) first")
+    _finalize_now()
+
+
+def _finalize_now():
+    _state.allocs.clear()
+    _state.starts.clear()
+    _state.scratch = 0
+    _c.finalize()
+
+
+@atexit.register
+def _finalize_at_exit():
+    if _c.my_pe() >= 0:
+        _finalize_now()
+
+
+def my_pe():
+    return _c.my_pe()
+
+
+def n_pes():
+    return _c.n_pes()
+
+
+def get_uniqueid():
+    """A new unique ID (bytes) for init(uid=..., rank=0, ...). This process must be rank 0."""
+    return _c.get_uniqueid()
+
+
+def global_exit(status=1):
+    """Ends the whole job with `status` (shmem_global_exit): the one call that does not return."""
+    _c.global_exit(int(status))
+
+
+# --- agreement among PEs ----------------------------------------------------------------------
+
+def _agree(values):
+    """The element-wise maximum over all PEs of up to 8 int64 values (collective)."""
+    n = len(values)
+    src = (ctypes.c_int64 * n)(*[int(v) for v in values])
+    out = (ctypes.c_int64 * n)()
+    me = _c.my_pe()
+    _c.putmem(_state.scratch, ctypes.addressof(src), 8 * n, me)
+    _c.reduce(_c.TEAM_WORLD, _dtypes.OPS["max"], _dtypes.CODE["int64"], _state.scratch + 64,
+              _state.scratch, n)
+    _c.getmem(ctypes.addressof(out), _state.scratch + 64, 8 * n, me)
+    return list(out)
+
+
+# --- symmetric memory -------------------------------------------------------------------------
+
+class _Allocation:
+    """One symmetric allocation; every array, tensor and peer view of it holds a reference."""
+    __slots__ = ("addr", "nbytes", "freed", "__weakref__")
+
+    def __init__(self, addr, nbytes):
+        self.addr = addr
+        self.nbytes = nbytes
+        self.freed = False
+
+    def __repr__(self):
+        return f"<vshmem allocation {self.addr:#x} +{self.nbytes}>"
+
+
+def _find(addr, nbytes):
+    i = bisect.bisect_right(_state.starts, addr) - 1
+    if i < 0:
+        return None
+    a = _state.allocs[_state.starts[i]]
+    return a if addr + nbytes <= a.addr + a.nbytes else None
+
+
+def _views_at(addr):
+    # References held by the registry and getrefcount's argument; every other one is a NumPy
+    # array, a DLPack export (a tensor's storage), a peer view, or a caller's local variable.
+    return sys.getrefcount(_state.allocs[addr]) - 2
+
+
+def _parse_device(device):
+    d = str(device)
+    if d == "cpu":
+        return False
+    if d == "cuda" or d.startswith("cuda:"):
+        return True
+    raise ValueError(f"vshmem.empty: device must be 'cpu' or 'cuda', not {device!r}")
+
+
+def _view(alloc, addr, shape, name, torch_dtype):
+    """An array (host heap, NumPy dtype), or a tensor / DLPack capsule over addr."""
+    if not _state.heap_gpu and torch_dtype is None:
+        import numpy as np
+        return _c.numpy_view(addr, list(shape), np.dtype(name), alloc)
+    cap = _c.to_dlpack(addr, list(shape), _dtypes.CODE[name], _state.heap_gpu,
+                       _state.heap_device, alloc)
+    torch = sys.modules.get("torch")
+    if torch is None:
+        try:
+            import torch
+        except ImportError:
+            return cap
+    return torch.utils.dlpack.from_dlpack(cap)
+
+
+def empty(shape, dtype="float32", device=None):
+    """A new symmetric array (collective: every PE passes the same shape and dtype, and gets
+    memory at the same address). device 'cpu' (the host heap, VSHMEM_BACKEND=host): a NumPy array,
+    or a CPU torch.Tensor for a torch dtype; device 'cuda' (the GPU heap): a torch.Tensor when torch
+    is installed, else a DLPack capsule. Default: where the heap is. Free with vshmem.free()."""
+    _require_init("vshmem.empty")
+    shape = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"vshmem.empty: negative dimension in {shape}")
+    name = _dtypes.name_of(dtype)
+    if name not in _dtypes.SIZE:
+        raise TypeError(f"vshmem.empty: dtype {dtype} is not supported")
+    torch_dtype = dtype if type(dtype).__module__.startswith("torch") else None
+    want_gpu = _state.heap_gpu if device is None else _parse_device(device)
+    if want_gpu != _state.heap_gpu:
+        where = "GPU memory" if _state.heap_gpu else "host memory"
+        raise _err("vshmem.empty", f"device={device!r}, but this job's symmetric heap is {where} "
+                   "(VSHMEM_BACKEND=host for NumPy arrays on the host heap, cuda for tensors)")
+    if name == "bfloat16" and not _state.heap_gpu and torch_dtype is None:
+        raise TypeError("vshmem.empty: NumPy has no bfloat16; pass torch.bfloat16")
+    count = 1
+    for s in shape:
+        count *= s
+    nbytes = count * _dtypes.SIZE[name]
+    got = _agree([nbytes, -nbytes])
+    if got[0] != -got[1]:
+        raise _err("vshmem.empty", f"PEs disagree on the size: from {-got[1]} to {got[0]} bytes "
+                   f"(this PE asked {nbytes}); every PE must pass the same shape and dtype")
+    addr = _c.malloc(max(nbytes, 1), 64)
+    alloc = _Allocation(addr, max(nbytes, 1))
+    _state.allocs[addr] = alloc
+    bisect.insort(_state.starts, addr)
+    return _view(alloc, addr, shape, name, torch_dtype)
+
+
+def zeros(shape, dtype="float32", device=None):
+    """As empty(), filled with zeros on every PE (returns after a barrier)."""
+    x = empty(shape, dtype, device)
+    if hasattr(x, "zero_"):
+        x.zero_()
+    else:
+        x[...] = 0
+    barrier_all()
+    return x
+
+
+def _buffer(x, what):
+    """(address, bytes, dtype name, on GPU, object) of a contiguous array or tensor."""
+    if hasattr(x, "data_ptr") and hasattr(x, "element_size"):    # torch.Tensor
+        if not x.is_contiguous():
+            raise ValueError(f"{what} must be contiguous")
+        return (x.data_ptr(), x.numel() * x.element_size(), _dtypes.name_of(x.dtype),
+                x.device.type == "cuda")
+    ai = getattr(x, "__array_interface__", None)
+    if ai is not None:                                            # NumPy and friends
+        if not x.flags.c_contiguous:
+            raise ValueError(f"{what} must be C-contiguous")
+        return ai["data"][0], x.nbytes, x.dtype.name, False
+    raise TypeError(f"{what} must be a NumPy array or a torch.Tensor, not {type(x).__name__}")
+
+
+def _symmetric(call, x, what):
+    addr, nbytes, name, gpu = _buffer(x, f"{call}: {what}")
+    alloc = _find(addr, nbytes)
+    if alloc is None:
+        raise _err(call, f"{what} ({nbytes} bytes at {addr:#x}) is not symmetric memory: make it "
+                   "with vshmem.empty()")
+    return alloc, addr, nbytes, name, gpu
+
+
+def is_symmetric(x):
+    """True when x lies inside a live allocation of vshmem.empty()."""
+    addr, nbytes, _, _ = _buffer(x, "x")
+    return _find(addr, nbytes) is not None
+
+
+def free(x):
+    """Frees the symmetric allocation x views (collective, in the same order on every PE). Refused
+    on every PE (nothing is freed) while any PE holds another view of it: drop those first."""
+    _require_init("vshmem.free")
+    alloc, addr, _, _, _ = _symmetric("vshmem.free", x, "x")
+    if addr != alloc.addr:
+        raise _err("vshmem.free", "x is a part of an allocation: pass the array vshmem.empty() "
+                   "returned")
+    # Not counted: this frame's `alloc`, and x itself.
+    mine = _views_at(alloc.addr) - 1 - _own_references(x, alloc)
+    worst = _agree([mine, _c.my_pe() if mine > 0 else -1])
+    if worst[0] > 0:
+        raise _err("vshmem.free", f"PE {worst[1]} still holds {worst[0]} other view(s) of this "
+                   "allocation (slices, reshapes, peer views, exported tensors); drop them first")
+    del _state.allocs[alloc.addr]
+    _state.starts.remove(alloc.addr)
+    alloc.freed = True
+    _c.free(alloc.addr)
+
+
+def _own_references(x, alloc):
+    # x itself: a NumPy array's base, or a tensor's storage (one DLPack export).
+    return 1 if getattr(x, "base", None) is alloc or hasattr(x, "data_ptr") else 0
+
+
+def peer_view(x, pe):
+    """A zero-copy view of PE pe's copy of the symmetric array x (loads and stores reach the peer's
+    memory directly). Raises VshmemError where pe's memory is not mapped here (another node, no P2P:
+    use get/put)."""
+    _require_init("vshmem.peer_view")
+    alloc, addr, nbytes, name, _ = _symmetric("vshmem.peer_view", x, "x")
+    _check_pe("vshmem.peer_view", pe)
+    p = _c.ptr(addr, pe)
+    if p == 0:
+        raise _err("vshmem.peer_view", f"PE {pe}'s memory is not mapped into this PE (another node, "
+                   "or no peer access between the GPUs): use vshmem.get/put")
+    shape = tuple(x.shape)
+    torch_dtype = x.dtype if hasattr(x, "data_ptr") else None
+    return _view(alloc, p, shape, name, torch_dtype)
+
+
+# --- teams ------------------------------------------------------------------------------------
+
+class Team:
+    """A team of PEs (OpenSHMEM teams). Predefined: team_world(), team_shared(), team_node()."""
+
+    def __init__(self, handle, name=None):
+        self._h = handle
+        self._name = name
+
+    def _handle(self, call):
+        if self._h is None:
+            raise _err(call, "the team was destroyed")
+        _require_init(call)
+        return self._h
+
+    def my_pe(self):
+        return _c.team_my_pe(self._handle("Team.my_pe"))
+
+    def n_pes(self):
+        return _c.team_n_pes(self._handle("Team.n_pes"))
+
+    def translate_pe(self, pe, dest_team):
+        return _c.team_translate_pe(self._handle("Team.translate_pe"), int(pe),
+                                    dest_team._handle("Team.translate_pe"))
+
+    def split_strided(self, start, stride, size):
+        """Collective over this team: the members start, start+stride, ... (size of them); None on
+        the PEs outside the new team."""
+        h = _c.team_split_strided(self._handle("Team.split_strided"), int(start), int(stride),
+                                  int(size))
+        return None if h == _c.TEAM_INVALID else Team(h)
+
+    def split_2d(self, xrange):
+        """Collective over this team: (row team, column team) for rows of xrange members."""
+        x, y = _c.team_split_2d(self._handle("Team.split_2d"), int(xrange))
+        return (None if x == _c.TEAM_INVALID else Team(x),
+                None if y == _c.TEAM_INVALID else Team(y))
+
+    def sync(self):
+        _c.team_sync(self._handle("Team.sync"))
+
+    def barrier(self, stream=None):
+        """quiet, then synchronize the team; on `stream` when given (GPU heap)."""
+        h = self._handle("Team.barrier")
+        if stream is not None:
+            _c.team_barrier_on_stream(h, _stream_handle(stream))
+        else:
+            _c.quiet()
+            _c.team_sync(h)
+
+    def destroy(self):
+        """Collective over the team. Predefined teams cannot be destroyed."""
+        if self._name is not None:
+            raise _err("Team.destroy", f"{self._name} is predefined and cannot be destroyed")
+        h = self._handle("Team.destroy")
+        self._h = None
+        _c.team_destroy(h)
+
+    def __repr__(self):
+        if self._h is None:
+            return "<vshmem.Team destroyed>"
+        return f"<vshmem.Team {self._name or hex(self._h)}>"
+
+
+_WORLD = Team(_c.TEAM_WORLD, "TEAM_WORLD")
+_SHARED = Team(_c.TEAM_SHARED, "TEAM_SHARED")
+_NODE = Team(_c.TEAM_NODE, "TEAM_NODE")
+
+
+def team_world():
+    return _WORLD
+
+
+def team_shared():
+    return _SHARED
+
+
+def team_node():
+    return _NODE
+
+
+# --- streams ----------------------------------------------------------------------------------
+
+def _stream_handle(stream):
+    """cudaStream_t as an int from an int, a torch.cuda.Stream, or an object with
+    __cuda_stream__ (the CUDA stream protocol: a method returning (version, handle))."""
+    if stream is None:
+        torch = sys.modules.get("torch")
+        return torch.cuda.current_stream().cuda_stream if torch is not None else 0
+    if isinstance(stream, int):
+        return stream
+    proto = getattr(stream, "__cuda_stream__", None)
+    if proto is not None:
+        v = proto() if callable(proto) else proto
+        return int(v[1]) if isinstance(v, tuple) else int(v)
+    handle = getattr(stream, "cuda_stream", None)
+    if handle is not None:
+        return int(handle)
+    raise TypeError(f"stream must be an int, a torch.cuda.Stream or have __cuda_stream__, not "
+                    f"{type(stream).__name__}")
+
+
+def stream_synchronize(stream=None):
+    _c.stream_synchronize(_stream_handle(stream))
+
+
+# --- RMA and signals --------------------------------------------------------------------------
+
+def _check_pe(call, pe, team=None):
+    n = _c.n_pes() if team is None else team.n_pes()
+    if not isinstance(pe, int) or isinstance(pe, bool) or pe < 0 or pe >= n:
+        raise _err(call, f"PE {pe!r} is not a PE of the job (0..{n - 1})")
+
+
+def _pair(call, dest, source, sym_dest):
+    d = _buffer(dest, f"{call}: dest")
+    s = _buffer(source, f"{call}: source")
+    if d[1] != s[1]:
+        raise _err(call, f"dest has {d[1]} bytes, source {s[1]}: sizes must match")
+    if d[2] != s[2]:
+        raise _err(call, f"dest is {d[2]}, source {s[2]}: dtypes must match")
+    sym = d if sym_dest else s
+    if _find(sym[0], sym[1]) is None:
+        which = "dest" if sym_dest else "source"
+        raise _err(call, f"{which} ({sym[1]} bytes at {sym[0]:#x}) is not symmetric memory: make "
+                   "it with vshmem.empty()")
+    return d, s
+
+
+def _rma(call, dest, source, pe, put, nbi, stream):
+    _require_init(call)
+    _check_pe(call, pe)
+    d, s = _pair(call, dest, source, put)
+    if d[1] == 0:
+        return
+    on_gpu = _state.heap_gpu and (d[3] or s[3] or stream is not None)
+    if on_gpu and _c.ptr(d[0] if put else s[0], pe) != 0:
+        st = _stream_handle(stream)
+        (_c.putmem_on_stream if put else _c.getmem_on_stream)(d[0], s[0], d[1], pe, st)
+        return
+    if on_gpu:
+        # Not mapped (another node): the host path, after the stream's earlier work.
+        _c.stream_synchronize(_stream_handle(stream))
+    if put:
+        (_c.putmem_nbi if nbi else _c.putmem)(d[0], s[0], d[1], pe)
+    else:
+        (_c.getmem_nbi if nbi else _c.getmem)(d[0], s[0], d[1], pe)
+
+
+def put(dest, source, pe, stream=None):
+    """Copies source (local) into PE pe's dest (symmetric); sizes and dtypes must match. Host
+    heap: complete when it returns. GPU heap: enqueued on `stream` (default: torch's current)."""
+    _rma("vshmem.put", dest, source, pe, True, False, stream)
+
+
+def get(dest, source, pe, stream=None):
+    """Copies PE pe's source (symmetric) into dest (local)."""
+    _rma("vshmem.get", dest, source, pe, False, False, stream)
+
+
+def put_nbi(dest, source, pe, stream=None):
+    """put that may complete later: quiet() (or the stream) completes it."""
+    _rma("vshmem.put_nbi", dest, source, pe, True, True, stream)
+
+
+def get_nbi(dest, source, pe, stream=None):
+    _rma("vshmem.get_nbi", dest, source, pe, False, True, stream)
+
+
+_SIG_OPS = {"set": _c.SIGNAL_SET, "add": _c.SIGNAL_ADD}
+_CMPS = {"eq": _c.CMP_EQ, "ne": _c.CMP_NE, "gt": _c.CMP_GT, "ge": _c.CMP_GE, "lt": _c.CMP_LT,
+         "le": _c.CMP_LE}
+
+
+def _signal(call, sig):
+    alloc, addr, nbytes, name, gpu = _symmetric(call, sig, "sig")
+    if name not in ("uint64", "int64") or nbytes < 8:
+        raise _err(call, f"sig must be a symmetric uint64 (or int64) array, not {name} of "
+                   f"{nbytes} bytes")
+    if addr % 8:
+        raise _err(call, "sig is not 8-byte aligned")
+    return addr
+
+
+def put_signal(dest, source, sig, value, pe, op="set", stream=None, nbi=False):
+    """put, then update PE pe's signal word sig[0] (op 'set' or 'add' value) once the data has
+    arrived there."""
+    call = "vshmem.put_signal"
+    _require_init(call)
+    _check_pe(call, pe)
+    d, s = _pair(call, dest, source, True)
+    sa = _signal(call, sig)
+    if op not in _SIG_OPS:
+        raise _err(call, f"op must be 'set' or 'add', not {op!r}")
+    value = int(value)
+    if value < 0 or value >= 1 << 64:
+        raise _err(call, f"value {value} does not fit in 64 unsigned bits")
+    if _state.heap_gpu and _c.ptr(d[0], pe) != 0 and (d[3] or s[3] or stream is not None):
+        _c.putmem_signal_on_stream(d[0], s[0], d[1], sa, value, _SIG_OPS[op], pe,
+                                   _stream_handle(stream))
+        return
+    if _state.heap_gpu:
+        _c.stream_synchronize(_stream_handle(stream))
+    _c.putmem_signal(d[0], s[0], d[1], sa, value, _SIG_OPS[op], pe, bool(nbi))
+
+
+def signal_fetch(sig):
+    """This PE's signal word sig[0]."""
+    _require_init("vshmem.signal_fetch")
+    return _c.signal_fetch(_signal("vshmem.signal_fetch", sig))
+
+
+def signal_wait_until(sig, cmp, value, stream=None):
+    """Waits until this PE's sig[0] compares true ('eq', 'ne', 'gt', 'ge', 'lt', 'le') with value;
+    returns the value seen. With a stream (GPU heap): later work on the stream waits instead."""
+    call = "vshmem.signal_wait_until"
+    _require_init(call)
+    sa = _signal(call, sig)
+    if cmp not in _CMPS:
+        raise _err(call, f"cmp must be one of {sorted(_CMPS)}, not {cmp!r}")
+    if stream is not None:
+        _c.signal_wait_until_on_stream(sa, _CMPS[cmp], int(value), _stream_handle(stream))
+        return None
+    return _c.signal_wait_until(sa, _CMPS[cmp], int(value))
+
+
+def quiet(stream=None):
+    """Completes this PE's puts (and _nbi gets); on `stream` when given."""
+    _require_init("vshmem.quiet")
+    if stream is not None:
+        _c.quiet_on_stream(_stream_handle(stream))
+    else:
+        _c.quiet()
+
+
+def fence():
+    _require_init("vshmem.fence")
+    _c.fence()
+
+
+def barrier_all(stream=None):
+    """quiet, then wait for every PE; on `stream` when given."""
+    _require_init("vshmem.barrier_all")
+    if stream is not None:
+        _c.barrier_all_on_stream(_stream_handle(stream))
+    else:
+        _c.barrier_all()
+
+
+def barrier(team=None, stream=None):
+    """barrier_all(), or team.barrier() for a team."""
+    if team is None:
+        barrier_all(stream)
+    else:
+        team.barrier(stream)
+
+
+def sync_all():
+    _require_init("vshmem.sync_all")
+    _c.sync_all()
+
+
+# --- collectives ------------------------------------------------------------------------------
+
+def _coll(call, dest, source, team):
+    _require_init(call)
+    team = _WORLD if team is None else team
+    h = team._handle(call)
+    if _c.team_my_pe(h) < 0:
+        raise _err(call, "this PE is not a member of the team")
+    d = _symmetric(call, dest, "dest")
+    s = _symmetric(call, source, "source")
+    if d[4] != s[4] or d[4] != _state.heap_gpu:
+        raise _err(call, "dest and source must both be tensors on the GPU heap, or both arrays on "
+                   "the host heap")
+    return h, team, d, s
+
+
+def _overlap(a, b):
+    return a[1] < b[1] + b[2] and b[1] < a[1] + a[2]
+
+
+def reduce(dest, source, op="sum", team=None, stream=None):
+    """All-reduce: every member's dest receives the combination of the members' source ('sum',
+    'prod', 'min', 'max'; 'and', 'or', 'xor' for integers). dest and source are symmetric, of
+    one dtype and size, the same array or disjoint. GPU heap: on `stream` (default torch's
+    current stream), including float16 and bfloat16."""
+    call = "vshmem.reduce"
+    h, team, d, s = _coll(call, dest, source, team)
+    if d[2] != s[2] or d[3] != s[3]:
+        raise _err(call, f"dest has {d[2]} bytes of {d[3]}, source {s[2]} bytes of {s[3]}: "
+                   "they must match")
+    return _reduce(call, h, d, s, op, stream, False)
+
+
+all_reduce = reduce
+
+
+def _reduce(call, h, d, s, op, stream, scatter):
+    if op not in _dtypes.OPS:
+        raise _err(call, f"op must be one of {sorted(_dtypes.OPS)}, not {op!r}")
+    code, opc = _dtypes.CODE[d[3]], _dtypes.OPS[op]
+    n = d[2] // _dtypes.SIZE[d[3]]
+    if not (d[1] == s[1] and not scatter) and _overlap(d, s):
+        raise _err(call, "dest and source overlap without being the same array")
+    if _state.heap_gpu:
+        if not _c.has_stream_reduce(code, opc, scatter):
+            raise _err(call, f"no {op} reduction of {d[3]} on the GPU")
+        _c.reduce_on_stream(h, opc, code, d[1], s[1], n, _stream_handle(stream), scatter)
+        return
+    if not _c.has_host_reduce(code, opc):
+        raise _err(call, f"no {op} reduction of {d[3]} on the host heap")
+    if not scatter:
+        _c.reduce(h, opc, code, d[1], s[1], n)
+        return
+    # Host heap reduce-scatter: reduce everything into a symmetric temporary, keep our block.
+    tmp = _c.malloc(s[2], 64)
+    try:
+        _c.reduce(h, opc, code, tmp, s[1], s[2] // _dtypes.SIZE[s[3]])
+        me = _c.team_my_pe(h)
+        _c.getmem(d[1], tmp + me * d[2], d[2], _c.my_pe())
+    finally:
+        _c.free(tmp)
+
+
+def reduce_scatter(dest, source, op="sum", team=None, stream=None):
+    """source holds one block of dest's size per team member; member j's dest receives the
+    combination of block j of every member's source. dest and source must not overlap."""
+    call = "vshmem.reduce_scatter"
+    h, team, d, s = _coll(call, dest, source, team)
+    npes = _c.team_n_pes(h)
+    if d[3] != s[3] or s[2] != d[2] * npes:
+        raise _err(call, f"source must hold {npes} blocks of dest's {d[2]} bytes of {d[3]} "
+                   f"(it has {s[2]} bytes of {s[3]})")
+    if _overlap(d, s):
+        raise _err(call, "dest and source overlap")
+    return _reduce(call, h, d, s, op, stream, True)
+
+
+def fcollect(dest, source, team=None, stream=None):
+    """All-gather: dest receives every member's source, in team order (dest is n_pes times the
+    size of source)."""
+    call = "vshmem.fcollect"
+    h, team, d, s = _coll(call, dest, source, team)
+    npes = _c.team_n_pes(h)
+    if d[2] != s[2] * npes or d[3] != s[3]:
+        raise _err(call, f"dest must hold {npes} x source's {s[2]} bytes of {s[3]} (it has {d[2]} "
+                   f"bytes of {d[3]})")
+    if _overlap(d, s):
+        raise _err(call, "dest and source overlap")
+    if _state.heap_gpu:
+        _c.fcollect_on_stream(h, d[1], s[1], s[2], _stream_handle(stream))
+    else:
+        _c.fcollectmem(h, d[1], s[1], s[2])
+
+
+all_gather = fcollect
+
+
+def alltoall(dest, source, team=None, stream=None):
+    """Block j of member i's source lands in block i of member j's dest (n_pes equal blocks)."""
+    call = "vshmem.alltoall"
+    h, team, d, s = _coll(call, dest, source, team)
+    npes = _c.team_n_pes(h)
+    if d[2] != s[2] or d[3] != s[3] or s[2] % npes:
+        raise _err(call, f"dest and source must have the same size and dtype, a multiple of "
+                   f"{npes} blocks (dest {d[2]} bytes of {d[3]}, source {s[2]} of {s[3]})")
+    if _overlap(d, s):
+        raise _err(call, "dest and source overlap")
+    block = s[2] // npes
+    if _state.heap_gpu:
+        _c.alltoall_on_stream(h, d[1], s[1], block, _stream_handle(stream))
+    else:
+        _c.alltoallmem(h, d[1], s[1], block)
+
+
+def broadcast(dest, source, root=0, team=None, stream=None):
+    """Every member's dest receives the root member's source (root numbered in the team)."""
+    call = "vshmem.broadcast"
+    h, team, d, s = _coll(call, dest, source, team)
+    npes = _c.team_n_pes(h)
+    if not isinstance(root, int) or root < 0 or root >= npes:
+        raise _err(call, f"root {root!r} is not a member of the team (0..{npes - 1})")
+    if d[2] != s[2] or d[3] != s[3]:
+        raise _err(call, f"dest has {d[2]} bytes of {d[3]}, source {s[2]} of {s[3]}: they must "
+                   "match")
+    if d[1] != s[1] and _overlap(d, s):
+        raise _err(call, "dest and source overlap without being the same array")
+    if _state.heap_gpu:
+        _c.broadcast_on_stream(h, d[1], s[1], s[2], root, _stream_handle(stream))
+    else:
+        _c.broadcastmem(h, d[1], s[1], s[2], root)
