@@ -305,12 +305,13 @@ def peer_view(x, pe):
     memory directly). Raises VshmemError where pe's memory is not mapped here (another node, no P2P:
     use get/put)."""
     _require_init("vshmem.peer_view")
-    alloc, addr, nbytes, name, _ = _symmetric("vshmem.peer_view", x, "x")
+    _, addr, nbytes, name, _ = _symmetric("vshmem.peer_view", x, "x")
     _check_pe("vshmem.peer_view", pe)
     p = _c.ptr(addr, pe)
     if p == 0:
         raise _err("vshmem.peer_view", f"PE {pe}'s memory is not mapped into this PE (another node, "
                    "or no peer access between the GPUs): use vshmem.get/put")
+    alloc = _find(addr, nbytes)
     shape = tuple(x.shape)
     torch_dtype = x.dtype if hasattr(x, "data_ptr") else None
     return _view(alloc, p, shape, name, torch_dtype)
@@ -491,7 +492,7 @@ _CMPS = {"eq": _c.CMP_EQ, "ne": _c.CMP_NE, "gt": _c.CMP_GT, "ge": _c.CMP_GE, "lt
 
 
 def _signal(call, sig):
-    alloc, addr, nbytes, name, gpu = _symmetric(call, sig, "sig")
+    _, addr, nbytes, name, gpu = _symmetric(call, sig, "sig")
     if name not in ("uint64", "int64") or nbytes < 8:
         raise _err(call, f"sig must be a symmetric uint64 (or int64) array, not {name} of "
                    f"{nbytes} bytes")
@@ -586,8 +587,9 @@ def _coll(call, dest, source, team):
     h = team._handle(call)
     if _c.team_my_pe(h) < 0:
         raise _err(call, "this PE is not a member of the team")
-    d = _symmetric(call, dest, "dest")
-    s = _symmetric(call, source, "source")
+    # The allocations are left out: a traceback must not keep them referenced (free counts).
+    d = (None,) + _symmetric(call, dest, "dest")[1:]
+    s = (None,) + _symmetric(call, source, "source")[1:]
     if d[4] != s[4] or d[4] != _state.heap_gpu:
         raise _err(call, "dest and source must both be tensors on the GPU heap, or both arrays on "
                    "the host heap")

@@ -1,0 +1,104 @@
+"""Bad input raises a Python exception naming the PE, the call and the cause; the job goes on."""
+import numpy as np
+import pytest
+
+
+def test_bad_pe(shmem):
+    x = shmem.empty(4, np.int64)
+    for pe in (-1, shmem.n_pes(), 10**6):
+        with pytest.raises(shmem.VshmemError, match=rf"PE {shmem.my_pe()}: vshmem.put: PE {pe}"):
+            shmem.put(x, np.zeros(4, np.int64), pe)
+    shmem.barrier_all()
+    shmem.free(x)
+
+
+def test_not_symmetric(shmem):
+    local = np.zeros(4, np.int64)
+    with pytest.raises(shmem.VshmemError, match="dest .* is not symmetric"):
+        shmem.put(local, np.ones(4, np.int64), 0)
+    with pytest.raises(shmem.VshmemError, match="source .* is not symmetric"):
+        shmem.get(np.ones(4, np.int64), local, 0)
+    with pytest.raises(shmem.VshmemError, match="not symmetric"):
+        shmem.reduce(local, local)
+
+
+def test_size_and_dtype_mismatch(shmem):
+    x = shmem.empty(8, np.int32)
+    with pytest.raises(shmem.VshmemError, match="sizes must match"):
+        shmem.put(x, np.zeros(4, np.int32), 0)
+    with pytest.raises(shmem.VshmemError, match="dtypes must match"):
+        shmem.put(x, np.zeros(8, np.float32), 0)
+    y = shmem.empty(8 * shmem.n_pes() + 1, np.int32)
+    with pytest.raises(shmem.VshmemError, match="dest must hold"):
+        shmem.fcollect(y, x)
+    with pytest.raises(shmem.VshmemError, match="op must be"):
+        shmem.reduce(x, x, "mean")
+    f = shmem.empty(8, np.float32)
+    with pytest.raises(shmem.VshmemError, match="no xor reduction of float32"):
+        shmem.reduce(f, f, "xor")
+    shmem.free(f)
+    with pytest.raises(shmem.VshmemError, match="root 99"):
+        shmem.broadcast(x, x, root=99)
+    with pytest.raises(ValueError, match="contiguous"):
+        shmem.put(x[::2], np.zeros(4, np.int32), 0)
+    shmem.barrier_all()
+    shmem.free(y)
+    shmem.free(x)
+
+
+def test_sizes_disagree(shmem):
+    # Every PE raises, none allocates: the heap stays symmetric.
+    if shmem.n_pes() > 1:
+        with pytest.raises(shmem.VshmemError, match="PEs disagree on the size"):
+            shmem.empty(10 + shmem.my_pe(), np.int8)
+    x = shmem.empty(4, np.int64)
+    addrs = np.zeros(shmem.n_pes(), np.int64)
+    src = shmem.empty(1, np.int64)
+    src[0] = x.ctypes.data
+    out = shmem.empty(shmem.n_pes(), np.int64)
+    shmem.barrier_all()
+    shmem.fcollect(out, src)
+    addrs[:] = out
+    assert (addrs == addrs[0]).all()
+    shmem.barrier_all()
+    for a in (out, src, x):
+        shmem.free(a)
+
+
+def test_wrong_device_and_bad_signal(shmem):
+    with pytest.raises(shmem.VshmemError, match="heap is host memory"):
+        shmem.empty(4, np.float32, device="cuda")
+    with pytest.raises(ValueError, match="device must be"):
+        shmem.empty(4, np.float32, device="tpu")
+    sig = shmem.empty(1, np.int32)
+    with pytest.raises(shmem.VshmemError, match="uint64"):
+        shmem.signal_fetch(sig)
+    sig64 = shmem.empty(1, np.uint64)
+    with pytest.raises(shmem.VshmemError, match="cmp must be"):
+        shmem.signal_wait_until(sig64, "around", 3)
+    with pytest.raises(TypeError, match="stream must be"):
+        shmem.barrier_all(stream="fast")
+    shmem.barrier_all()
+    shmem.free(sig64)
+    shmem.free(sig)
+
+
+def test_team_errors(shmem):
+    with pytest.raises(shmem.VshmemError, match="predefined"):
+        shmem.team_world().destroy()
+    with pytest.raises(shmem.VshmemError):
+        shmem.team_world().split_strided(0, 1, shmem.n_pes() + 5)
+    shmem.barrier_all()
+
+
+def test_free_twice_and_finalize_with_views(shmem):
+    x = shmem.empty(4, np.int64)
+    shmem.free(x)
+    with pytest.raises(shmem.VshmemError, match="not symmetric"):
+        shmem.free(x)
+    y = shmem.empty(4, np.int64)
+    keep = shmem.peer_view(y, shmem.my_pe())
+    with pytest.raises(shmem.VshmemError, match="still holds views"):
+        shmem.finalize()
+    del keep
+    shmem.free(y)
