@@ -7,8 +7,14 @@ import pytest
 
 @pytest.fixture(scope="session")
 def shmem():
+    import sys
+
     import vshmem
     vshmem.init()
+    torch = sys.modules.get("torch")
+    if torch is not None and vshmem._state.heap_gpu:
+        # torch's own tensors on the GPU of this PE's heap.
+        torch.cuda.set_device(vshmem._state.heap_device)
     yield vshmem
     try:
         vshmem.finalize()

@@ -45,7 +45,8 @@ set_tests_properties(python.import PROPERTIES LABELS "python;unit" TIMEOUT 60
 foreach(n 2 4)
   set(name python.gpu.vshmemrun.${n})
   vshmem_launch_command(cmd vshmemrun ${n})
-  add_test(NAME ${name} COMMAND ${VSHMEM_GPU_OR_SKIP} ${cmd} ${_pytest} ${_tests}/test_gpu.py)
+  add_test(NAME ${name} COMMAND ${VSHMEM_GPU_OR_SKIP} ${Python3_EXECUTABLE} ${_tests}/torch_or_skip.py
+           ${cmd} ${_pytest} ${_tests}/test_gpu.py)
   set_tests_properties(${name} PROPERTIES LABELS "python;gpu;mpe" TIMEOUT 300
                        SKIP_RETURN_CODE 77 RESOURCE_LOCK gpu
                        ENVIRONMENT "PYTHONPATH=${VSHMEM_PYTHON_DIR};VSHMEM_BOOTSTRAP_TIMEOUT=60;VSHMEM_BACKEND=cuda")
@@ -56,3 +57,10 @@ add_test(NAME python.gpu.torchrun.2 COMMAND ${VSHMEM_GPU_OR_SKIP} ${Python3_EXEC
 set_tests_properties(python.gpu.torchrun.2 PROPERTIES LABELS "python;gpu;mpe" TIMEOUT 300
                      SKIP_RETURN_CODE 77 RESOURCE_LOCK gpu
                      ENVIRONMENT "PYTHONPATH=${VSHMEM_PYTHON_DIR};VSHMEM_BOOTSTRAP_TIMEOUT=60;VSHMEM_BACKEND=cuda")
+
+# The host-heap example.
+vshmem_launch_command(_cmd vshmemrun 4)
+add_test(NAME python.example_ring.vshmemrun.4 COMMAND ${_cmd} ${Python3_EXECUTABLE}
+         ${PROJECT_SOURCE_DIR}/examples/python/ring_numpy.py)
+set_tests_properties(python.example_ring.vshmemrun.4 PROPERTIES LABELS "python;mpe;vshmemrun"
+                     TIMEOUT 60 ENVIRONMENT "${_env}" PASS_REGULAR_EXPRESSION "4 of 4 blocks came back intact: OK")

@@ -1,0 +1,151 @@
+"""The GPU heap with torch (VSHMEM_BACKEND=cuda): tensors at one address on every PE, RMA, and
+on-stream collectives checked against torch's own arithmetic. Skipped without torch or a GPU."""
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no GPU", allow_module_level=True)
+
+
+def everyone(shmem, local):
+    """Every PE's copy of `local` (a CUDA tensor), through fcollect on torch's stream."""
+    src = shmem.empty(local.shape, local.dtype, device="cuda")
+    src.copy_(local)
+    out = shmem.empty((shmem.n_pes(),) + tuple(local.shape), local.dtype, device="cuda")
+    shmem.barrier_all(stream=torch.cuda.current_stream())
+    shmem.fcollect(out, src)
+    torch.cuda.synchronize()
+    result = out.clone()
+    del out, src
+    return result
+
+
+def free_all(shmem, *tensors):
+    torch.cuda.synchronize()
+    shmem.barrier_all()
+    for t in tensors:
+        shmem.free(t)
+
+
+def test_tensor_on_gpu_heap(shmem):
+    x = shmem.empty((4, 8), torch.bfloat16, device="cuda")
+    assert isinstance(x, torch.Tensor) and x.is_cuda and x.dtype == torch.bfloat16
+    addr = torch.tensor([x.data_ptr()], dtype=torch.int64, device="cuda")
+    addrs = everyone(shmem, addr)
+    assert (addrs == addrs[0]).all()
+    free_all(shmem, x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int64])
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+def test_all_reduce_matches_torch(shmem, dtype, op):
+    torch.manual_seed(1000 + shmem.my_pe())
+    n = 1 << 16
+    if dtype.is_floating_point:
+        local = torch.randn(n, device="cuda").to(dtype)
+    else:
+        local = torch.randint(-1000, 1000, (n,), device="cuda", dtype=dtype)
+    src = shmem.empty(n, dtype, device="cuda")
+    dest = shmem.empty(n, dtype, device="cuda")
+    src.copy_(local)
+    dest.fill_(7)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    shmem.barrier_all(stream=stream)
+    shmem.reduce(dest, src, op, stream=stream)
+    stream.synchronize()
+    all_ = everyone(shmem, local)
+    if op == "sum":
+        # vshmem combines 16-bit floats in float32 in team order and rounds once.
+        expect = all_.float().sum(0) if dtype in (torch.bfloat16, torch.float16) else all_.sum(0)
+        expect = expect.to(dtype)
+    else:
+        expect = getattr(all_, "amax" if op == "max" else "amin")(0)
+    if dtype.is_floating_point and op == "sum":
+        torch.testing.assert_close(dest.float(), expect.float(), rtol=1e-2 if dtype != torch.float32 else 1e-5, atol=1e-2)
+    else:
+        assert torch.equal(dest, expect)
+    del all_, local
+    free_all(shmem, dest, src)
+
+
+def test_stream_forms(shmem):
+    """int handle, torch.cuda.Stream, and an object with __cuda_stream__."""
+    s = torch.cuda.Stream()
+
+    class Proto:
+        def __cuda_stream__(self):
+            return (0, s.cuda_stream)
+
+    x = shmem.empty(1024, torch.float32, device="cuda")
+    for form in (s.cuda_stream, s, Proto()):
+        x.fill_(shmem.my_pe() + 1)
+        torch.cuda.synchronize()
+        shmem.barrier_all()
+        shmem.reduce(x, x, "sum", stream=form)
+        s.synchronize()
+        n = shmem.n_pes()
+        assert (x == n * (n + 1) / 2).all()
+    free_all(shmem, x)
+
+
+def test_fcollect_alltoall_broadcast_reduce_scatter(shmem):
+    me, n = shmem.my_pe(), shmem.n_pes()
+    torch.manual_seed(77 + me)
+    local = torch.randn(n, 256, device="cuda")
+    all_ = everyone(shmem, local)
+    src = shmem.empty((n, 256), torch.float32, device="cuda")
+    dest = shmem.empty((n, 256), torch.float32, device="cuda")
+    src.copy_(local)
+    dest.fill_(float("nan"))
+    shmem.barrier_all(stream=torch.cuda.current_stream())
+    shmem.alltoall(dest, src)
+    torch.cuda.synchronize()
+    assert torch.equal(dest, all_[:, me, :])
+    shmem.broadcast(dest, src, root=n - 1)
+    torch.cuda.synchronize()
+    assert torch.equal(dest, all_[n - 1])
+    rs = shmem.empty(256, torch.float32, device="cuda")
+    shmem.reduce_scatter(rs, src, "sum")
+    torch.cuda.synchronize()
+    torch.testing.assert_close(rs, all_.sum(0)[me], rtol=1e-5, atol=1e-5)
+    del all_
+    free_all(shmem, rs, dest, src)
+
+
+def test_put_get_signal_and_peer_view(shmem):
+    me, n = shmem.my_pe(), shmem.n_pes()
+    data = torch.arange(4096, device="cuda", dtype=torch.int64) * (me + 3)
+    box = shmem.empty(4096, torch.int64, device="cuda")
+    sig = shmem.empty(1, torch.int64, device="cuda")
+    box.fill_(-1)
+    sig.zero_()
+    torch.cuda.synchronize()
+    shmem.barrier_all()
+    shmem.put_signal(box, data, sig, 1, (me + 1) % n)
+    shmem.signal_wait_until(sig, "eq", 1, stream=torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    left = (me - 1) % n
+    assert torch.equal(box, torch.arange(4096, device="cuda", dtype=torch.int64) * (left + 3))
+    back = torch.empty_like(data)
+    shmem.get(back, box, (me + 1) % n)
+    torch.cuda.synchronize()
+    assert torch.equal(back, data)
+    view = shmem.peer_view(box, (me + 1) % n)
+    assert torch.equal(view, data)
+    with pytest.raises(shmem.VshmemError, match="other view"):
+        shmem.free(box)
+    del view
+    free_all(shmem, sig, box)
+
+
+def test_gpu_errors(shmem):
+    with pytest.raises(shmem.VshmemError, match="heap is GPU memory"):
+        shmem.empty(4, "float32", device="cpu")
+    x = shmem.empty(16, torch.int8, device="cuda")
+    with pytest.raises(shmem.VshmemError, match="no sum reduction of int8 on the GPU"):
+        shmem.reduce(x, x, "sum")
+    local = torch.zeros(16, device="cuda", dtype=torch.int8)
+    with pytest.raises(shmem.VshmemError, match="not symmetric"):
+        shmem.put(local, x, 0)
+    free_all(shmem, x)
