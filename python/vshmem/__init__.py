@@ -21,7 +21,13 @@ import ctypes
 import os
 import sys
 
-from . import _vshmem as _c
+# A pip-installed package carries the bootstrap plugins (MPI, PMIx) next to itself.
+_plugins = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")
+if os.path.isdir(_plugins):
+    os.environ["VSHMEM_PLUGIN_PATH"] = os.pathsep.join(
+        p for p in (os.environ.get("VSHMEM_PLUGIN_PATH"), _plugins) if p)
+
+from . import _vshmem as _c  # noqa: E402
 from . import _dtypes
 from ._launch import FileStore, start as _start
 
