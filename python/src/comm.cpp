@@ -13,22 +13,26 @@ using HostReduceFn = int (*)(shmem_team_t, void*, const void*, size_t);
 // shmem_T_OP_reduce for the element types NumPy has, by (dtype, op); nullptr where OpenSHMEM has
 // no such reduction (bitwise ops on floating point, any 16-bit float).
 HostReduceFn host_reduce_fn(int dtype, int op) {
-#define VSHMEM_PY_FN(NAME, TYPE, OP) \
+#define VSHMEM_PY_FN(NAME, TYPE, OP)                                                             \
   reinterpret_cast<HostReduceFn>(static_cast<int (*)(shmem_team_t, TYPE*, const TYPE*, size_t)>( \
       &shmem_##NAME##_##OP##_reduce))
-#define VSHMEM_PY_ALL(NAME, TYPE)                                                            \
-  {VSHMEM_PY_FN(NAME, TYPE, sum),  VSHMEM_PY_FN(NAME, TYPE, prod), VSHMEM_PY_FN(NAME, TYPE, min), \
-   VSHMEM_PY_FN(NAME, TYPE, max),  VSHMEM_PY_FN(NAME, TYPE, and),  VSHMEM_PY_FN(NAME, TYPE, or),  \
-   VSHMEM_PY_FN(NAME, TYPE, xor)}
-#define VSHMEM_PY_REAL(NAME, TYPE)                                                            \
-  {VSHMEM_PY_FN(NAME, TYPE, sum), VSHMEM_PY_FN(NAME, TYPE, prod), VSHMEM_PY_FN(NAME, TYPE, min), \
-   VSHMEM_PY_FN(NAME, TYPE, max), nullptr, nullptr, nullptr}
+#define VSHMEM_PY_ALL(NAME, TYPE)                                                                 \
+  {                                                                                               \
+    VSHMEM_PY_FN(NAME, TYPE, sum), VSHMEM_PY_FN(NAME, TYPE, prod), VSHMEM_PY_FN(NAME, TYPE, min), \
+        VSHMEM_PY_FN(NAME, TYPE, max), VSHMEM_PY_FN(NAME, TYPE, and),                             \
+        VSHMEM_PY_FN(NAME, TYPE, or), VSHMEM_PY_FN(NAME, TYPE, xor)                               \
+  }
+#define VSHMEM_PY_REAL(NAME, TYPE)                                                                \
+  {                                                                                               \
+    VSHMEM_PY_FN(NAME, TYPE, sum), VSHMEM_PY_FN(NAME, TYPE, prod), VSHMEM_PY_FN(NAME, TYPE, min), \
+        VSHMEM_PY_FN(NAME, TYPE, max), nullptr, nullptr, nullptr                                  \
+  }
   static const HostReduceFn table[][kReduceOpCount] = {
-      VSHMEM_PY_ALL(int8, int8_t),   VSHMEM_PY_ALL(int16, int16_t),
-      VSHMEM_PY_ALL(int32, int32_t), VSHMEM_PY_ALL(int64, int64_t),
-      VSHMEM_PY_ALL(uint8, uint8_t), VSHMEM_PY_ALL(uint16, uint16_t),
+      VSHMEM_PY_ALL(int8, int8_t),     VSHMEM_PY_ALL(int16, int16_t),
+      VSHMEM_PY_ALL(int32, int32_t),   VSHMEM_PY_ALL(int64, int64_t),
+      VSHMEM_PY_ALL(uint8, uint8_t),   VSHMEM_PY_ALL(uint16, uint16_t),
       VSHMEM_PY_ALL(uint32, uint32_t), VSHMEM_PY_ALL(uint64, uint64_t),
-      VSHMEM_PY_REAL(float, float),  VSHMEM_PY_REAL(double, double),
+      VSHMEM_PY_REAL(float, float),    VSHMEM_PY_REAL(double, double),
   };
 #undef VSHMEM_PY_REAL
 #undef VSHMEM_PY_ALL
@@ -69,17 +73,16 @@ void bind_comm(py::module_& m) {
     py::gil_scoped_release nogil;
     shmem_getmem_nbi(vp(d), vp(s), n, pe);
   });
-  m.def("putmem_signal",
-        [](uintptr_t d, uintptr_t s, size_t n, uintptr_t sig, uint64_t value, int op, int pe,
-           bool nbi) {
-          py::gil_scoped_release nogil;
-          auto* sa = static_cast<uint64_t*>(vp(sig));
-          if (nbi) {
-            shmem_putmem_signal_nbi(vp(d), vp(s), n, sa, value, op, pe);
-          } else {
-            shmem_putmem_signal(vp(d), vp(s), n, sa, value, op, pe);
-          }
-        });
+  m.def("putmem_signal", [](uintptr_t d, uintptr_t s, size_t n, uintptr_t sig, uint64_t value,
+                            int op, int pe, bool nbi) {
+    py::gil_scoped_release nogil;
+    auto* sa = static_cast<uint64_t*>(vp(sig));
+    if (nbi) {
+      shmem_putmem_signal_nbi(vp(d), vp(s), n, sa, value, op, pe);
+    } else {
+      shmem_putmem_signal(vp(d), vp(s), n, sa, value, op, pe);
+    }
+  });
   m.def("signal_op", [](uintptr_t sig, uint64_t value, int op, int pe) {
     py::gil_scoped_release nogil;
     auto* sa = static_cast<uint64_t*>(vp(sig));
@@ -120,8 +123,7 @@ void bind_comm(py::module_& m) {
     blocking("shmem_alltoallmem",
              [&] { return shmem_alltoallmem(team_of(team), vp(d), vp(s), n); });
   });
-  m.def("has_host_reduce",
-        [](int dtype, int op) { return host_reduce_fn(dtype, op) != nullptr; });
+  m.def("has_host_reduce", [](int dtype, int op) { return host_reduce_fn(dtype, op) != nullptr; });
   m.def("reduce", [](uintptr_t team, int op, int dtype, uintptr_t d, uintptr_t s, size_t n) {
     HostReduceFn fn = host_reduce_fn(dtype, op);
     if (fn == nullptr) raise_error("vshmem: no host reduction for this dtype and operation");

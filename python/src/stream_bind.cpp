@@ -10,7 +10,8 @@ namespace {
 
 void run(int rc, const char* call) {
   if (rc == stream::kUnsupported) {
-    raise_error(std::string("vshmem: ") + call + ": no on-stream form for this dtype and operation");
+    raise_error(std::string("vshmem: ") + call +
+                ": no on-stream form for this dtype and operation");
   }
   check(rc, call);
 }

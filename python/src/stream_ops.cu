@@ -20,28 +20,28 @@ shmem_team_t team_of(uintptr_t t) { return reinterpret_cast<shmem_team_t>(t); }
 
 using ReduceFn = int (*)(shmem_team_t, void*, const void*, size_t, cudaStream_t);
 
-#define VSHMEM_PY_FN(NAME, TYPE, OP, KIND)                                                   \
-  reinterpret_cast<ReduceFn>(                                                                \
-      static_cast<int (*)(shmem_team_t, TYPE*, const TYPE*, size_t, cudaStream_t)>(          \
+#define VSHMEM_PY_FN(NAME, TYPE, OP, KIND)                                          \
+  reinterpret_cast<ReduceFn>(                                                       \
+      static_cast<int (*)(shmem_team_t, TYPE*, const TYPE*, size_t, cudaStream_t)>( \
           &shmemx_##NAME##_##OP##_##KIND##_on_stream))
-#define VSHMEM_PY_ARITH(NAME, TYPE, KIND)                                           \
-  VSHMEM_PY_FN(NAME, TYPE, sum, KIND), VSHMEM_PY_FN(NAME, TYPE, prod, KIND),        \
+#define VSHMEM_PY_ARITH(NAME, TYPE, KIND)                                    \
+  VSHMEM_PY_FN(NAME, TYPE, sum, KIND), VSHMEM_PY_FN(NAME, TYPE, prod, KIND), \
       VSHMEM_PY_FN(NAME, TYPE, min, KIND), VSHMEM_PY_FN(NAME, TYPE, max, KIND)
-#define VSHMEM_PY_ALL(NAME, TYPE, KIND)                                                         \
-  {                                                                                             \
-    VSHMEM_PY_ARITH(NAME, TYPE, KIND), VSHMEM_PY_FN(NAME, TYPE, and, KIND),                     \
-        VSHMEM_PY_FN(NAME, TYPE, or, KIND), VSHMEM_PY_FN(NAME, TYPE, xor, KIND)                 \
+#define VSHMEM_PY_ALL(NAME, TYPE, KIND)                                         \
+  {                                                                             \
+    VSHMEM_PY_ARITH(NAME, TYPE, KIND), VSHMEM_PY_FN(NAME, TYPE, and, KIND),     \
+        VSHMEM_PY_FN(NAME, TYPE, or, KIND), VSHMEM_PY_FN(NAME, TYPE, xor, KIND) \
   }
 #define VSHMEM_PY_REAL(NAME, TYPE, KIND) \
   { VSHMEM_PY_ARITH(NAME, TYPE, KIND), nullptr, nullptr, nullptr }
 #define VSHMEM_PY_NONE \
   { nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr }
-#define VSHMEM_PY_TABLE(KIND)                                                               \
-  {                                                                                         \
-    VSHMEM_PY_NONE, VSHMEM_PY_NONE, VSHMEM_PY_ALL(int32, int32_t, KIND),                    \
-        VSHMEM_PY_ALL(int64, int64_t, KIND), VSHMEM_PY_NONE, VSHMEM_PY_NONE,                \
-        VSHMEM_PY_ALL(uint32, uint32_t, KIND), VSHMEM_PY_ALL(uint64, uint64_t, KIND),       \
-        VSHMEM_PY_REAL(float, float, KIND), VSHMEM_PY_REAL(double, double, KIND),           \
+#define VSHMEM_PY_TABLE(KIND)                                                             \
+  {                                                                                       \
+    VSHMEM_PY_NONE, VSHMEM_PY_NONE, VSHMEM_PY_ALL(int32, int32_t, KIND),                  \
+        VSHMEM_PY_ALL(int64, int64_t, KIND), VSHMEM_PY_NONE, VSHMEM_PY_NONE,              \
+        VSHMEM_PY_ALL(uint32, uint32_t, KIND), VSHMEM_PY_ALL(uint64, uint64_t, KIND),     \
+        VSHMEM_PY_REAL(float, float, KIND), VSHMEM_PY_REAL(double, double, KIND),         \
         VSHMEM_PY_REAL(half, __half, KIND), VSHMEM_PY_REAL(bfloat16, __nv_bfloat16, KIND) \
   }
 
@@ -93,9 +93,8 @@ int getmem(uintptr_t dest, uintptr_t source, size_t bytes, int pe, uintptr_t str
 }
 int putmem_signal(uintptr_t dest, uintptr_t source, size_t bytes, uintptr_t sig, uint64_t value,
                   int sig_op, int pe, uintptr_t stream) {
-  return shmemx_putmem_signal_on_stream(vp(dest), vp(source), bytes,
-                                        static_cast<uint64_t*>(vp(sig)), value, sig_op, pe,
-                                        cs(stream));
+  return shmemx_putmem_signal_on_stream(
+      vp(dest), vp(source), bytes, static_cast<uint64_t*>(vp(sig)), value, sig_op, pe, cs(stream));
 }
 int signal_wait_until(uintptr_t sig, int cmp, uint64_t value, uintptr_t stream) {
   return shmemx_signal_wait_until_on_stream(static_cast<uint64_t*>(vp(sig)), cmp, value,
@@ -122,8 +121,8 @@ int device_of(uintptr_t addr, int* device) {
   return 1;
 }
 
-int time_reduce(uintptr_t team, int op, int dtype, uintptr_t dest, uintptr_t source,
-                size_t nreduce, uintptr_t stream, int iters, double* host_us, double* gpu_us) {
+int time_reduce(uintptr_t team, int op, int dtype, uintptr_t dest, uintptr_t source, size_t nreduce,
+                uintptr_t stream, int iters, double* host_us, double* gpu_us) {
   ReduceFn fn = reduce_fn(op, dtype, false);
   if (fn == nullptr) return kUnsupported;
   if (iters < 1) iters = 1;

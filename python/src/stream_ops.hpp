@@ -33,7 +33,7 @@ int device_of(uintptr_t addr, int* device);
 // Times `iters` back-to-back calls of the on-stream reduction from C++ (the Python benchmark's
 // reference): *host_us, the host's time per call to enqueue, and *gpu_us, the stream's time per
 // call between CUDA events around the loop.
-int time_reduce(uintptr_t team, int op, int dtype, uintptr_t dest, uintptr_t source,
-                size_t nreduce, uintptr_t stream, int iters, double* host_us, double* gpu_us);
+int time_reduce(uintptr_t team, int op, int dtype, uintptr_t dest, uintptr_t source, size_t nreduce,
+                uintptr_t stream, int iters, double* host_us, double* gpu_us);
 
 }  // namespace vshmem::python::stream
