@@ -211,12 +211,16 @@ def test_peer_view(shmem, rng):
 
 
 def test_free_refused_while_views_live(shmem):
-    x = shmem.empty(8, np.int64)
-    part = shmem.peer_view(x, shmem.my_pe())
-    with pytest.raises(shmem.VshmemError, match="other view"):
-        shmem.free(x)
-    del part
-    shmem.free(x)
+    x = shmem.empty((4, 8), np.int64)
+    for view in (lambda: x[1:], lambda: x.reshape(32)[3:9], lambda: x.T,
+                 lambda: shmem.peer_view(x, shmem.my_pe()), lambda: x.view(np.uint8)):
+        part = view()
+        with pytest.raises(shmem.VshmemError, match="other view"):
+            shmem.free(x)
+        del part
+    alias = x
+    shmem.free(alias)
+    del alias
     assert not shmem.is_symmetric(x)
 
 

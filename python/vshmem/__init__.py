@@ -106,6 +106,8 @@ def finalize():
 
 
 def _finalize_now():
+    for a in _state.allocs.values():
+        a.root = None
     _state.allocs.clear()
     _state.starts.clear()
     _state.scratch = 0
@@ -154,13 +156,17 @@ def _agree(values):
 # --- symmetric memory -------------------------------------------------------------------------
 
 class _Allocation:
-    """One symmetric allocation; every array, tensor and peer view of it holds a reference."""
-    __slots__ = ("addr", "nbytes", "freed", "__weakref__")
+    """One symmetric allocation. Every tensor export and peer view holds a reference to it; on the
+    host heap, `root` is a byte array over it (its base is the allocation) that every NumPy array
+    vshmem returns, and every slice or reshape of one, has as its base (NumPy collapses chains of
+    views to the first array whose base is not an array)."""
+    __slots__ = ("addr", "nbytes", "freed", "root", "__weakref__")
 
     def __init__(self, addr, nbytes):
         self.addr = addr
         self.nbytes = nbytes
         self.freed = False
+        self.root = None
 
     def __repr__(self):
         return f"<vshmem allocation {self.addr:#x} +{self.nbytes}>"
@@ -174,10 +180,16 @@ def _find(addr, nbytes):
     return a if addr + nbytes <= a.addr + a.nbytes else None
 
 
-def _views_at(addr):
-    # References held by the registry and getrefcount's argument; every other one is a NumPy
-    # array, a DLPack export (a tensor's storage), a peer view, or a caller's local variable.
-    return sys.getrefcount(_state.allocs[addr]) - 2
+def _views_at(addr, locals_held=0):
+    """How many arrays, tensors and peer views of the allocation at addr are alive."""
+    alloc = _state.allocs[addr]
+    # Not views: the registry, `alloc` here, getrefcount's argument, the root's base, and the
+    # caller's own local references.
+    n = sys.getrefcount(alloc) - 3 - locals_held - (alloc.root is not None)
+    if alloc.root is not None:
+        # Not views: alloc.root and getrefcount's argument.
+        n += sys.getrefcount(alloc.root) - 2
+    return n
 
 
 def _parse_device(device):
@@ -193,7 +205,14 @@ def _view(alloc, addr, shape, name, torch_dtype):
     """An array (host heap, NumPy dtype), or a tensor / DLPack capsule over addr."""
     if not _state.heap_gpu and torch_dtype is None:
         import numpy as np
-        return _c.numpy_view(addr, list(shape), np.dtype(name), alloc)
+        if addr != alloc.addr:          # a peer's copy: holds the allocation itself
+            return _c.numpy_view(addr, list(shape), np.dtype(name), alloc)
+        if alloc.root is None:
+            alloc.root = _c.numpy_view(addr, [alloc.nbytes], np.dtype(np.uint8), alloc)
+        count = 1
+        for d in shape:
+            count *= d
+        return alloc.root[:count * _dtypes.SIZE[name]].view(np.dtype(name)).reshape(shape)
     cap = _c.to_dlpack(addr, list(shape), _dtypes.CODE[name], _state.heap_gpu,
                        _state.heap_device, alloc)
     torch = sys.modules.get("torch")
@@ -290,7 +309,7 @@ def free(x):
         raise _err("vshmem.free", "x is a part of an allocation: pass the array vshmem.empty() "
                    "returned")
     # Not counted: this frame's `alloc`, and x itself.
-    mine = _views_at(alloc.addr) - 1 - _own_references(x, alloc)
+    mine = _views_at(alloc.addr, 1) - _own_references(x, alloc)
     worst = _agree([mine, _c.my_pe() if mine > 0 else -1])
     if worst[0] > 0:
         raise _err("vshmem.free", f"PE {worst[1]} still holds {worst[0]} other view(s) of this "
@@ -298,12 +317,14 @@ def free(x):
     del _state.allocs[alloc.addr]
     _state.starts.remove(alloc.addr)
     alloc.freed = True
+    alloc.root = None
     _c.free(alloc.addr)
 
 
 def _own_references(x, alloc):
-    # x itself: a NumPy array's base, or a tensor's storage (one DLPack export).
-    return 1 if getattr(x, "base", None) is alloc or hasattr(x, "data_ptr") else 0
+    # x itself: a NumPy array (its base is the root), or a tensor's storage (one DLPack export).
+    base = getattr(x, "base", None)
+    return 1 if (base is not None and base is alloc.root) or hasattr(x, "data_ptr") else 0
 
 
 def peer_view(x, pe):
