@@ -160,13 +160,14 @@ class _Allocation:
     host heap, `root` is a byte array over it (its base is the allocation) that every NumPy array
     vshmem returns, and every slice or reshape of one, has as its base (NumPy collapses chains of
     views to the first array whose base is not an array)."""
-    __slots__ = ("addr", "nbytes", "freed", "root", "__weakref__")
+    __slots__ = ("addr", "nbytes", "freed", "root", "storage_uses", "__weakref__")
 
     def __init__(self, addr, nbytes):
         self.addr = addr
         self.nbytes = nbytes
         self.freed = False
         self.root = None
+        self.storage_uses = None   # a new tensor's storage use count (torch), for free()
 
     def __repr__(self):
         return f"<vshmem allocation {self.addr:#x} +{self.nbytes}>"
@@ -224,6 +225,19 @@ def _view(alloc, addr, shape, name, torch_dtype):
     return torch.utils.dlpack.from_dlpack(cap)
 
 
+def _storage_uses(t):
+    """How many tensors share t's storage (torch keeps no Python-visible count of views of one
+    DLPack import); None where torch does not tell."""
+    torch = sys.modules.get("torch")
+    count = getattr(getattr(torch, "_C", None), "_storage_Use_Count", None)
+    if count is None:
+        return None
+    try:
+        return count(t.untyped_storage()._cdata)
+    except Exception:
+        return None
+
+
 def empty(shape, dtype="float32", device=None):
     """A new symmetric array (collective: every PE passes the same shape and dtype, and gets
     memory at the same address). device 'cpu' (the host heap, VSHMEM_BACKEND=host): a NumPy array,
@@ -256,7 +270,11 @@ def empty(shape, dtype="float32", device=None):
     alloc = _Allocation(addr, max(nbytes, 1))
     _state.allocs[addr] = alloc
     bisect.insort(_state.starts, addr)
-    return _view(alloc, addr, shape, name, torch_dtype)
+    x = _view(alloc, addr, shape, name, torch_dtype)
+    if hasattr(x, "data_ptr"):
+        # Measured now, while x is the storage's only tensor: free() compares against it.
+        alloc.storage_uses = _storage_uses(x)
+    return x
 
 
 def zeros(shape, dtype="float32", device=None):
@@ -310,6 +328,10 @@ def free(x):
                    "returned")
     # Not counted: this frame's `alloc`, and x itself.
     mine = _views_at(alloc.addr, 1) - _own_references(x, alloc)
+    if hasattr(x, "data_ptr") and alloc.storage_uses is not None:
+        now = _storage_uses(x)
+        if now is not None:
+            mine += max(0, now - alloc.storage_uses)   # slices and views of the tensor
     worst = _agree([mine, _c.my_pe() if mine > 0 else -1])
     if worst[0] > 0:
         raise _err("vshmem.free", f"PE {worst[1]} still holds {worst[0]} other view(s) of this "
