@@ -288,23 +288,23 @@ def zeros(shape, dtype="float32", device=None):
     return x
 
 
-def _buffer(x, what):
-    """(address, bytes, dtype name, on GPU, object) of a contiguous array or tensor."""
-    if hasattr(x, "data_ptr") and hasattr(x, "element_size"):    # torch.Tensor
+def _buffer(x, call, what):
+    """(address, bytes, dtype name, on GPU) of a contiguous array or tensor."""
+    if hasattr(x, "data_ptr"):                                   # torch.Tensor
         if not x.is_contiguous():
-            raise ValueError(f"{what} must be contiguous")
-        return (x.data_ptr(), x.numel() * x.element_size(), _dtypes.name_of(x.dtype),
-                x.device.type == "cuda")
+            raise ValueError(f"{call}: {what} must be contiguous")
+        return x.data_ptr(), x.nbytes, _dtypes.name_of(x.dtype), x.is_cuda
     ai = getattr(x, "__array_interface__", None)
     if ai is not None:                                            # NumPy and friends
         if not x.flags.c_contiguous:
-            raise ValueError(f"{what} must be C-contiguous")
-        return ai["data"][0], x.nbytes, x.dtype.name, False
-    raise TypeError(f"{what} must be a NumPy array or a torch.Tensor, not {type(x).__name__}")
+            raise ValueError(f"{call}: {what} must be C-contiguous")
+        return ai["data"][0], x.nbytes, _dtypes.name_of(x.dtype), False
+    raise TypeError(f"{call}: {what} must be a NumPy array or a torch.Tensor, not "
+                    f"{type(x).__name__}")
 
 
 def _symmetric(call, x, what):
-    addr, nbytes, name, gpu = _buffer(x, f"{call}: {what}")
+    addr, nbytes, name, gpu = _buffer(x, call, what)
     alloc = _find(addr, nbytes)
     if alloc is None:
         raise _err(call, f"{what} ({nbytes} bytes at {addr:#x}) is not symmetric memory: make it "
@@ -314,7 +314,7 @@ def _symmetric(call, x, what):
 
 def is_symmetric(x):
     """True when x lies inside a live allocation of vshmem.empty()."""
-    addr, nbytes, _, _ = _buffer(x, "x")
+    addr, nbytes, _, _ = _buffer(x, "vshmem.is_symmetric", "x")
     return _find(addr, nbytes) is not None
 
 
@@ -481,8 +481,8 @@ def _check_pe(call, pe, team=None):
 
 
 def _pair(call, dest, source, sym_dest):
-    d = _buffer(dest, f"{call}: dest")
-    s = _buffer(source, f"{call}: source")
+    d = _buffer(dest, call, "dest")
+    s = _buffer(source, call, "source")
     if d[1] != s[1]:
         raise _err(call, f"dest has {d[1]} bytes, source {s[1]}: sizes must match")
     if d[2] != s[2]:
@@ -631,10 +631,9 @@ def sync_all():
 # --- collectives ------------------------------------------------------------------------------
 
 def _coll(call, dest, source, team):
-    _require_init(call)
     team = _WORLD if team is None else team
     h = team._handle(call)
-    if _c.team_my_pe(h) < 0:
+    if team is not _WORLD and _c.team_my_pe(h) < 0:
         raise _err(call, "this PE is not a member of the team")
     # The allocations are left out: a traceback must not keep them referenced (free counts).
     d = (None,) + _symmetric(call, dest, "dest")[1:]
@@ -673,7 +672,7 @@ def _reduce(call, h, d, s, op, stream, scatter):
     if not (d[1] == s[1] and not scatter) and _overlap(d, s):
         raise _err(call, "dest and source overlap without being the same array")
     if _state.heap_gpu:
-        if not _c.has_stream_reduce(code, opc, scatter):
+        if (code, opc, scatter) not in _STREAM_REDUCE:
             raise _err(call, f"no {op} reduction of {d[3]} on the GPU")
         _c.reduce_on_stream(h, opc, code, d[1], s[1], n, _stream_handle(stream), scatter)
         return
@@ -690,6 +689,10 @@ def _reduce(call, h, d, s, op, stream, scatter):
         _c.getmem(d[1], tmp + me * d[2], d[2], _c.my_pe())
     finally:
         _c.free(tmp)
+
+
+_STREAM_REDUCE = {(d, o, sc) for d in range(len(_dtypes.CODE)) for o in range(len(_dtypes.OPS))
+                  for sc in (False, True) if _c.has_stream_reduce(d, o, sc)}
 
 
 def reduce_scatter(dest, source, op="sum", team=None, stream=None):

@@ -8,8 +8,24 @@ SIZE = {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint8": 1, "uint16": 2, 
 OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "and": 4, "or": 5, "xor": 6}
 
 
+_CACHE = {}
+
+
 def name_of(dtype):
     """The canonical name of a NumPy dtype, a torch dtype or a string ('float32', 'bfloat16')."""
+    try:
+        return _CACHE[dtype]
+    except (KeyError, TypeError):
+        pass
+    name = _name_of(dtype)
+    try:
+        _CACHE[dtype] = name
+    except TypeError:       # not hashable
+        pass
+    return name
+
+
+def _name_of(dtype):
     mod = type(dtype).__module__
     if mod.startswith("torch"):
         text = str(dtype).replace("torch.", "")
