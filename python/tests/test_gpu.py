@@ -14,9 +14,8 @@ def everyone(shmem, local):
     out = shmem.empty((shmem.n_pes(),) + tuple(local.shape), local.dtype, device="cuda")
     shmem.barrier_all(stream=torch.cuda.current_stream())
     shmem.fcollect(out, src)
-    torch.cuda.synchronize()
     result = out.clone()
-    del out, src
+    free_all(shmem, out, src)
     return result
 
 

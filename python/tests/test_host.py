@@ -79,6 +79,12 @@ def test_put_signal(shmem, rng):
     shmem.put_signal(box, data, sig, 5, (me + 1) % n, op="add")
     seen = shmem.signal_wait_until(sig, "ge", 5)
     assert seen == 5 and shmem.signal_fetch(sig) == 5
+    shmem.barrier_all()
+    # The second put adds 5 more; the polling form sees it too, and times out on what never comes.
+    shmem.put_signal(box, data, sig, 5, (me + 1) % n, op="add")
+    assert shmem.signal_wait_until(sig, "eq", 10, timeout=30) == 10
+    with pytest.raises(TimeoutError, match="still 10"):
+        shmem.signal_wait_until(sig, "gt", 10, timeout=0.05)
     everyone = ref_all(shmem, data)
     assert (box == everyone[(me - 1) % n]).all()
     shmem.barrier_all()

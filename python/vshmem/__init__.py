@@ -578,18 +578,40 @@ def signal_fetch(sig):
     return _c.signal_fetch(_signal("vshmem.signal_fetch", sig))
 
 
-def signal_wait_until(sig, cmp, value, stream=None):
+_COMPARE = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "gt": lambda a, b: a > b,
+            "ge": lambda a, b: a >= b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b}
+
+
+def signal_wait_until(sig, cmp, value, stream=None, timeout=None):
     """Waits until this PE's sig[0] compares true ('eq', 'ne', 'gt', 'ge', 'lt', 'le') with value;
-    returns the value seen. With a stream (GPU heap): later work on the stream waits instead."""
+    returns the value seen. timeout (seconds): raise TimeoutError instead of waiting longer (the
+    wait then polls, and Ctrl-C interrupts it). With a stream (GPU heap): later work on the stream
+    waits instead, and the call returns None at once."""
     call = "vshmem.signal_wait_until"
     _require_init(call)
     sa = _signal(call, sig)
     if cmp not in _CMPS:
         raise _err(call, f"cmp must be one of {sorted(_CMPS)}, not {cmp!r}")
+    value = int(value)
+    if value < 0 or value >= 1 << 64:
+        raise _err(call, f"value {value} does not fit in 64 unsigned bits")
     if stream is not None:
-        _c.signal_wait_until_on_stream(sa, _CMPS[cmp], int(value), _stream_handle(stream))
+        _c.signal_wait_until_on_stream(sa, _CMPS[cmp], value, _stream_handle(stream))
         return None
-    return _c.signal_wait_until(sa, _CMPS[cmp], int(value))
+    if timeout is None:
+        return _c.signal_wait_until(sa, _CMPS[cmp], value)
+    import time
+    deadline = time.monotonic() + float(timeout)
+    pause = 1e-6
+    while True:
+        seen = _c.signal_fetch(sa)
+        if _COMPARE[cmp](seen, value):
+            return seen
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"vshmem: PE {_c.my_pe()}: {call}: the signal is still {seen} after "
+                               f"{timeout} s (waiting for {cmp} {value})")
+        time.sleep(pause)
+        pause = min(pause * 2, 1e-3)
 
 
 def quiet(stream=None):
