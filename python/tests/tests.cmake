@@ -70,3 +70,10 @@ add_test(NAME python.example_ring.vshmemrun.4 COMMAND ${_cmd} ${Python3_EXECUTAB
          ${PROJECT_SOURCE_DIR}/examples/python/ring_numpy.py)
 set_tests_properties(python.example_ring.vshmemrun.4 PROPERTIES LABELS "python;mpe;vshmemrun"
                      TIMEOUT 60 ENVIRONMENT "${_env}" PASS_REGULAR_EXPRESSION "4 of 4 blocks came back intact: OK")
+
+# The package as `cmake --install` lays it out.
+add_test(NAME python.install COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR}
+         -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DWORK_DIR=${PROJECT_BINARY_DIR}/python-install-test
+         -DPYTHON=${Python3_EXECUTABLE} -DSITE=${VSHMEM_PYTHON_INSTALL_DIR}
+         -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/install_test.cmake)
+set_tests_properties(python.install PROPERTIES LABELS "python;install" TIMEOUT 300)
