@@ -85,6 +85,7 @@ def test_stream_forms(shmem):
         s.synchronize()
         n = shmem.n_pes()
         assert (x == n * (n + 1) / 2).all()
+        shmem.barrier_all()   # every PE's reduce has read x before the next fill
     free_all(shmem, x)
 
 
@@ -101,6 +102,7 @@ def test_fcollect_alltoall_broadcast_reduce_scatter(shmem):
     shmem.alltoall(dest, src)
     torch.cuda.synchronize()
     assert torch.equal(dest, all_[:, me, :])
+    shmem.barrier_all()       # checked everywhere before the broadcast overwrites dest
     shmem.broadcast(dest, src, root=n - 1)
     torch.cuda.synchronize()
     assert torch.equal(dest, all_[n - 1])
