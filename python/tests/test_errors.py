@@ -5,8 +5,8 @@ import pytest
 
 def test_bad_pe(shmem):
     x = shmem.empty(4, np.int64)
-    for pe in (-1, shmem.n_pes(), 10**6):
-        with pytest.raises(shmem.VshmemError, match=rf"PE {shmem.my_pe()}: vshmem.put: PE {pe}"):
+    for pe in (-1, shmem.n_pes(), 10**6, 1.0, True, "0"):
+        with pytest.raises(shmem.VshmemError, match=rf"PE {shmem.my_pe()}: vshmem.put: PE {pe!r} is not a PE"):
             shmem.put(x, np.zeros(4, np.int64), pe)
     shmem.barrier_all()
     shmem.free(x)

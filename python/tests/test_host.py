@@ -23,6 +23,12 @@ def test_ids(shmem):
     assert shmem.team_world().my_pe() == shmem.my_pe()
 
 
+def test_zeros(shmem):
+    z = shmem.zeros((2, 3), np.int16)
+    assert z.shape == (2, 3) and z.dtype == np.int16 and not z.any()
+    shmem.free(z)
+
+
 def test_same_address(shmem):
     x = shmem.empty((3, 5), np.float64)
     assert isinstance(x, np.ndarray) and x.shape == (3, 5) and x.dtype == np.float64
@@ -39,7 +45,7 @@ def test_put_get_ring(shmem, rng):
         box = shmem.empty(1000, dtype)
         box[:] = 0
         shmem.barrier_all()
-        shmem.put(box, data, (me + 1) % n)
+        shmem.put(box, data, np.int32((me + 1) % n))     # NumPy integers are PE numbers too
         shmem.barrier_all()
         everyone = ref_all(shmem, data.astype(np.int64))
         assert (box.astype(np.int64) == everyone[(me - 1) % n]).all()

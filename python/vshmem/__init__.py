@@ -18,6 +18,7 @@ Only global_exit ends the job.
 import atexit
 import bisect
 import ctypes
+import operator
 import os
 import sys
 
@@ -282,6 +283,9 @@ def zeros(shape, dtype="float32", device=None):
     x = empty(shape, dtype, device)
     if hasattr(x, "zero_"):
         x.zero_()
+        if x.is_cuda:
+            # Peers may read it once the barrier is passed: the fill must be done by then.
+            stream_synchronize(None)
     else:
         x[...] = 0
     barrier_all()
@@ -355,7 +359,7 @@ def peer_view(x, pe):
     use get/put)."""
     _require_init("vshmem.peer_view")
     _, addr, nbytes, name, _ = _symmetric("vshmem.peer_view", x, "x")
-    _check_pe("vshmem.peer_view", pe)
+    pe = _check_pe("vshmem.peer_view", pe)
     p = _c.ptr(addr, pe)
     if p == 0:
         raise _err("vshmem.peer_view", f"PE {pe}'s memory is not mapped into this PE (another node, "
@@ -474,10 +478,22 @@ def stream_synchronize(stream=None):
 
 # --- RMA and signals --------------------------------------------------------------------------
 
+def _index(value):
+    """value as an int when it is an integer (int, NumPy integer), else None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 def _check_pe(call, pe, team=None):
     n = _c.n_pes() if team is None else team.n_pes()
-    if not isinstance(pe, int) or isinstance(pe, bool) or pe < 0 or pe >= n:
+    p = _index(pe)
+    if p is None or p < 0 or p >= n:
         raise _err(call, f"PE {pe!r} is not a PE of the job (0..{n - 1})")
+    return p
 
 
 def _pair(call, dest, source, sym_dest):
@@ -497,7 +513,7 @@ def _pair(call, dest, source, sym_dest):
 
 def _rma(call, dest, source, pe, put, nbi, stream):
     _require_init(call)
-    _check_pe(call, pe)
+    pe = _check_pe(call, pe)
     d, s = _pair(call, dest, source, put)
     if d[1] == 0:
         return
@@ -555,7 +571,7 @@ def put_signal(dest, source, sig, value, pe, op="set", stream=None, nbi=False):
     arrived there."""
     call = "vshmem.put_signal"
     _require_init(call)
-    _check_pe(call, pe)
+    pe = _check_pe(call, pe)
     d, s = _pair(call, dest, source, True)
     sa = _signal(call, sig)
     if op not in _SIG_OPS:
@@ -773,8 +789,10 @@ def broadcast(dest, source, root=0, team=None, stream=None):
     call = "vshmem.broadcast"
     h, team, d, s = _coll(call, dest, source, team)
     npes = _c.team_n_pes(h)
-    if not isinstance(root, int) or root < 0 or root >= npes:
+    r = _index(root)
+    if r is None or r < 0 or r >= npes:
         raise _err(call, f"root {root!r} is not a member of the team (0..{npes - 1})")
+    root = r
     if d[2] != s[2] or d[3] != s[3]:
         raise _err(call, f"dest has {d[2]} bytes of {d[3]}, source {s[2]} of {s[3]}: they must "
                    "match")
