@@ -77,3 +77,13 @@ add_test(NAME python.install COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINA
          -DPYTHON=${Python3_EXECUTABLE} -DSITE=${VSHMEM_PYTHON_INSTALL_DIR}
          -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/install_test.cmake)
 set_tests_properties(python.install PROPERTIES LABELS "python;install" TIMEOUT 300)
+
+# The GPU example: a bf16 all-reduce of torch tensors.
+vshmem_launch_command(_cmd vshmemrun 2)
+add_test(NAME python.gpu.example_allreduce.vshmemrun.2 COMMAND ${VSHMEM_GPU_OR_SKIP}
+         ${Python3_EXECUTABLE} ${_tests}/torch_or_skip.py ${_cmd} ${Python3_EXECUTABLE}
+         ${PROJECT_SOURCE_DIR}/examples/python/allreduce_torch.py)
+set_tests_properties(python.gpu.example_allreduce.vshmemrun.2 PROPERTIES
+                     LABELS "python;gpu;mpe" TIMEOUT 120 SKIP_RETURN_CODE 77 RESOURCE_LOCK gpu
+                     FAIL_REGULAR_EXPRESSION "FAILED"
+                     ENVIRONMENT "PYTHONPATH=${VSHMEM_PYTHON_DIR};VSHMEM_BOOTSTRAP_TIMEOUT=60;VSHMEM_BACKEND=cuda")
