@@ -1,6 +1,8 @@
 """A bf16 all-reduce of torch tensors on the GPU heap, on torch's stream, checked against torch.
     vshmemrun -n 2 python3 examples/python/allreduce_torch.py
     torchrun --nproc-per-node=2 examples/python/allreduce_torch.py"""
+import sys
+
 import torch
 
 import vshmem
@@ -19,3 +21,4 @@ print(f"PE {me}: all-reduce of {n} PEs = {x[0].item()} (expected {expect}): "
       f"{'OK' if ok else 'FAILED'}")
 vshmem.free(x)
 vshmem.finalize()
+sys.exit(0 if ok else 1)

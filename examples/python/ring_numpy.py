@@ -1,6 +1,8 @@
 """A ring on the host heap with NumPy: each PE sends its block to the right neighbour, N times,
 so every block goes once around; run with
     VSHMEM_BACKEND=host vshmemrun -n 4 python3 examples/python/ring_numpy.py"""
+import sys
+
 import numpy as np
 
 import vshmem
@@ -23,6 +25,8 @@ vshmem.reduce(total, total, "sum")
 if me == 0:
     print(f"ring: {n} PEs, {total[0]} of {n} blocks came back intact: "
           f"{'OK' if total[0] == n else 'FAILED'}")
+good = int(total[0]) == n
 vshmem.free(total)
 vshmem.free(box)
 vshmem.finalize()
+sys.exit(0 if good else 1)
