@@ -503,6 +503,8 @@ def _pair(call, dest, source, sym_dest):
         raise _err(call, f"dest has {d[1]} bytes, source {s[1]}: sizes must match")
     if d[2] != s[2]:
         raise _err(call, f"dest is {d[2]}, source {s[2]}: dtypes must match")
+    if (d[3] or s[3]) and not _state.heap_gpu:
+        raise _err(call, "a GPU tensor cannot take part: this job's symmetric heap is host memory")
     sym = d if sym_dest else s
     if _find(sym[0], sym[1]) is None:
         which = "dest" if sym_dest else "source"
