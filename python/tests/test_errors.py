@@ -102,3 +102,26 @@ def test_free_twice_and_finalize_with_views(shmem):
         shmem.finalize()
     del keep
     shmem.free(y)
+
+
+class _FakeCudaTensor:
+    """Looks like a CUDA torch.Tensor to the package (data_ptr, nbytes, dtype, is_cuda)."""
+    dtype = np.dtype(np.int64)
+    nbytes = 32
+    is_cuda = True
+
+    def data_ptr(self):
+        return 4096
+
+    def is_contiguous(self):
+        return True
+
+
+def test_gpu_tensor_on_host_heap(shmem):
+    x = shmem.empty(4, np.int64)
+    with pytest.raises(shmem.VshmemError, match="GPU tensor cannot take part"):
+        shmem.put(x, _FakeCudaTensor(), 0)
+    with pytest.raises(shmem.VshmemError, match="GPU tensor cannot take part"):
+        shmem.get(_FakeCudaTensor(), x, 0)
+    shmem.barrier_all()
+    shmem.free(x)
