@@ -245,3 +245,34 @@ def test_heap_reuse_keeps_symmetry(shmem):
     shmem.free(again)
     for b in blocks[1::2]:
         shmem.free(b)
+
+
+class _DLPackHolder:
+    """Hands a capsule from the extension's DLPack export to np.from_dlpack (the export the GPU
+    heap's tensors use, tried here on host memory)."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, stream=None):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)    # kDLCPU
+
+
+def test_dlpack_export(shmem, rng):
+    x = shmem.empty((3, 4), np.int32)
+    x[...] = rng.integers(-1000, 1000, size=(3, 4))
+    alloc = shmem._find(x.ctypes.data, x.nbytes)
+    cap = shmem._c.to_dlpack(x.ctypes.data, [3, 4], shmem._dtypes.CODE["int32"], False, 0, alloc)
+    del alloc
+    y = np.from_dlpack(_DLPackHolder(cap))
+    del cap
+    assert y.shape == (3, 4) and y.dtype == np.int32 and y.ctypes.data == x.ctypes.data
+    assert (y == x).all()
+    # The export holds the allocation: free is refused until the consumer lets go.
+    with pytest.raises(shmem.VshmemError, match="other view"):
+        shmem.free(x)
+    del y
+    shmem.free(x)
