@@ -34,16 +34,18 @@ void write_all(const char* p, size_t n) {
   }
 }
 
-void write_hex(uintptr_t v) {
-  char buf[2 + 2 * sizeof(uintptr_t)];
-  size_t n = sizeof(buf);
+// "0x..." of v at out; returns the length.
+size_t format_hex(uintptr_t v, char* out) {
+  char digits[2 * sizeof(uintptr_t)];
+  size_t n = 0;
   do {
-    buf[--n] = "0123456789abcdef"[v & 0xf];
+    digits[n++] = "0123456789abcdef"[v & 0xf];
     v >>= 4;
   } while (v != 0);
-  buf[--n] = 'x';
-  buf[--n] = '0';
-  write_all(buf + n, sizeof(buf) - n);
+  out[0] = '0';
+  out[1] = 'x';
+  for (size_t i = 0; i < n; ++i) out[2 + i] = digits[n - 1 - i];
+  return 2 + n;
 }
 
 void on_fault(int sig, siginfo_t* info, void* context) {
@@ -51,9 +53,13 @@ void on_fault(int sig, siginfo_t* info, void* context) {
   const auto a = reinterpret_cast<uintptr_t>(info->si_addr);
   if (a >= g_begin.load(std::memory_order_relaxed) && a < g_end.load(std::memory_order_relaxed) &&
       !g_reported.exchange(true)) {
-    write_all(g_prefix, g_prefix_len);
-    write_hex(a);
-    write_all(kCause, sizeof(kCause) - 1);
+    // One write(2): PEs that fault at once share stderr, and separate writes would interleave.
+    char line[sizeof(g_prefix) + 2 + 2 * sizeof(uintptr_t) + sizeof(kCause)];
+    size_t n = 0;
+    for (size_t i = 0; i < g_prefix_len; ++i) line[n++] = g_prefix[i];
+    n += format_hex(a, line + n);
+    for (size_t i = 0; i + 1 < sizeof(kCause); ++i) line[n++] = kCause[i];
+    write_all(line, n);
   }
   errno = saved_errno;
   const struct sigaction& prev = sig == SIGBUS ? g_prev_bus : g_prev_segv;
