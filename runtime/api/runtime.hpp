@@ -14,6 +14,7 @@
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/common/log.hpp"
 #include "runtime/common/status.hpp"
+#include "runtime/heap/multicast_region.hpp"
 #include "runtime/heap/symmetric_heap.hpp"
 #include "runtime/ipc/fd_passing.hpp"
 #include "runtime/memory/memory.hpp"
@@ -33,6 +34,8 @@ struct Runtime {
   TransportPlan plan;
   std::unique_ptr<FdExchange> fd_exchange;
   std::unique_ptr<SymmetricHeap> heap;
+  // The world's multicast region over the heap; null when multicast is off (the default).
+  std::unique_ptr<MulticastRegion> multicast;
   // Serves peers from our heap and reaches theirs when they are not mapped; null when no peer of
   // ours is staged. Goes before the heap it serves.
   std::unique_ptr<StagedTransport> staged;

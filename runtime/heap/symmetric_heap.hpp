@@ -70,6 +70,12 @@ class SymmetricHeap {
 
   // Called after every growth (the device state must learn the new committed size).
   void set_growth_listener(std::function<void()> listener) { on_growth_ = std::move(listener); }
+  // Called on every PE after every growth, before the growth listener, with this PE's new chunk
+  // and its offset in H (multicast regions bind it: runtime/heap/multicast_region.hpp).
+  using ChunkListener = std::function<void(size_t offset, std::shared_ptr<PhysicalAllocation>)>;
+  void set_chunk_listener(ChunkListener listener) { on_chunk_ = std::move(listener); }
+  // This PE's own chunks so far, as (offset in H, memory), in growth order.
+  std::vector<std::pair<size_t, std::shared_ptr<PhysicalAllocation>>> own_chunks() const;
 
  private:
   SymmetricHeap(MemoryProvider& provider, Bootstrap& bootstrap, const HeapConfig& config,
@@ -101,6 +107,7 @@ class SymmetricHeap {
   uint64_t growth_count_ = 0;
   uint64_t growth_attempts_ = 0;  // tags of the handle exchanges
   std::function<void()> on_growth_;
+  ChunkListener on_chunk_;
 };
 
 }  // namespace vshmem
