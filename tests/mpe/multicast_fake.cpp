@@ -8,6 +8,8 @@
 //                      cuMulticastAddDevice and one cuMulticastBindMem per chunk on every PE; data
 //                      stored through PE 0's multicast mapping is read through every PE's; a heap
 //                      growth binds the new chunk on every PE; teardown unbinds all.
+//   ok_fabric          as ok with fabric handles (IMEX channel present): the multicast handle
+//                      travels through the bootstrap.
 //   bind_fails         the last PE's cuMulticastBindMem fails: every PE falls back, all name it.
 //   grow_bind_fails    the last PE's bind of a growth chunk fails: every PE drops the region.
 //   no_attribute       the last PE's device lacks the attribute: all fall back, no create call.
@@ -127,11 +129,20 @@ void region_modes(Stack& s) {
     cfg.multicast_bind_fail_from = 2;  // the growth after the two initial chunks
   }
   if (g_mode == "no_attribute" && is_last) cfg.multicast_supported = false;
-  if (g_mode != "ok" && g_mode != "bind_fails" && g_mode != "grow_bind_fails" &&
-      g_mode != "no_attribute" && g_mode != "disabled") {
+  std::string imex;
+  if (g_mode == "ok_fabric") {
+    // Fabric handles everywhere: heap chunks and the multicast handle go through the bootstrap.
+    imex = make_imex_dir(s.job.id);
+    cfg.fabric_supported = true;
+    cfg.imex_channel_dir = imex;
+  }
+  if (g_mode != "ok" && g_mode != "ok_fabric" && g_mode != "bind_fails" &&
+      g_mode != "grow_bind_fails" && g_mode != "no_attribute" && g_mode != "disabled") {
     die("unknown mode");
   }
   build(s, cfg, 2);
+  check((s.heap->handle_kind() == HandleKind::kFabric) == (g_mode == "ok_fabric"),
+        "heap handle kind");
   const bool enabled = g_mode != "disabled";
   if (enabled) ::setenv("VSHMEM_ENABLE_MULTICAST", "1", 1);  // this process, the fake only
   std::string why;
@@ -174,6 +185,7 @@ void region_modes(Stack& s) {
   check(fake_calls("cuMulticastAddDevice") == 1, "one AddDevice per PE");
   check(fake_calls("cuMulticastBindMem") == 2, "one bind per chunk");
   check(fake_calls("cuMemImportFromShareableHandle") >= (g_pe == 0 ? 0 : 1), "imported");
+  if (!imex.empty()) remove_imex_dir(imex);
   const uintptr_t h = s.heap->base();
   check(region->translate(reinterpret_cast<void*>(h + 100)) ==
             reinterpret_cast<void*>(region->base() + 100),
@@ -201,7 +213,7 @@ void region_modes(Stack& s) {
   const size_t before = s.heap->committed();
   s.heap->set_chunk_listener([&](size_t offset, std::shared_ptr<PhysicalAllocation> chunk) {
     Status st = region->bind_chunk(offset, std::move(chunk));
-    if (g_mode == "ok") {
+    if (g_mode != "grow_bind_fails") {
       check(st, "bind_chunk");
     } else {
       check(!st.is_ok() && st.code() == Code::kUnsupported, "the growth bind failure went unseen");
@@ -212,7 +224,7 @@ void region_modes(Stack& s) {
     }
   });
   check(s.heap->commit_at_least(before + (64u << 10), "test"), "grow");
-  if (g_mode == "ok") {
+  if (g_mode != "grow_bind_fails") {
     check(fake_calls("cuMulticastBindMem") == 3, "the growth chunk was not bound");
     check(region->translate(reinterpret_cast<void*>(h + before)) != nullptr,
           "the growth chunk has no multicast address");
