@@ -439,7 +439,10 @@ class CudaMulticast final : public MulticastSupport {
     } else {
       return error(Code::kInvalidArgument, call + ": empty handle");
     }
-    // The granularity for binding is the creator's: every PE asks with the same properties.
+    // The granularity this object checks bindings against. The importer does not know the
+    // creator's device count, so it asks for one device; the multicast region has already
+    // checked every chunk against the granularity for all devices (the largest any PE got),
+    // and the driver checks each binding itself.
     CUmulticastObjectProp prop = properties(size, 1, HandleKind::kNone);
     size_t gran = 0;
     CUresult r = drv.cuMulticastGetGranularity(&gran, &prop, CU_MULTICAST_GRANULARITY_MINIMUM);
