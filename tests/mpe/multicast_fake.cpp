@@ -21,6 +21,8 @@
 //                      naming the channel directory.
 //   runtime            shmem_init on the fake: shmemx_mc_ptr non-null for the world, null for a
 //                      smaller team and outside the heap; growth keeps it valid.
+//   runtime_off        shmem_init on the fake without the variable: shmemx_mc_ptr is NULL and
+//                      no multicast driver call is made.
 //   runtime_bind_fails shmem_init on the fake with one PE's bind failing: shmemx_mc_ptr is null
 //                      on every PE and RMA still works (unicast).
 #include <sys/stat.h>
@@ -333,7 +335,11 @@ int runtime_modes(int argc, char** argv) {
   }
   detail::use_fake_driver_for_tests(&testing::fake_cuda_driver(cfg));
   ::setenv("VSHMEM_BACKEND", "cuda", 1);
-  ::setenv("VSHMEM_ENABLE_MULTICAST", "1", 1);  // this process, the fake only
+  if (g_mode == "runtime_off") {
+    ::unsetenv("VSHMEM_ENABLE_MULTICAST");  // the default
+  } else {
+    ::setenv("VSHMEM_ENABLE_MULTICAST", "1", 1);  // this process, the fake only
+  }
   shmem_init();
   g_pe = shmem_my_pe();
   const int npes = shmem_n_pes();
@@ -362,6 +368,12 @@ int runtime_modes(int argc, char** argv) {
     check(shmemx_mc_ptr(SHMEM_TEAM_WORLD, big + (8u << 20) - 1) != nullptr,
           "no multicast address for memory of a growth");
     shmem_free(big);
+  } else if (g_mode == "runtime_off") {
+    check(mc == nullptr, "shmemx_mc_ptr is not NULL with multicast off");
+    for (const char* call : {"cuMulticastCreate", "cuMulticastGetGranularity",
+                             "cuMulticastAddDevice", "cuMulticastBindMem"}) {
+      check(fake_calls(call) == 0, std::string(call) + " was called with multicast off");
+    }
   } else {
     check(mc == nullptr, "shmemx_mc_ptr is not NULL although a PE's bind failed");
   }
@@ -392,7 +404,7 @@ int runtime_modes(int argc, char** argv) {
 int main(int argc, char** argv) {
   g_mode = argc > 1 ? argv[1] : "";
   if (testing::real_libcuda_loaded()) die("libcuda.so.1 is loaded before the test starts");
-  if (g_mode == "runtime" || g_mode == "runtime_bind_fails") return runtime_modes(argc, argv);
+  if (g_mode.rfind("runtime", 0) == 0) return runtime_modes(argc, argv);
 
   Stack s;
   auto boot = create_bootstrap({});
