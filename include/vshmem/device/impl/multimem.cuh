@@ -240,6 +240,30 @@ __device__ __forceinline__ void mc_reduce_share(T* dest, const T* source, size_t
 #endif
 }
 
+// Reduce-scatter of every PE's `source` (n blocks of nelems, block j for team member j) into
+// this PE's `dest` (nelems), by the group G of member my_index: one multimem.ld_reduce per element
+// of our block, stored locally. For a device reduce-scatter to call when mc_on(n) and
+// Multimem<kOp, T>::kSupported (there is none in this tree yet); the caller synchronizes before
+// (sources ready) and after (sources free again). dest must not overlap any PE's source block
+// that another PE still reads, i.e. not source itself.
+template <class G, McOp kOp, class T>
+__device__ __forceinline__ void mc_reduce_scatter(T* dest, const T* source, size_t nelems,
+                                                  int my_index) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const T* block = source + nelems * static_cast<size_t>(my_index);
+  fence_proxy_alias();
+  for (size_t i = G::rank(); i < nelems; i += G::size()) {
+    dest[i] = Multimem<kOp, T>::ld_reduce(mc_addr(block + i));
+  }
+  fence_proxy_alias();
+#else
+  (void)dest;
+  (void)source;
+  (void)nelems;
+  (void)my_index;
+#endif
+}
+
 }  // namespace vshmem::device
 
 #endif  // __CUDACC__
