@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/common/private_dir.hpp"
 #include "runtime/heap/multicast_region.hpp"
 #include "runtime/heap/symmetric_heap.hpp"
 #include "runtime/ipc/fd_passing.hpp"
@@ -101,7 +102,10 @@ void build(Stack& s, const FakeDriverConfig& cfg, size_t chunks) {
   check(provider.status(), "cuda provider on the fake driver");
   s.provider = std::move(provider).value();
   const int n = s.boot->size();
-  auto fds = FdExchange::create(s.job.id, s.job.secret, g_pe, std::chrono::seconds(30));
+  auto dir = job_socket_dir(s.job.id);
+  check(dir.status(), "job_socket_dir");
+  auto fds =
+      FdExchange::create(dir.value(), s.job.id, s.job.secret, g_pe, std::chrono::seconds(30));
   check(fds.status(), "FdExchange::create");
   s.fds = std::move(fds).value();
   check(s.boot->barrier(), "barrier");
