@@ -363,6 +363,7 @@ void on_state(const DeviceState* s) {
   st.sync_base = sync_base;
   st.sync_bytes = s->sync_bytes;
   st.peer_delta = g_device_deltas;
+  st.mc_base = s->mc_base;
   // The host's SHMEM_TEAM_WORLD handle: slot 0 of the team table the runtime describes, else
   // looked up (rather than linked, so this library does not depend on the teams module).
   if (s->team_handle_base != 0) {

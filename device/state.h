@@ -7,7 +7,7 @@
 
 namespace vshmem {
 
-constexpr int kDeviceStateVersion = 2;
+constexpr int kDeviceStateVersion = 3;
 
 // A team as device code needs it: one per team slot. size == 0 for slots in which this PE holds
 // no team. Team handles are addresses in the host's team table (DeviceState::team_handle_*).
@@ -52,7 +52,11 @@ struct DeviceState {
   uint64_t team_sync_offset;
   uint64_t team_slot_bytes;
   int team_slots;
-  int reserved[5];
+  int reserved;
+  // The multicast address of H (runtime/heap/multicast_region.hpp): a store to mc_base + x
+  // reaches every PE's H + x. 0 when multicast is off (the default). The region spans every PE.
+  uint64_t mc_base;
+  int reserved_tail[2];
 };
 
 }  // namespace vshmem

@@ -57,6 +57,15 @@ int shmemx_get_uniqueid(shmemx_uniqueid_t* uid);
 int shmemx_set_attr_uniqueid_args(int rank, int nranks, const shmemx_uniqueid_t* uid,
                                   shmemx_init_attr_t* attr);
 
+/* The multicast address of the symmetric address ptr for team: a store there (multimem.st in
+ * device code) reaches every member's copy of ptr, and multimem.ld_reduce there combines them.
+ * NULL when multicast is off (the default; VSHMEM_ENABLE_MULTICAST=1 asks for it, and it needs
+ * every PE's GPU to report CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED), for a team that does not
+ * span every PE, for an invalid team, and for ptr outside the committed symmetric heap. Accesses
+ * through it and through ptr are two proxies of one memory: order them with fence.proxy.alias.
+ * Host code may not dereference it. */
+VSHMEM_HOSTDEV void* shmemx_mc_ptr(shmem_team_t team, const void* ptr);
+
 VSHMEM_END_C
 
 #if __has_include("vshmem/shmemx_error.h")

@@ -74,6 +74,29 @@ void print_info_and_version(const Runtime& rt) {
   std::fflush(stdout);
 }
 
+// VSHMEM_ENABLE_MULTICAST=1 asks for the world's multicast region; every PE must be able to make
+// its part, else all continue without it and PE 0 says why (once).
+Status setup_multicast(Runtime& rt) {
+  bool enabled = false;
+  VSHMEM_ASSIGN_OR_RETURN(enabled, env::bool_var("VSHMEM_ENABLE_MULTICAST", false));
+  std::string why;
+  VSHMEM_ASSIGN_OR_RETURN(rt.multicast,
+                          MulticastRegion::create(*rt.provider, *rt.bootstrap, *rt.heap,
+                                                  rt.fd_exchange.get(), enabled, &why));
+  if (rt.multicast) {
+    VSHMEM_INFO("multicast on: %zu-byte region at %#lx", rt.multicast->size(),
+                static_cast<unsigned long>(rt.multicast->base()));
+  } else if (enabled && rt.my_pe == 0) {
+    VSHMEM_WARN(
+        "VSHMEM_ENABLE_MULTICAST=1 but multicast is off: %s; unicast algorithms on every "
+        "PE",
+        why.c_str());
+  } else {
+    VSHMEM_INFO("multicast off: %s", why.c_str());
+  }
+  return Status::ok();
+}
+
 Status initialize(const BootstrapOptions& options, int requested) {
   // Every variable is parsed before anything starts, so a typo fails fast and on every PE.
   // Precedence: VSHMEM_*, then OpenSHMEM's SHMEM_*, then NVSHMEM's name.
@@ -171,7 +194,20 @@ Status initialize(const BootstrapOptions& options, int requested) {
   }
   // VSHMEM_HEAP_INITIAL is the same on every PE (checked above): growth is collective.
   if (initial > 0) VSHMEM_RETURN_IF_ERROR(rt->heap->commit_at_least(initial, "shmem_init"));
+  VSHMEM_RETURN_IF_ERROR(setup_multicast(*rt));
   Runtime* raw = rt.get();
+  rt->heap->set_chunk_listener([raw](size_t offset, std::shared_ptr<PhysicalAllocation> chunk) {
+    if (!raw->multicast) return;
+    Status bound = raw->multicast->bind_chunk(offset, std::move(chunk));
+    if (!bound.is_ok()) {
+      // Every PE got the same answer and drops the region with it.
+      if (raw->my_pe == 0) {
+        VSHMEM_WARN("multicast off from now on: %s; unicast algorithms on every PE",
+                    bound.message().c_str());
+      }
+      raw->multicast.reset();
+    }
+  });
   rt->heap->set_growth_listener([raw] {
     // During init the heap grows before the device synchronization area exists: the device
     // library gets its first, complete state at the end of shmem_init.
@@ -301,6 +337,7 @@ void shmem_finalize(void) {
   rt->heap->set_region_hook(nullptr);
   rt->transport.reset();
   remove_fault_report();
+  rt->multicast.reset();  // unbinds our chunks before the heap releases them
   rt->heap.reset();
   publish_device_state(*rt);  // initialized = 0
   // A last bootstrap barrier: nobody tears down its sockets while a peer still needs them.

@@ -206,6 +206,7 @@ void publish_device_state(Runtime& rt) {
     s.teams = nullptr;
     s.team_slots = 0;
   }
+  s.mc_base = rt.heap && rt.multicast ? rt.multicast->base() : 0;
   s.cuda_device = rt.provider ? rt.provider->device_ordinal() : -1;
   s.pes_sharing_device = rt.plan.same_locality_pes;
   if (g_device_listener != nullptr) g_device_listener(&s);

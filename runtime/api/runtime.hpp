@@ -13,6 +13,7 @@
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/common/log.hpp"
 #include "runtime/common/status.hpp"
+#include "runtime/heap/multicast_region.hpp"
 #include "runtime/heap/symmetric_heap.hpp"
 #include "runtime/ipc/fd_passing.hpp"
 #include "runtime/memory/memory.hpp"
@@ -34,6 +35,8 @@ struct Runtime {
   // Every PE's path (mapped or remote) and what this PE can do locally. Goes before the heap it
   // reaches.
   std::unique_ptr<Transport> transport;
+  // The world's multicast region over the heap; null when multicast is off (the default).
+  std::unique_ptr<MulticastRegion> multicast;
 
   int my_pe = -1;
   int n_pes = 0;

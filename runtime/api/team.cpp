@@ -416,6 +416,15 @@ void shmem_team_destroy(shmem_team_t team) {
   publish_device_state(rt);
 }
 
+void* shmemx_mc_ptr(shmem_team_t team, const void* ptr) {
+  Runtime* rt = g_runtime;
+  vshmem_team_s* t = team_lookup(team);
+  if (rt == nullptr || !rt->multicast || t == nullptr || t->group.size() != rt->n_pes) {
+    return nullptr;  // the region spans every PE
+  }
+  return rt->multicast->translate(ptr);
+}
+
 void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe) {
   vshmem_team_s* t = team_lookup(team);
   if (t == nullptr || pe < 0 || pe >= t->group.size()) return nullptr;

@@ -140,6 +140,7 @@ Status SymmetricHeap::grow(size_t bytes) {
   allocator_.grow(bytes);
   ++growth_count_;
   VSHMEM_TRACE("heap grew by %zu bytes to %zu", bytes, allocator_.committed());
+  if (on_chunk_) on_chunk_(offset, own);
   if (on_growth_) on_growth_();
   return Status::ok();
 }
@@ -227,6 +228,15 @@ Status SymmetricHeap::agree_on_outcome(const Status& mine, const std::string& wh
                     who.c_str(), did.c_str(), p, all[p].cause));
   }
   return Status::ok();
+}
+
+std::vector<std::pair<size_t, std::shared_ptr<PhysicalAllocation>>> SymmetricHeap::own_chunks()
+    const {
+  std::vector<std::pair<size_t, std::shared_ptr<PhysicalAllocation>>> chunks;
+  for (const auto& m : mappings_) {
+    if (m->offset() < size_) chunks.emplace_back(m->offset(), m->physical());  // in H: ours
+  }
+  return chunks;
 }
 
 Status SymmetricHeap::check_symmetric(const char* call, uint64_t op, uint64_t a, uint64_t b) {

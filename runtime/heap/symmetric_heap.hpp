@@ -76,6 +76,12 @@ class SymmetricHeap {
   void set_region_hook(std::function<Status(uint64_t offset, size_t bytes)> hook) {
     region_hook_ = std::move(hook);
   }
+  // Called on every PE after every growth, before the growth listener, with this PE's new chunk
+  // and its offset in H (multicast regions bind it: runtime/heap/multicast_region.hpp).
+  using ChunkListener = std::function<void(size_t offset, std::shared_ptr<PhysicalAllocation>)>;
+  void set_chunk_listener(ChunkListener listener) { on_chunk_ = std::move(listener); }
+  // This PE's own chunks so far, as (offset in H, memory), in growth order.
+  std::vector<std::pair<size_t, std::shared_ptr<PhysicalAllocation>>> own_chunks() const;
 
  private:
   SymmetricHeap(MemoryProvider& provider, Bootstrap& bootstrap, const HeapConfig& config,
@@ -108,6 +114,7 @@ class SymmetricHeap {
   uint64_t growth_attempts_ = 0;  // tags of the handle exchanges
   std::function<void()> on_growth_;
   std::function<Status(uint64_t, size_t)> region_hook_;
+  ChunkListener on_chunk_;
 };
 
 }  // namespace vshmem

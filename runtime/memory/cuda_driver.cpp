@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 
@@ -17,6 +19,7 @@ namespace {
   static_assert(std::is_same_v<PFN_##name##_v##version, decltype(&::name)>, \
                 #name " is pinned to a version whose signature differs from cuda.h's");
 VSHMEM_CUDA_DRIVER_FUNCTIONS(VSHMEM_CUDA_DRIVER_SAME_AS_HEADER)
+VSHMEM_CUDA_DRIVER_OPTIONAL_FUNCTIONS(VSHMEM_CUDA_DRIVER_SAME_AS_HEADER)
 #undef VSHMEM_CUDA_DRIVER_SAME_AS_HEADER
 
 using DriverGetVersionFn = CUresult (*)(int*);
@@ -24,6 +27,53 @@ using GetProcAddressFn = CUresult (*)(const char*, void**, int, cuuint64_t,
                                       CUdriverProcAddressQueryResult*);
 
 Status unusable(const std::string& cause) { return error(Code::kUnsupported, cause); }
+
+// NVML's GPU fabric info, declared here (the toolkit may ship without nvml.h); the layout is
+// nvmlGpuFabricInfo_t of NVML 12.x.
+struct NvmlFabricInfo {
+  unsigned char cluster_uuid[16];
+  int status;  // nvmlReturn_t
+  unsigned int clique_id;
+  unsigned char state;  // 3: NVML_GPU_FABRIC_STATE_COMPLETED
+};
+constexpr unsigned char kNvmlFabricStateCompleted = 3;
+using NvmlInitFn = int (*)();
+using NvmlHandleByPciFn = int (*)(const char*, void**);
+using NvmlFabricInfoFn = int (*)(void*, NvmlFabricInfo*);
+
+// The real table's fabric_info: NVML, loaded once; not supported where it or the call is missing.
+CUresult nvml_fabric_info(int ordinal, CudaFabricInfo* out) {
+  static void* lib = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  static const bool initialized = [] {
+    if (lib == nullptr) return false;
+    auto init = reinterpret_cast<NvmlInitFn>(::dlsym(lib, "nvmlInit_v2"));
+    return init != nullptr && init() == 0;
+  }();
+  if (!initialized) return CUDA_ERROR_NOT_SUPPORTED;
+  auto by_pci =
+      reinterpret_cast<NvmlHandleByPciFn>(::dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
+  auto fabric = reinterpret_cast<NvmlFabricInfoFn>(::dlsym(lib, "nvmlDeviceGetGpuFabricInfo"));
+  auto drv = cuda_driver();
+  if (by_pci == nullptr || fabric == nullptr || !drv) return CUDA_ERROR_NOT_SUPPORTED;
+  const CudaDriver& d = *drv.value();
+  CUdevice dev = 0;
+  int domain = 0, bus = 0, slot = 0;
+  if (d.cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
+      d.cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev) != CUDA_SUCCESS ||
+      d.cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) != CUDA_SUCCESS ||
+      d.cuDeviceGetAttribute(&slot, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev) != CUDA_SUCCESS) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  char pci[32];
+  std::snprintf(pci, sizeof(pci), "%08x:%02x:%02x.0", domain, bus, slot);
+  void* handle = nullptr;
+  NvmlFabricInfo info = {};
+  if (by_pci(pci, &handle) != 0 || fabric(handle, &info) != 0) return CUDA_ERROR_NOT_SUPPORTED;
+  out->registered = info.state == kNvmlFabricStateCompleted && info.status == 0;
+  std::memcpy(out->cluster_uuid, info.cluster_uuid, sizeof(out->cluster_uuid));
+  out->clique_id = info.clique_id;
+  return CUDA_SUCCESS;
+}
 
 Result<const CudaDriver*> load() {
   // The handle is never closed: the driver keeps per-process state (contexts, atexit handlers)
@@ -68,6 +118,21 @@ Result<const CudaDriver*> load() {
   }
   VSHMEM_CUDA_DRIVER_FUNCTIONS(VSHMEM_CUDA_DRIVER_RESOLVE)
 #undef VSHMEM_CUDA_DRIVER_RESOLVE
+#define VSHMEM_CUDA_DRIVER_RESOLVE_OPTIONAL(name, version)                                    \
+  {                                                                                           \
+    void* fn = nullptr;                                                                       \
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;              \
+    if (get_proc(#name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_SUCCESS && \
+        found == CU_GET_PROC_ADDRESS_SUCCESS) {                                               \
+      driver->name = reinterpret_cast<decltype(driver->name)>(fn);                            \
+    } else {                                                                                  \
+      VSHMEM_TRACE("cuGetProcAddress(%s, version %d): not offered by this driver", #name,     \
+                   version);                                                                  \
+    }                                                                                         \
+  }
+  VSHMEM_CUDA_DRIVER_OPTIONAL_FUNCTIONS(VSHMEM_CUDA_DRIVER_RESOLVE_OPTIONAL)
+#undef VSHMEM_CUDA_DRIVER_RESOLVE_OPTIONAL
+  driver->fabric_info = nvml_fabric_info;
 
   if (CUresult r = driver->cuInit(0); r != CUDA_SUCCESS) {
     return unusable("no usable device: " + driver->check(r, "cuInit").message());

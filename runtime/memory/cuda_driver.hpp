@@ -6,6 +6,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <cstdint>
 #include <string>
 
 #include "runtime/common/status.hpp"
@@ -59,13 +60,38 @@ namespace vshmem::detail {
   X(cuModuleGetFunction, 2000)                     \
   X(cuLaunchKernel, 4000)
 
+// Entry points some supported drivers lack (multicast objects came with 12.1): resolved when the
+// driver has them, else left null, and every caller checks before calling.
+#define VSHMEM_CUDA_DRIVER_OPTIONAL_FUNCTIONS(X) \
+  X(cuMulticastCreate, 12010)                    \
+  X(cuMulticastGetGranularity, 12010)            \
+  X(cuMulticastAddDevice, 12010)                 \
+  X(cuMulticastBindMem, 12010)                   \
+  X(cuMulticastUnbind, 12010)
+
+// Where a device sits in a multi-node NVLink domain (NVML's GPU fabric info): GPUs with the same
+// cluster UUID and clique id reach each other's memory over NVLink through fabric handles.
+struct CudaFabricInfo {
+  bool registered = false;  // the fabric manager finished registering the GPU
+  uint8_t cluster_uuid[16] = {};
+  uint32_t clique_id = 0;
+};
+
 constexpr int kMinDriverVersion = 12000;        // VMM with the entry points above
 constexpr int kMinFabricDriverVersion = 12040;  // CU_MEM_HANDLE_TYPE_FABRIC
 
 struct CudaDriver {
 #define VSHMEM_CUDA_DRIVER_MEMBER(name, version) PFN_##name##_v##version name = nullptr;
   VSHMEM_CUDA_DRIVER_FUNCTIONS(VSHMEM_CUDA_DRIVER_MEMBER)
+  VSHMEM_CUDA_DRIVER_OPTIONAL_FUNCTIONS(VSHMEM_CUDA_DRIVER_MEMBER)
 #undef VSHMEM_CUDA_DRIVER_MEMBER
+
+  // The device's fabric info; CUDA_ERROR_NOT_SUPPORTED where the system has none (no NVML, no
+  // fabric manager: single-node systems). The real table asks NVML (loaded with dlopen).
+  CUresult (*fabric_info)(int ordinal, CudaFabricInfo* out) = nullptr;
+  // The directory of IMEX channel devices that fabric handles need.
+  const char* imex_channel_dir = "/dev/nvidia-caps-imex-channels";
+  bool fake = false;  // a test double (tests/support/fake_cuda_driver): never the real driver
 
   int version = 0;       // cuDriverGetVersion: 1000 * major + 10 * minor
   int device_count = 0;  // devices visible to this process (after CUDA_VISIBLE_DEVICES)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -63,6 +64,7 @@ class CudaDevice {
 
   const CudaDriver& driver() const { return driver_; }
   int ordinal() const { return ordinal_; }
+  CUdevice device() const { return dev_; }
   // Makes the primary context current in the calling thread, remembering what was current.
   Status make_current() {
     CUcontext current = nullptr;
@@ -232,10 +234,246 @@ class CudaMapping final : public Mapping {
   std::shared_ptr<CudaDevice> device_;
 };
 
+// VSHMEM_ENABLE_MULTICAST=1, read where cuMulticastCreate is called as well as by the runtime:
+// a second lock on the one call that can take a shared host's GPUs out of service.
+Status multicast_enabled() {
+  auto on = env::bool_var("VSHMEM_ENABLE_MULTICAST", false);
+  if (!on) return on.status();
+  if (!on.value()) {
+    return error(Code::kUnsupported,
+                 "VSHMEM_ENABLE_MULTICAST is not set to 1 (multicast is opt-in: see README)");
+  }
+  return Status::ok();
+}
+
+class CudaMulticastObject final : public MulticastObject {
+ public:
+  CudaMulticastObject(std::shared_ptr<CudaDevice> device, CUmemGenericAllocationHandle handle,
+                      size_t size, size_t granularity)
+      : device_(std::move(device)), handle_(handle), size_(size), granularity_(granularity) {}
+  ~CudaMulticastObject() override {
+    const CudaDriver& drv = device_->driver();
+    ScopedContext scope(*device_);
+    if (va_ != 0) {
+      if (mapped_) warn(drv.cuMemUnmap(va_, size_), "cuMemUnmap(multicast)");
+      warn(drv.cuMemAddressFree(va_, size_), "cuMemAddressFree(multicast)");
+    }
+    for (const auto& [offset, physical] : bound_) {
+      warn(drv.cuMulticastUnbind(handle_, device_->device(), offset, physical->size()),
+           "cuMulticastUnbind");
+    }
+    warn(drv.cuMemRelease(handle_), "cuMemRelease(multicast)");
+  }
+  size_t size() const override { return size_; }
+
+  Result<ShareableHandle> export_handle(HandleKind kind) override {
+    const CudaDriver& drv = device_->driver();
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    const std::string call =
+        log::format("cuMemExportToShareableHandle(multicast object, %s)", handle_kind_name(kind));
+    if (kind == HandleKind::kPosixFd) {
+      int fd = -1;
+      VSHMEM_RETURN_IF_ERROR(
+          drv.check(drv.cuMemExportToShareableHandle(&fd, handle_,
+                                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                    call));
+      return ShareableHandle::from_fd(fd);
+    }
+    if (kind == HandleKind::kFabric) {
+      CUmemFabricHandle fabric = {};
+      VSHMEM_RETURN_IF_ERROR(drv.check(
+          drv.cuMemExportToShareableHandle(&fabric, handle_, CU_MEM_HANDLE_TYPE_FABRIC, 0), call));
+      return ShareableHandle::from_fabric(fabric.data);
+    }
+    return error(Code::kInvalidArgument, call + ": not a handle kind that can be exported");
+  }
+
+  Status add_device() override {
+    const CudaDriver& drv = device_->driver();
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    return drv.check(drv.cuMulticastAddDevice(handle_, device_->device()),
+                     log::format("cuMulticastAddDevice(device %d)", device_->ordinal()));
+  }
+
+  Status bind(size_t offset, std::shared_ptr<PhysicalAllocation> physical) override;
+
+  Result<uintptr_t> map() override {
+    const CudaDriver& drv = device_->driver();
+    if (va_ != 0) return error(Code::kState, "multicast object: mapped already");
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    CUdeviceptr va = 0;
+    VSHMEM_RETURN_IF_ERROR(
+        drv.check(drv.cuMemAddressReserve(&va, size_, granularity_, 0, 0),
+                  log::format("cuMemAddressReserve(%zu bytes for the multicast object)", size_)));
+    va_ = va;  // freed by the destructor from here on
+    VSHMEM_RETURN_IF_ERROR(drv.check(drv.cuMemMap(va_, size_, 0, handle_, 0),
+                                     log::format("cuMemMap(multicast object, %zu bytes)", size_)));
+    mapped_ = true;
+    CUmemAccessDesc desc = {};
+    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    desc.location.id = device_->ordinal();
+    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    VSHMEM_RETURN_IF_ERROR(drv.check(
+        drv.cuMemSetAccess(va_, size_, &desc, 1),
+        log::format("cuMemSetAccess(multicast object, device %d read/write)", device_->ordinal())));
+    return static_cast<uintptr_t>(va_);
+  }
+
+ private:
+  void warn(CUresult r, const char* call) const {
+    if (r != CUDA_SUCCESS) VSHMEM_WARN("%s: %s", call, device_->driver().describe(r).c_str());
+  }
+
+  std::shared_ptr<CudaDevice> device_;
+  CUmemGenericAllocationHandle handle_;
+  size_t size_;
+  size_t granularity_;
+  CUdeviceptr va_ = 0;
+  bool mapped_ = false;
+  // Bound memory stays alive until it is unbound.
+  std::map<size_t, std::shared_ptr<PhysicalAllocation>> bound_;
+};
+
+Status CudaMulticastObject::bind(size_t offset, std::shared_ptr<PhysicalAllocation> physical) {
+  const CudaDriver& drv = device_->driver();
+  auto* phys = dynamic_cast<CudaPhysical*>(physical.get());
+  if (phys == nullptr) {
+    return error(Code::kInvalidArgument, "cuMulticastBindMem: not memory of a cuda provider");
+  }
+  const std::string call = log::format("cuMulticastBindMem(offset %zu, %zu bytes, device %d)",
+                                       offset, phys->size(), device_->ordinal());
+  if (offset % granularity_ != 0 || phys->size() % granularity_ != 0 || offset > size_ ||
+      phys->size() > size_ - offset) {
+    return error(Code::kInvalidArgument,
+                 call + log::format(": not inside the %zu-byte object or not a multiple of its "
+                                    "granularity %zu",
+                                    size_, granularity_));
+  }
+  ScopedContext scope(*device_);
+  VSHMEM_RETURN_IF_ERROR(scope.status());
+  VSHMEM_RETURN_IF_ERROR(
+      drv.check(drv.cuMulticastBindMem(handle_, offset, phys->handle(), 0, phys->size(), 0), call));
+  bound_[offset] = std::move(physical);
+  return Status::ok();
+}
+
+class CudaMulticast final : public MulticastSupport {
+ public:
+  CudaMulticast(std::shared_ptr<CudaDevice> device, bool attribute)
+      : device_(std::move(device)), attribute_(attribute) {}
+
+  Status usable() const override {
+    const CudaDriver& drv = device_->driver();
+    if (!attribute_) {
+      return error(Code::kUnsupported,
+                   log::format("device %d does not report CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED",
+                               device_->ordinal()));
+    }
+    if (drv.cuMulticastCreate == nullptr || drv.cuMulticastGetGranularity == nullptr ||
+        drv.cuMulticastAddDevice == nullptr || drv.cuMulticastBindMem == nullptr ||
+        drv.cuMulticastUnbind == nullptr) {
+      return error(Code::kUnsupported,
+                   log::format("the CUDA driver (%s) has no cuMulticast* entry points (12.1+)",
+                               driver_version_string(drv.version).c_str()));
+    }
+    return Status::ok();
+  }
+
+  Result<size_t> granularity(size_t size, int n_devices) override {
+    VSHMEM_RETURN_IF_ERROR(usable());
+    const CudaDriver& drv = device_->driver();
+    CUmulticastObjectProp prop = properties(size, n_devices, HandleKind::kNone);
+    size_t gran = 0;
+    VSHMEM_RETURN_IF_ERROR(
+        drv.check(drv.cuMulticastGetGranularity(&gran, &prop, CU_MULTICAST_GRANULARITY_MINIMUM),
+                  log::format("cuMulticastGetGranularity(%d devices, minimum)", n_devices)));
+    if (gran == 0) return error(Code::kSystem, "cuMulticastGetGranularity: granularity 0");
+    return gran;
+  }
+
+  Result<std::unique_ptr<MulticastObject>> create(size_t size, int n_devices,
+                                                  HandleKind kind) override {
+    VSHMEM_RETURN_IF_ERROR(usable());
+    VSHMEM_RETURN_IF_ERROR(multicast_enabled());  // checked again right before the call
+    VSHMEM_ASSIGN_OR_RETURN(size_t gran, granularity(size, n_devices));
+    if (size == 0 || size % gran != 0) {
+      return error(Code::kInvalidArgument,
+                   log::format("cuMulticastCreate(%zu bytes): not a multiple of the multicast "
+                               "granularity %zu",
+                               size, gran));
+    }
+    const CudaDriver& drv = device_->driver();
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    CUmulticastObjectProp prop = properties(size, n_devices, kind);
+    CUmemGenericAllocationHandle handle = 0;
+    VSHMEM_RETURN_IF_ERROR(drv.check(drv.cuMulticastCreate(&handle, &prop),
+                                     log::format("cuMulticastCreate(%zu bytes, %d devices, %s)",
+                                                 size, n_devices, handle_kind_name(kind))));
+    return std::unique_ptr<MulticastObject>(
+        std::make_unique<CudaMulticastObject>(device_, handle, size, gran));
+  }
+
+  Result<std::unique_ptr<MulticastObject>> import(ShareableHandle handle, size_t size) override {
+    VSHMEM_RETURN_IF_ERROR(usable());
+    const CudaDriver& drv = device_->driver();
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    CUmemGenericAllocationHandle imported = 0;
+    const std::string call = log::format("cuMemImportFromShareableHandle(multicast object, %s)",
+                                         handle_kind_name(handle.kind()));
+    if (handle.kind() == HandleKind::kPosixFd) {
+      VSHMEM_RETURN_IF_ERROR(
+          drv.check(drv.cuMemImportFromShareableHandle(
+                        &imported, reinterpret_cast<void*>(static_cast<uintptr_t>(handle.fd())),
+                        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                    call));
+    } else if (handle.kind() == HandleKind::kFabric) {
+      CUmemFabricHandle fabric = {};
+      std::memcpy(fabric.data, handle.fabric().data(), sizeof(fabric.data));
+      VSHMEM_RETURN_IF_ERROR(drv.check(
+          drv.cuMemImportFromShareableHandle(&imported, &fabric, CU_MEM_HANDLE_TYPE_FABRIC), call));
+    } else {
+      return error(Code::kInvalidArgument, call + ": empty handle");
+    }
+    // The granularity this object checks bindings against. The importer does not know the
+    // creator's device count, so it asks for one device; the multicast region has already
+    // checked every chunk against the granularity for all devices (the largest any PE got),
+    // and the driver checks each binding itself.
+    CUmulticastObjectProp prop = properties(size, 1, HandleKind::kNone);
+    size_t gran = 0;
+    CUresult r = drv.cuMulticastGetGranularity(&gran, &prop, CU_MULTICAST_GRANULARITY_MINIMUM);
+    if (r != CUDA_SUCCESS || gran == 0) {
+      drv.cuMemRelease(imported);
+      return drv.check(r == CUDA_SUCCESS ? CUDA_ERROR_UNKNOWN : r, "cuMulticastGetGranularity");
+    }
+    return std::unique_ptr<MulticastObject>(
+        std::make_unique<CudaMulticastObject>(device_, imported, size, gran));
+  }
+
+ private:
+  static CUmulticastObjectProp properties(size_t size, int n_devices, HandleKind kind) {
+    CUmulticastObjectProp prop = {};
+    prop.numDevices = static_cast<unsigned>(n_devices);
+    prop.size = size;
+    prop.handleTypes = cu_handle_type(kind);
+    return prop;
+  }
+
+  std::shared_ptr<CudaDevice> device_;
+  bool attribute_;
+};
+
 class CudaProvider final : public MemoryProvider {
  public:
   CudaProvider(std::shared_ptr<CudaDevice> device, CudaNodeCaps caps)
-      : device_(std::move(device)), caps_(std::move(caps)), drv_(device_->driver()) {}
+      : device_(std::move(device)),
+        caps_(std::move(caps)),
+        drv_(device_->driver()),
+        multicast_(device_, caps_.devices[device_->ordinal()].multicast) {}
 
   ~CudaProvider() override {
     ScopedContext scope(*device_);
@@ -261,6 +499,9 @@ class CudaProvider final : public MemoryProvider {
                                  dc.ordinal, driver_version_string(drv_.version).c_str(),
                                  driver_version_string(kMinFabricDriverVersion).c_str()));
       }
+      if (Status imex = check_imex_channel(imex_dir()); !imex.is_ok()) {
+        return error(Code::kUnsupported, "VSHMEM_HANDLE_TYPE=fabric: " + imex.message());
+      }
       candidates = {HandleKind::kFabric};
     } else if (choice == HandleTypeChoice::kPosixFd) {
       if (!dc.posix_fd) {
@@ -271,7 +512,16 @@ class CudaProvider final : public MemoryProvider {
       }
       candidates = {HandleKind::kPosixFd};
     } else {
-      if (dc.fabric) candidates.push_back(HandleKind::kFabric);
+      if (dc.fabric) {
+        // The channel is checked first, so that its absence is named rather than guessed from
+        // a failing export.
+        if (Status imex = check_imex_channel(imex_dir()); imex.is_ok()) {
+          candidates.push_back(HandleKind::kFabric);
+        } else {
+          VSHMEM_INFO("fabric handles not offered on device %d: %s", dc.ordinal,
+                      imex.message().c_str());
+        }
+      }
       if (dc.posix_fd) candidates.push_back(HandleKind::kPosixFd);
     }
 
@@ -414,6 +664,26 @@ class CudaProvider final : public MemoryProvider {
     return false;  // a GPU this process cannot see
   }
 
+  MulticastSupport* multicast() override { return &multicast_; }
+
+  FabricIdentity fabric_identity() const override {
+    FabricIdentity id;
+    if (std::find(kinds_.begin(), kinds_.end(), HandleKind::kFabric) == kinds_.end() ||
+        drv_.fabric_info == nullptr) {
+      return id;
+    }
+    CudaFabricInfo info;
+    CUresult r = drv_.fabric_info(device_->ordinal(), &info);
+    if (r != CUDA_SUCCESS || !info.registered) {
+      VSHMEM_INFO("device %d: no NVLink fabric domain (%s)", device_->ordinal(),
+                  r != CUDA_SUCCESS ? drv_.describe(r).c_str() : "fabric registration incomplete");
+      return id;
+    }
+    id.usable = 1;
+    id.clique_id = info.clique_id;
+    std::memcpy(id.cluster_uuid, info.cluster_uuid, sizeof(id.cluster_uuid));
+    return id;
+  }
   const char* name() const override { return "cuda"; }
   bool is_device_memory() const override { return true; }
   size_t granularity() const override { return granularity_; }
@@ -655,6 +925,11 @@ class CudaProvider final : public MemoryProvider {
     return Status::ok();
   }
 
+  const char* imex_dir() const {
+    return drv_.imex_channel_dir != nullptr ? drv_.imex_channel_dir
+                                            : "/dev/nvidia-caps-imex-channels";
+  }
+
   uint64_t pci_token(int ordinal) const {
     CUdevice dev;
     int domain = 0, bus = 0, slot = 0;
@@ -720,6 +995,7 @@ class CudaProvider final : public MemoryProvider {
   CUfunction atomic_b64_ = nullptr;
   CUdeviceptr result_buf_ = 0;
   std::mutex atomic_mu_;
+  CudaMulticast multicast_;
 };
 
 // VSHMEM_DEVICE, else the current context's device, else local_rank % count.
@@ -753,8 +1029,26 @@ Result<int> choose_device(const CudaDriver& drv, const ProviderOptions& options,
 
 }  // namespace
 
+namespace {
+std::atomic<const CudaDriver*> g_test_driver{nullptr};
+}  // namespace
+
+void use_fake_driver_for_tests(const CudaDriver* driver) {
+  g_test_driver.store(driver != nullptr && driver->fake ? driver : nullptr);
+}
+
 Result<std::unique_ptr<MemoryProvider>> make_cuda_provider(const ProviderOptions& options) {
+  if (const CudaDriver* fake = g_test_driver.load()) {
+    VSHMEM_INFO("cuda provider on the test double of the driver (tests only)");
+    return make_cuda_provider_with_driver(*fake, options);
+  }
   VSHMEM_ASSIGN_OR_RETURN(const CudaDriver* drv, cuda_driver());
+  return make_cuda_provider_with_driver(*drv, options);
+}
+
+Result<std::unique_ptr<MemoryProvider>> make_cuda_provider_with_driver(
+    const CudaDriver& driver, const ProviderOptions& options) {
+  const CudaDriver* drv = &driver;
   VSHMEM_ASSIGN_OR_RETURN(HandleTypeChoice choice,
                           parse_handle_type(env::get("VSHMEM_HANDLE_TYPE")));
   VSHMEM_ASSIGN_OR_RETURN(bool compressible, env::bool_var("VSHMEM_COMPRESSIBLE", false));

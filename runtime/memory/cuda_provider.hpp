@@ -30,6 +30,16 @@ bool cuda_provider_built();
 // device is usable; kInvalidArgument for malformed VSHMEM_* variables.
 Result<std::unique_ptr<MemoryProvider>> make_cuda_provider(const ProviderOptions& options);
 
+// The same on a given driver table: the real one (cuda_driver()), or a test double that must
+// outlive the provider (tests/support/fake_cuda_driver.hpp).
+struct CudaDriver;
+Result<std::unique_ptr<MemoryProvider>> make_cuda_provider_with_driver(
+    const CudaDriver& driver, const ProviderOptions& options);
+// Test-only hook: from now on make_cuda_provider (and with it shmem_init) uses `driver` instead
+// of loading libcuda. Only a table marked fake (CudaDriver::fake) is accepted; null restores the
+// real loader. Set only by test binaries linked with tests/support/fake_cuda_driver.
+void use_fake_driver_for_tests(const CudaDriver* driver);
+
 // The PTX of the host-issued atomic kernels (vshmem_atomic_b32, vshmem_atomic_b64).
 const char* atomic_ptx();
 // The op codes those kernels understand.

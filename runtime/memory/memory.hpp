@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runtime/common/status.hpp"
+#include "runtime/memory/fabric_domain.hpp"
 
 namespace vshmem {
 
@@ -111,6 +112,39 @@ struct AtomicRequest {
   uint64_t compare = 0;
 };
 
+// A multicast object (NVLink SHARP): one range of addresses backed by the memory that each of its
+// devices bound to it. A store through a mapping of it reaches every device's copy; a
+// multimem.ld_reduce reads all copies and combines them. Destroying it unmaps, unbinds this PE's
+// memory and releases the handle.
+class MulticastObject {
+ public:
+  virtual ~MulticastObject() = default;
+  virtual size_t size() const = 0;
+  virtual Result<ShareableHandle> export_handle(HandleKind kind) = 0;
+  // Adds this PE's device. Every device must be added before any PE binds memory.
+  virtual Status add_device() = 0;
+  // Binds all of `physical` (this PE's memory, from the same provider) at `offset` in the object.
+  virtual Status bind(size_t offset, std::shared_ptr<PhysicalAllocation> physical) = 0;
+  // Maps the whole object at a fresh address range, read/write for this PE's device; returns it.
+  virtual Result<uintptr_t> map() = 0;
+};
+
+// What a provider offers for multicast objects. Nothing here calls cuMulticastCreate unless
+// VSHMEM_ENABLE_MULTICAST=1 is set and the device reports CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED.
+class MulticastSupport {
+ public:
+  virtual ~MulticastSupport() = default;
+  // Ok when the device and the driver can make multicast objects; else why not.
+  virtual Status usable() const = 0;
+  // The minimum granularity for an object of n_devices: sizes and offsets of bindings.
+  virtual Result<size_t> granularity(size_t size, int n_devices) = 0;
+  // A new object of `size` bytes for n_devices, exportable as `kind`.
+  virtual Result<std::unique_ptr<MulticastObject>> create(size_t size, int n_devices,
+                                                          HandleKind kind) = 0;
+  // The object another PE created and exported (a POSIX FD is consumed).
+  virtual Result<std::unique_ptr<MulticastObject>> import(ShareableHandle handle, size_t size) = 0;
+};
+
 class MemoryProvider {
  public:
   virtual ~MemoryProvider() = default;
@@ -155,6 +189,11 @@ class MemoryProvider {
   // Bytes of memory behind the provider's allocations (the GPU's total memory); 0 when it has
   // no fixed capacity (host memory).
   virtual uint64_t memory_capacity() const { return 0; }
+  // Where this PE's device sits in a multi-node NVLink domain (usable = 0: nowhere, or fabric
+  // handles are not usable here).
+  virtual FabricIdentity fabric_identity() const { return {}; }
+  // Multicast objects on this provider's device; null when the provider has none (host memory).
+  virtual MulticastSupport* multicast() { return nullptr; }
   // Completes host-issued transfers still in flight (copies are synchronous today).
   virtual Status quiet() { return Status::ok(); }
 };

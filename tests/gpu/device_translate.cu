@@ -1,8 +1,9 @@
 // The device calls' address translation (impl/state.cuh: peer_ptr, shmem_ptr) on a device state
 // written by this test, one process, no shmem_init: a 70-PE job seen from PE 3, so that both the
 // constant-memory deltas (PEs below kInlinePeers) and the global table (PEs 64 and up) are used,
-// with mapped and unmapped peers of each kind. The "heap" and two window slots lie in one
-// cudaMalloc buffer: heap [0, S), slot 0 (PE 1) [S, 2S), slot 1 (PE 65) [2S, 3S).
+// with mapped and unmapped peers of each kind; and shmemx_mc_ptr's arithmetic with multicast off
+// and with a made-up multicast base (nothing is dereferenced through it). The "heap" and two window
+// slots lie in one cudaMalloc buffer: heap [0, S), slot 0 (PE 1) [S, 2S), slot 1 (PE 65) [2S, 3S).
 //   device_translate             the checks below
 //   device_translate bad_pe P    shmem_int_p to PE P (unmapped or invalid): must trap naming P
 #include <cuda_runtime.h>
@@ -64,6 +65,14 @@ __global__ void rma(int* sym, int* got, long long* fetched, long long* counter) 
 }
 
 __global__ void put_to_bad_pe(int* sym, int pe) { shmem_int_p(sym, 1, pe); }
+
+// shmemx_mc_ptr's answers (only the arithmetic: no multicast object exists here and nothing is
+// dereferenced): for the world, past the committed heap, and for SHMEM_TEAM_INVALID.
+__global__ void mc_ptrs(const int* sym, void** out) {
+  out[0] = shmemx_mc_ptr(SHMEM_TEAM_WORLD, sym);
+  out[1] = shmemx_mc_ptr(SHMEM_TEAM_WORLD, reinterpret_cast<const char*>(sym) - kOffset + kS);
+  out[2] = shmemx_mc_ptr(SHMEM_TEAM_INVALID, sym);
+}
 
 }  // namespace
 
@@ -148,6 +157,22 @@ int main(int argc, char** argv) {
     EXPECT(count_in_memory == 1000 + pes[i], "PE %d's counter holds %lld, expected %d", pes[i],
            count_in_memory, 1000 + pes[i]);
   }
+  // Multicast off (mc_base 0, as on every machine without multicast): NULL everywhere. Then a
+  // made-up multicast base (never dereferenced): the world's address is base + offset.
+  for (const uint64_t mc_base : {uint64_t{0}, heap + 3 * kS}) {
+    st.mc_base = mc_base;
+    CK(cudaMemcpyToSymbol(vshmemi_device_state, &st, sizeof(st)));
+    mc_ptrs<<<1, 1>>>(sym, d_ptrs);
+    CK(cudaGetLastError());
+    void* mc[3];
+    CK(cudaMemcpy(mc, d_ptrs, sizeof(mc), cudaMemcpyDeviceToHost));
+    void* want = mc_base == 0 ? nullptr : reinterpret_cast<void*>(mc_base + kOffset);
+    EXPECT(mc[0] == want, "shmemx_mc_ptr(WORLD, sym) = %p, expected %p", mc[0], want);
+    EXPECT(mc[1] == nullptr, "shmemx_mc_ptr past the committed heap = %p", mc[1]);
+    EXPECT(mc[2] == nullptr, "shmemx_mc_ptr(SHMEM_TEAM_INVALID) = %p", mc[2]);
+  }
+  st.mc_base = 0;
+  CK(cudaMemcpyToSymbol(vshmemi_device_state, &st, sizeof(st)));
   CK(cudaFree(d_fetched));
   CK(cudaFree(d_got));
   CK(cudaFree(d_ptrs));

@@ -12,3 +12,10 @@ find_program(VSHMEM_PTXAS ptxas HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin
 if(VSHMEM_PTXAS)
   target_compile_definitions(cuda_provider_unit_test PRIVATE VSHMEM_PTXAS="${VSHMEM_PTXAS}")
 endif()
+
+# Multicast and fabric logic on the FAKE driver (issue #17): never loads libcuda.
+if(TARGET vshmem_fake_cuda_driver)
+  vshmem_add_unit_test(NAME multicast_unit_test
+                       SOURCES ${CMAKE_CURRENT_LIST_DIR}/multicast_unit_test.cpp
+                       LIBS vshmem vshmem_fake_cuda_driver)
+endif()

@@ -27,3 +27,13 @@ if(TARGET vshmem_device)
     set_tests_properties(unit.register_budget_${_name} PROPERTIES LABELS "unit" TIMEOUT 300)
   endforeach()
 endif()
+
+# The multicast device code compiled for sm_90 and its PTX checked (issue #17); no GPU needed.
+if(TARGET vshmem_device)
+  add_test(NAME unit.multimem_ptx
+           COMMAND ${CMAKE_COMMAND} -DNVCC=${CMAKE_CUDA_COMPILER}
+                   -DSOURCE=${CMAKE_CURRENT_LIST_DIR}/multimem_ptx.cu
+                   -DINCLUDE=${PROJECT_SOURCE_DIR}/include -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}
+                   -P ${PROJECT_SOURCE_DIR}/tests/tools/multimem_ptx.cmake)
+  set_tests_properties(unit.multimem_ptx PROPERTIES LABELS "unit" TIMEOUT 300)
+endif()

@@ -38,6 +38,18 @@ __device__ __forceinline__ int broadcast_group(const char* call, shmem_team_t te
   const TeamView v = team_view(call, team);
   check_root(call, v, root);
   team_sync_group<G>(call, team, true);
+  // With a multicast region, root stores its source into every PE's dest at once. Whether it
+  // can is decided from arguments every PE shares, so all take the same path.
+  if (mc_on(v.size) &&
+      ((reinterpret_cast<uint64_t>(dest) | reinterpret_cast<uint64_t>(source) | bytes) & 3) == 0) {
+    check_symmetric(call, dest, bytes);
+    if (v.my_index == root) {
+      check_symmetric(call, source, bytes);
+      mc_broadcast_store<G>(dest, source, bytes);
+    }
+    team_sync_group<G>(call, team, true);
+    return 0;
+  }
   const char* from = peer_ptr(call, static_cast<const char*>(source), bytes, v.world_pe(root));
   if (from != dest) copy_bytes(dest, from, bytes, G::rank(), G::size());
   team_sync_group<G>(call, team, true);
@@ -115,6 +127,26 @@ struct Accumulator {
   using type = T;
 };
 
+// The multimem operation of a reduction operator (McOp), where multimem has one.
+template <class Op>
+struct McOpOf {
+  static constexpr bool kHas = false;
+  static constexpr McOp kOp = McOp::kAdd;
+};
+#define VSHMEMI_DEV_MC_OP(OP, MC)         \
+  template <>                             \
+  struct McOpOf<OP> {                     \
+    static constexpr bool kHas = true;    \
+    static constexpr McOp kOp = McOp::MC; \
+  };
+VSHMEMI_DEV_MC_OP(OpSum, kAdd)
+VSHMEMI_DEV_MC_OP(OpMin, kMin)
+VSHMEMI_DEV_MC_OP(OpMax, kMax)
+VSHMEMI_DEV_MC_OP(OpAnd, kAnd)
+VSHMEMI_DEV_MC_OP(OpOr, kOr)
+VSHMEMI_DEV_MC_OP(OpXor, kXor)
+#undef VSHMEMI_DEV_MC_OP
+
 template <class G, class Op, class T>
 __device__ __forceinline__ int reduce_group(const char* call, shmem_team_t team, T* dest,
                                             const T* source, size_t nreduce) {
@@ -126,6 +158,16 @@ __device__ __forceinline__ int reduce_group(const char* call, shmem_team_t team,
   check_symmetric(call, source, bytes);
   const uintptr_t d = reinterpret_cast<uintptr_t>(dest), src = reinterpret_cast<uintptr_t>(source);
   const bool overlap = d < src + bytes && src < d + bytes;
+  if constexpr (McOpOf<Op>::kHas && Multimem<McOpOf<Op>::kOp, T>::kSupported) {
+    // With a multicast region each PE reduces its share of the elements in the switch and
+    // stores the results to every PE (impl/multimem.cuh); in place too, not partly overlapping.
+    if (mc_on(n) && (!overlap || d == src)) {
+      team_sync_group<G>(call, team, true);
+      mc_reduce_share<G, McOpOf<Op>::kOp>(dest, source, nreduce, v.my_index, n);
+      team_sync_group<G>(call, team, true);
+      return 0;
+    }
+  }
   // In-place results wait in scratch: the world's in the synchronization area, a team's in its
   // slot (so that collectives on different teams may run at the same time).
   const uint64_t team_counters = 2 * static_cast<uint64_t>(s.n_pes) * sizeof(uint64_t);

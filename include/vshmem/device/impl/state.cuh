@@ -54,6 +54,9 @@ struct GpuState {
   uint64_t team_sync_base;  // team slots' counters and scratch (device/state.h)
   uint64_t team_slot_bytes;
   int64_t inline_delta[kInlinePeers];  // peer_delta[0 .. kInlinePeers)
+  // The multicast address of H; 0 when multicast is off. Teams spanning every PE use it
+  // (impl/multimem.cuh).
+  uint64_t mc_base;
 };
 
 // Layout of the zeroed symmetric synchronization area (DeviceState::sync_offset): these offsets

@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "vshmem/device/impl/memory.cuh"
+#include "vshmem/device/impl/multimem.cuh"
 #include "vshmem/shmem_team.h"
 
 #ifdef __CUDACC__
@@ -167,6 +168,10 @@ template <class G>
 __device__ __forceinline__ void sync_group(const char* call, bool quiet) {
   const GpuState& s = vshmemi_device_state;
   check_initialized(call);
+  if (mc_on(s.n_pes)) {  // a multicast region spans every PE (impl/multimem.cuh)
+    mc_barrier<G>(quiet);
+    return;
+  }
   volatile uint64_t* epoch_p =
       reinterpret_cast<volatile uint64_t*>(s.sync_base + SyncLayout::kBarrierEpoch);
   G::sync();  // every member's stores precede the flags (fence cumulativity)
@@ -228,6 +233,10 @@ __device__ __forceinline__ void team_sync_group(const char* call, shmem_team_t t
     sync_group<G>(call, quiet);
     return;
   }
+  if (mc_on(v.size)) {  // a team of every PE: the multicast barrier (impl/multimem.cuh)
+    mc_barrier<G>(quiet);
+    return;
+  }
   G::sync();
   team_flat<G>(call, v, quiet);
   G::sync();
@@ -240,6 +249,7 @@ VSHMEM_HOSTDEV int shmem_team_my_pe(shmem_team_t team);
 VSHMEM_HOSTDEV int shmem_team_n_pes(shmem_team_t team);
 VSHMEM_HOSTDEV int shmem_team_sync(shmem_team_t team);
 VSHMEM_HOSTDEV void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe);
+VSHMEM_HOSTDEV void* shmemx_mc_ptr(shmem_team_t team, const void* ptr);
 }
 
 #ifdef __CUDA_ARCH__
@@ -292,6 +302,19 @@ __device__ __forceinline__ void* shmem_team_ptr(shmem_team_t team, const void* d
   vshmem::device::TeamView v{};
   if (!vshmem::device::team_lookup(team, &v) || pe < 0 || pe >= v.size) return nullptr;
   return shmem_ptr(dest, v.world_pe(pe));
+}
+
+// The multicast address of ptr for a team spanning every PE; NULL otherwise, when multicast is
+// off, and outside the committed heap (as on the host: shmemx.h).
+__device__ __forceinline__ void* shmemx_mc_ptr(shmem_team_t team, const void* ptr) {
+  const vshmem::device::GpuState& s = vshmemi_device_state;
+  vshmem::device::TeamView v{};
+  const uint64_t a = reinterpret_cast<uint64_t>(ptr);
+  if (s.mc_base == 0 || !vshmem::device::team_lookup(team, &v) || v.size != s.n_pes ||
+      a < s.heap_base || a - s.heap_base >= s.heap_committed) {
+    return nullptr;
+  }
+  return reinterpret_cast<void*>(s.mc_base + (a - s.heap_base));
 }
 
 __device__ __forceinline__ void shmem_fence(void) { vshmem::device::fence_sys(); }

@@ -1,0 +1,269 @@
+// Multicast (NVLink SHARP) forms of the team barrier, broadcast and reductions, used when the
+// runtime made a multicast region over the heap (VSHMEM_ENABLE_MULTICAST=1 and every PE's device
+// reports CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: runtime/heap/multicast_region.hpp) and the team
+// spans every PE (the region does). Otherwise every caller keeps its unicast algorithm.
+//
+//   multimem.st        one store reaches every PE's copy (broadcast, the results of reductions);
+//   multimem.ld_reduce one load reads every PE's copy and combines them in the switch;
+//   multimem.red       one reduction is applied to every PE's copy (the barrier's counter).
+//
+// A multicast address and the unicast address of the same memory are two proxies of it: a
+// thread that touches the memory through both orders the accesses with fence.proxy.alias
+// (DESIGN.md, virtual aliasing). Every function below that uses a multicast address fences
+// before and after.
+#pragma once
+
+#include "vshmem/device/impl/memory.cuh"
+#include "vshmem/device/impl/state.cuh"
+
+#ifdef __CUDACC__
+
+namespace vshmem::device {
+
+// The multicast barrier's words in the synchronization area (between SyncLayout's epoch and the
+// flat barrier's flags; each on its own cache line).
+struct McSyncLayout {
+  static constexpr uint64_t kCounter = 2048;  // uint64_t: every PE adds 1 to every PE's copy
+  static constexpr uint64_t kEpoch = 2560;    // uint64_t: multicast barriers this PE entered
+};
+static_assert(McSyncLayout::kCounter > SyncLayout::kBarrierEpoch &&
+                  McSyncLayout::kEpoch + 8 <= SyncLayout::kBarrierFlags,
+              "the multicast barrier's words must not overlap the other barriers'");
+
+enum class McOp { kAdd, kMin, kMax, kAnd, kOr, kXor };
+
+// Whether a collective over a team of team_size PEs takes the multicast path here.
+__device__ __forceinline__ bool mc_on(int team_size) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const GpuState& s = vshmemi_device_state;
+  return s.mc_base != 0 && team_size == s.n_pes;
+#else
+  (void)team_size;
+  return false;
+#endif
+}
+
+// The multicast address of the symmetric address p.
+template <class T>
+__device__ __forceinline__ T* mc_addr(T* p) {
+  const GpuState& s = vshmemi_device_state;
+  return reinterpret_cast<T*>(s.mc_base + (reinterpret_cast<uint64_t>(p) - s.heap_base));
+}
+
+__device__ __forceinline__ void fence_proxy_alias() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.alias;" ::: "memory");
+#endif
+}
+
+// Multimem<op, T>: whether multimem supports op on T, and the loads and reductions. The integer
+// forms name the signedness where it matters (min, max); add is the same in two's complement.
+template <McOp kOp, class T>
+struct Multimem {
+  static constexpr bool kSupported = false;
+};
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define VSHMEMI_MULTIMEM(OP, OPSTR, T, PTXT, REG)                                       \
+  template <>                                                                           \
+  struct Multimem<McOp::OP, T> {                                                        \
+    static constexpr bool kSupported = true;                                            \
+    __device__ __forceinline__ static T ld_reduce(const T* mc) {                        \
+      T v;                                                                              \
+      asm volatile("multimem.ld_reduce.relaxed.sys.global." OPSTR "." PTXT " %0, [%1];" \
+                   : "=" REG(v)                                                         \
+                   : "l"(mc)                                                            \
+                   : "memory");                                                         \
+      return v;                                                                         \
+    }                                                                                   \
+    __device__ __forceinline__ static void red(T* mc, T v) {                            \
+      asm volatile("multimem.red.relaxed.sys.global." OPSTR "." PTXT " [%0], %1;"       \
+                   :                                                                    \
+                   : "l"(mc), REG(v)                                                    \
+                   : "memory");                                                         \
+    }                                                                                   \
+  };
+#define VSHMEMI_MULTIMEM_INT(T32S, T32U, T64S, T64U) \
+  VSHMEMI_MULTIMEM(kAdd, "add", T32S, "s32", "r")    \
+  VSHMEMI_MULTIMEM(kAdd, "add", T32U, "u32", "r")    \
+  VSHMEMI_MULTIMEM(kAdd, "add", T64S, "u64", "l")    \
+  VSHMEMI_MULTIMEM(kAdd, "add", T64U, "u64", "l")    \
+  VSHMEMI_MULTIMEM(kMin, "min", T32S, "s32", "r")    \
+  VSHMEMI_MULTIMEM(kMin, "min", T32U, "u32", "r")    \
+  VSHMEMI_MULTIMEM(kMin, "min", T64S, "s64", "l")    \
+  VSHMEMI_MULTIMEM(kMin, "min", T64U, "u64", "l")    \
+  VSHMEMI_MULTIMEM(kMax, "max", T32S, "s32", "r")    \
+  VSHMEMI_MULTIMEM(kMax, "max", T32U, "u32", "r")    \
+  VSHMEMI_MULTIMEM(kMax, "max", T64S, "s64", "l")    \
+  VSHMEMI_MULTIMEM(kMax, "max", T64U, "u64", "l")    \
+  VSHMEMI_MULTIMEM(kAnd, "and", T32S, "b32", "r")    \
+  VSHMEMI_MULTIMEM(kAnd, "and", T32U, "b32", "r")    \
+  VSHMEMI_MULTIMEM(kAnd, "and", T64S, "b64", "l")    \
+  VSHMEMI_MULTIMEM(kAnd, "and", T64U, "b64", "l")    \
+  VSHMEMI_MULTIMEM(kOr, "or", T32S, "b32", "r")      \
+  VSHMEMI_MULTIMEM(kOr, "or", T32U, "b32", "r")      \
+  VSHMEMI_MULTIMEM(kOr, "or", T64S, "b64", "l")      \
+  VSHMEMI_MULTIMEM(kOr, "or", T64U, "b64", "l")      \
+  VSHMEMI_MULTIMEM(kXor, "xor", T32S, "b32", "r")    \
+  VSHMEMI_MULTIMEM(kXor, "xor", T32U, "b32", "r")    \
+  VSHMEMI_MULTIMEM(kXor, "xor", T64S, "b64", "l")    \
+  VSHMEMI_MULTIMEM(kXor, "xor", T64U, "b64", "l")
+VSHMEMI_MULTIMEM_INT(int, unsigned int, long long, unsigned long long)
+// long is 64 bits under nvcc on Linux, a type of its own for overloading.
+VSHMEMI_MULTIMEM(kAdd, "add", long, "u64", "l")
+VSHMEMI_MULTIMEM(kAdd, "add", unsigned long, "u64", "l")
+VSHMEMI_MULTIMEM(kMin, "min", long, "s64", "l")
+VSHMEMI_MULTIMEM(kMin, "min", unsigned long, "u64", "l")
+VSHMEMI_MULTIMEM(kMax, "max", long, "s64", "l")
+VSHMEMI_MULTIMEM(kMax, "max", unsigned long, "u64", "l")
+VSHMEMI_MULTIMEM(kAnd, "and", long, "b64", "l")
+VSHMEMI_MULTIMEM(kAnd, "and", unsigned long, "b64", "l")
+VSHMEMI_MULTIMEM(kOr, "or", long, "b64", "l")
+VSHMEMI_MULTIMEM(kOr, "or", unsigned long, "b64", "l")
+VSHMEMI_MULTIMEM(kXor, "xor", long, "b64", "l")
+VSHMEMI_MULTIMEM(kXor, "xor", unsigned long, "b64", "l")
+VSHMEMI_MULTIMEM(kAdd, "add", float, "f32", "f")
+VSHMEMI_MULTIMEM(kAdd, "add", double, "f64", "d")
+#undef VSHMEMI_MULTIMEM_INT
+#undef VSHMEMI_MULTIMEM
+
+// Stores of 4 and 16 bytes to every PE's copy.
+__device__ __forceinline__ void mc_store(uint32_t* mc, uint32_t v) {
+  asm volatile("multimem.st.relaxed.sys.global.b32 [%0], %1;" ::"l"(mc), "r"(v) : "memory");
+}
+__device__ __forceinline__ void mc_store(float4* mc, float4 v) {
+  asm volatile("multimem.st.relaxed.sys.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(mc), "f"(v.x),
+               "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
+}
+template <class T>
+__device__ __forceinline__ void mc_store_value(T* mc, T v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "multimem.st of 4 or 8 bytes");
+  if constexpr (sizeof(T) == 4) {
+    uint32_t bits;
+    memcpy(&bits, &v, 4);
+    asm volatile("multimem.st.relaxed.sys.global.b32 [%0], %1;" ::"l"(mc), "r"(bits) : "memory");
+  } else {
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    asm volatile("multimem.st.relaxed.sys.global.b64 [%0], %1;" ::"l"(mc), "l"(bits) : "memory");
+  }
+}
+#endif  // __CUDA_ARCH__ >= 900
+
+// The barrier over every PE, by the group G: each PE adds 1 to the counter of every PE with one
+// multimem.red (release), then waits until its own counter holds n_pes per barrier it entered.
+template <class G>
+__device__ __forceinline__ void mc_barrier(bool quiet) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const GpuState& s = vshmemi_device_state;
+  G::sync();  // every member's stores precede the release (fence cumulativity)
+  if (G::rank() == 0) {
+    volatile uint64_t* epoch_p =
+        reinterpret_cast<volatile uint64_t*>(s.sync_base + McSyncLayout::kEpoch);
+    uint64_t* counter = reinterpret_cast<uint64_t*>(s.sync_base + McSyncLayout::kCounter);
+    const uint64_t epoch = *epoch_p + 1;
+    if (quiet) {
+      fence_sys();
+    } else {
+      fence_release();
+    }
+    fence_proxy_alias();  // our unicast polls of the counter came before
+    asm volatile("multimem.red.release.sys.global.add.u64 [%0], %1;" ::"l"(mc_addr(counter)),
+                 "l"(1ull)
+                 : "memory");
+    fence_proxy_alias();  // before the unicast polls of the same counter
+    const uint64_t target = epoch * static_cast<uint64_t>(s.n_pes);
+    while (ld_acquire(counter) < target) {
+    }
+    *epoch_p = epoch;
+  }
+  G::sync();
+#else
+  (void)quiet;
+#endif
+}
+
+// Root's `bytes` at `source` into every PE's `dest` with multimem.st, by the group G; false (and
+// nothing done) when the sizes or alignments do not suit multimem (4-byte words at least).
+template <class G>
+__device__ __forceinline__ bool mc_broadcast_store(void* dest, const void* source, size_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const uint64_t d = reinterpret_cast<uint64_t>(dest), sa = reinterpret_cast<uint64_t>(source);
+  if (((d | sa | bytes) & 3) != 0) return false;
+  fence_proxy_alias();
+  size_t done = 0;
+  if (((d | sa) & 15) == 0) {
+    const size_t vecs = bytes / 16;
+    float4* to = mc_addr(static_cast<float4*>(dest));
+    const float4* from = static_cast<const float4*>(source);
+    for (size_t i = G::rank(); i < vecs; i += G::size()) mc_store(to + i, from[i]);
+    done = vecs * 16;
+  }
+  uint32_t* to = mc_addr(reinterpret_cast<uint32_t*>(static_cast<char*>(dest) + done));
+  const uint32_t* from = reinterpret_cast<const uint32_t*>(static_cast<const char*>(source) + done);
+  for (size_t i = G::rank(); i < (bytes - done) / 4; i += G::size()) mc_store(to + i, from[i]);
+  fence_proxy_alias();
+  return true;
+#else
+  (void)dest;
+  (void)source;
+  (void)bytes;
+  return false;
+#endif
+}
+
+// The reduction of every PE's `source` into every PE's `dest`, by the group G of PE my_index of
+// n: this PE reduces its share of the elements with multimem.ld_reduce and stores the results to
+// every PE with multimem.st, so each element is combined once and every PE gets the same bits.
+// dest may equal source (each element is read and written by its owner only), not overlap it
+// otherwise. The caller synchronizes before and after.
+template <class G, McOp kOp, class T>
+__device__ __forceinline__ void mc_reduce_share(T* dest, const T* source, size_t nreduce,
+                                                int my_index, int n) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const size_t per = (nreduce + n - 1) / n;
+  const size_t begin = per * static_cast<size_t>(my_index);
+  const size_t end = begin + per < nreduce ? begin + per : nreduce;
+  fence_proxy_alias();
+  for (size_t i = begin + G::rank(); i < end; i += G::size()) {
+    const T v = Multimem<kOp, T>::ld_reduce(mc_addr(source + i));
+    mc_store_value(mc_addr(dest + i), v);
+  }
+  fence_proxy_alias();
+#else
+  (void)dest;
+  (void)source;
+  (void)nreduce;
+  (void)my_index;
+  (void)n;
+#endif
+}
+
+// Reduce-scatter of every PE's `source` (n blocks of nelems, block j for team member j) into
+// this PE's `dest` (nelems), by the group G of member my_index: one multimem.ld_reduce per element
+// of our block, stored locally. For a device reduce-scatter to call when mc_on(n) and
+// Multimem<kOp, T>::kSupported (there is none in this tree yet); the caller synchronizes before
+// (sources ready) and after (sources free again). dest must not overlap any PE's source block
+// that another PE still reads, i.e. not source itself.
+template <class G, McOp kOp, class T>
+__device__ __forceinline__ void mc_reduce_scatter(T* dest, const T* source, size_t nelems,
+                                                  int my_index) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const T* block = source + nelems * static_cast<size_t>(my_index);
+  fence_proxy_alias();
+  for (size_t i = G::rank(); i < nelems; i += G::size()) {
+    dest[i] = Multimem<kOp, T>::ld_reduce(mc_addr(block + i));
+  }
+  fence_proxy_alias();
+#else
+  (void)dest;
+  (void)source;
+  (void)nelems;
+  (void)my_index;
+#endif
+}
+
+}  // namespace vshmem::device
+
+#endif  // __CUDACC__

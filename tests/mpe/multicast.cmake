@@ -1,0 +1,19 @@
+# Multicast regions and NVLink fabric domains against the FAKE driver only (issue #17): the
+# program builds its provider on tests/support/fake_cuda_driver, checks that libcuda was never
+# loaded, and sets VSHMEM_ENABLE_MULTICAST=1 in its own process only. No GPU rerun: these tests
+# prove logic, and nothing here may reach a real driver's multicast calls.
+if(TARGET vshmem_fake_cuda_driver)
+  add_executable(mpe_multicast_fake multicast_fake.cpp)
+  target_link_libraries(mpe_multicast_fake PRIVATE vshmem vshmem_fake_cuda_driver
+                                                   vshmem_internal_for_tests)
+  foreach(_mode ok ok_fabric bind_fails grow_bind_fails no_attribute disabled runtime runtime_off
+                runtime_bind_fails)
+    vshmem_add_mpe_test(NAME multicast_fake_${_mode} TARGET mpe_multicast_fake ARGS ${_mode}
+                        NPES 2 3 4 LAUNCHERS vshmemrun NO_GPU_RERUN TIMEOUT 60)
+  endforeach()
+  foreach(_mode fabric_same fabric_diff imex_missing)
+    vshmem_add_mpe_test(NAME multicast_fake_${_mode} TARGET mpe_multicast_fake ARGS ${_mode}
+                        NPES 4 LAUNCHERS vshmemrun LAUNCHER_ARGS --simulate-nodes 2 NO_GPU_RERUN
+                        TIMEOUT 60)
+  endforeach()
+endif()

@@ -1,0 +1,437 @@
+// Multicast regions and NVLink fabric domains, proven against the FAKE driver
+// (tests/support/fake_cuda_driver): no libcuda is ever loaded here (checked), so nothing reaches a
+// real cuMulticastCreate. VSHMEM_ENABLE_MULTICAST=1 is set inside this process only, after the
+// fake table is in place, never in the test's environment.
+//
+// Modes (argv[1]):
+//   ok                 every PE makes its part: one cuMulticastCreate (on PE 0), one
+//                      cuMulticastAddDevice and one cuMulticastBindMem per chunk on every PE; data
+//                      stored through PE 0's multicast mapping is read through every PE's; a heap
+//                      growth binds the new chunk on every PE; teardown unbinds all.
+//   ok_fabric          as ok with fabric handles (IMEX channel present): the multicast handle
+//                      travels through the bootstrap.
+//   bind_fails         the last PE's cuMulticastBindMem fails: every PE falls back, all name it.
+//   grow_bind_fails    the last PE's bind of a growth chunk fails: every PE drops the region.
+//   no_attribute       the last PE's device lacks the attribute: all fall back, no create call.
+//   disabled           enabled=false: no multicast call at all on any PE.
+//   fabric_same        --simulate-nodes 2, one clique: PEs of the other node are fabric peers,
+//                      and a fabric handle exported on one node is imported and read on the other.
+//   fabric_diff        --simulate-nodes 2, a clique per node: no fabric peers (remote path).
+//   imex_missing       no IMEX channel: fabric not offered, and VSHMEM_HANDLE_TYPE=fabric fails
+//                      naming the channel directory.
+//   runtime            shmem_init on the fake: shmemx_mc_ptr non-null for the world, null for a
+//                      smaller team and outside the heap; growth keeps it valid.
+//   runtime_off        shmem_init on the fake without the variable: shmemx_mc_ptr is NULL and
+//                      no multicast driver call is made.
+//   runtime_bind_fails shmem_init on the fake with one PE's bind failing: shmemx_mc_ptr is null
+//                      on every PE and RMA still works (unicast).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/common/private_dir.hpp"
+#include "runtime/heap/multicast_region.hpp"
+#include "runtime/heap/symmetric_heap.hpp"
+#include "runtime/ipc/fd_passing.hpp"
+#include "runtime/memory/cuda_provider.hpp"
+#include "runtime/memory/fabric_domain.hpp"
+#include "shmem.h"
+#include "shmemx.h"
+#include "tests/support/fake_cuda_driver.hpp"
+
+namespace {
+
+using namespace vshmem;
+using testing::fake_calls;
+using testing::FakeDriverConfig;
+
+int g_pe = -1;
+std::string g_mode;
+
+[[noreturn]] void die(const std::string& what) {
+  std::fprintf(stderr, "multicast_fake %s: PE %d: FAILED: %s\n", g_mode.c_str(), g_pe,
+               what.c_str());
+  std::exit(1);
+}
+void check(bool ok, const std::string& what) {
+  if (!ok) die(what);
+}
+void check(const Status& st, const char* what) {
+  if (!st.is_ok()) die(std::string(what) + ": " + st.message());
+}
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// A directory with one channel device stand-in, as the IMEX service would make.
+std::string make_imex_dir(const std::string& job) {
+  std::string dir = "/tmp/vshmem-fake-imex-" + job + "-" + std::to_string(::getpid());
+  ::mkdir(dir.c_str(), 0700);
+  std::ofstream(dir + "/channel0") << "";
+  return dir;
+}
+
+void remove_imex_dir(const std::string& dir) {
+  ::unlink((dir + "/channel0").c_str());
+  ::rmdir(dir.c_str());
+}
+
+// The in-process stack the runtime builds at shmem_init, on the fake driver.
+struct Stack {
+  std::unique_ptr<Bootstrap> boot;
+  Topology topo;
+  JobIdentity job;
+  std::unique_ptr<MemoryProvider> provider;
+  std::unique_ptr<FdExchange> fds;
+  std::unique_ptr<SymmetricHeap> heap;
+};
+
+void build(Stack& s, const FakeDriverConfig& cfg, size_t chunks) {
+  const detail::CudaDriver& drv = testing::fake_cuda_driver(cfg);
+  check(drv.fake, "the driver table is the fake");
+  auto provider = detail::make_cuda_provider_with_driver(drv, {s.topo.local_rank, 1});
+  check(provider.status(), "cuda provider on the fake driver");
+  s.provider = std::move(provider).value();
+  const int n = s.boot->size();
+  auto dir = job_socket_dir(s.job.id);
+  check(dir.status(), "job_socket_dir");
+  auto fds =
+      FdExchange::create(dir.value(), s.job.id, s.job.secret, g_pe, std::chrono::seconds(30));
+  check(fds.status(), "FdExchange::create");
+  s.fds = std::move(fds).value();
+  check(s.boot->barrier(), "barrier");
+  std::vector<bool> mapped(n, true);
+  mapped[g_pe] = false;
+  HeapConfig config{64u << 20, cfg.granularity, true};
+  auto heap = SymmetricHeap::create(*s.provider, *s.boot, s.topo, mapped, s.fds.get(), config);
+  check(heap.status(), "SymmetricHeap::create");
+  s.heap = std::move(heap).value();
+  for (size_t c = 1; c <= chunks; ++c) {  // one chunk per growth
+    check(s.heap->commit_at_least(c * cfg.granularity, "test"), "commit");
+  }
+  check(s.heap->own_chunks().size() == chunks, "own chunks");
+}
+
+void region_modes(Stack& s) {
+  const int n = s.boot->size();
+  const int last = n - 1;
+  FakeDriverConfig cfg;
+  const bool is_last = g_pe == last;
+  if (g_mode == "bind_fails" && is_last) {
+    cfg.multicast_bind_result = CUDA_ERROR_NOT_PERMITTED;
+    cfg.multicast_bind_fail_from = 1;  // its second chunk
+  }
+  if (g_mode == "grow_bind_fails" && is_last) {
+    cfg.multicast_bind_result = CUDA_ERROR_OUT_OF_MEMORY;
+    cfg.multicast_bind_fail_from = 2;  // the growth after the two initial chunks
+  }
+  if (g_mode == "no_attribute" && is_last) cfg.multicast_supported = false;
+  std::string imex;
+  if (g_mode == "ok_fabric") {
+    // Fabric handles everywhere: heap chunks and the multicast handle go through the bootstrap.
+    imex = make_imex_dir(s.job.id);
+    cfg.fabric_supported = true;
+    cfg.imex_channel_dir = imex;
+  }
+  if (g_mode != "ok" && g_mode != "ok_fabric" && g_mode != "bind_fails" &&
+      g_mode != "grow_bind_fails" && g_mode != "no_attribute" && g_mode != "disabled") {
+    die("unknown mode");
+  }
+  build(s, cfg, 2);
+  check((s.heap->handle_kind() == HandleKind::kFabric) == (g_mode == "ok_fabric"),
+        "heap handle kind");
+  const bool enabled = g_mode != "disabled";
+  if (enabled) ::setenv("VSHMEM_ENABLE_MULTICAST", "1", 1);  // this process, the fake only
+  std::string why;
+  auto made = MulticastRegion::create(*s.provider, *s.boot, *s.heap, s.fds.get(), enabled, &why);
+  check(made.status(), "MulticastRegion::create");
+  std::unique_ptr<MulticastRegion> region = std::move(made).value();
+
+  if (g_mode == "disabled") {
+    check(region == nullptr, "a region although multicast was not enabled");
+    check(contains(why, "VSHMEM_ENABLE_MULTICAST"), "reason: " + why);
+    for (const char* call : {"cuMulticastCreate", "cuMulticastGetGranularity",
+                             "cuMulticastAddDevice", "cuMulticastBindMem"}) {
+      check(fake_calls(call) == 0, std::string(call) + " was called");
+    }
+    return;
+  }
+  if (g_mode == "no_attribute") {
+    check(region == nullptr, "a region although PE " + std::to_string(last) + " lacks multicast");
+    const std::string want = "PE " + std::to_string(last) + " failed at capability check";
+    check(contains(why, want) && contains(why, "CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED"),
+          "reason: " + why);
+    check(fake_calls("cuMulticastCreate") == 0, "cuMulticastCreate was called");
+    return;
+  }
+  if (g_mode == "bind_fails") {
+    check(region == nullptr, "a region although PE " + std::to_string(last) + "'s bind failed");
+    const std::string want = "PE " + std::to_string(last) + " failed at cuMulticastBindMem";
+    check(contains(why, want) && contains(why, "CUDA_ERROR_NOT_PERMITTED"), "reason: " + why);
+    check(fake_calls("cuMulticastCreate") == (g_pe == 0 ? 1 : 0), "create count");
+    // What was bound is unbound again and the object is released (the region is gone).
+    check(fake_calls("cuMulticastUnbind") == (is_last ? 1 : 2),
+          "unbinds: " + std::to_string(fake_calls("cuMulticastUnbind")));
+    std::fprintf(stderr, "PE %d: fallback message: %s\n", g_pe, why.c_str());
+    return;
+  }
+
+  // ok and grow_bind_fails: the region exists everywhere.
+  check(region != nullptr, "no region: " + why);
+  check(fake_calls("cuMulticastCreate") == (g_pe == 0 ? 1 : 0), "one create, on PE 0");
+  check(fake_calls("cuMulticastAddDevice") == 1, "one AddDevice per PE");
+  check(fake_calls("cuMulticastBindMem") == 2, "one bind per chunk");
+  check(fake_calls("cuMemImportFromShareableHandle") >= (g_pe == 0 ? 0 : 1), "imported");
+  if (!imex.empty()) remove_imex_dir(imex);
+  const uintptr_t h = s.heap->base();
+  check(region->translate(reinterpret_cast<void*>(h + 100)) ==
+            reinterpret_cast<void*>(region->base() + 100),
+        "translate");
+  check(region->translate(reinterpret_cast<void*>(h + 2 * (64u << 10))) == nullptr,
+        "translate beyond the bound chunks");
+  check(region->translate(reinterpret_cast<void*>(h - 8)) == nullptr, "translate below H");
+
+  // PE 0 stores fresh data through its multicast mapping; every PE sees it through its own (the
+  // fake backs the object with one shared memory: the handle really went from PE 0 to each PE).
+  uint64_t seed = std::random_device{}();
+  check(s.boot->broadcast(&seed, sizeof(seed), 0), "broadcast");
+  std::mt19937_64 gen(seed);
+  std::vector<uint64_t> want(512);
+  for (auto& w : want) w = gen();
+  auto* mc = reinterpret_cast<uint64_t*>(region->base() + 4096);
+  if (g_pe != 0) std::memset(mc, 0xa5, 8);  // poison, before PE 0 writes
+  check(s.boot->barrier(), "barrier");
+  if (g_pe == 0) std::memcpy(mc, want.data(), want.size() * 8);
+  check(s.boot->barrier(), "barrier");
+  check(std::memcmp(mc, want.data(), want.size() * 8) == 0, "multicast data differs");
+
+  // Growth: the new chunk is bound on every PE (or, in grow_bind_fails, every PE learns that the
+  // last PE's bind failed).
+  const size_t before = s.heap->committed();
+  s.heap->set_chunk_listener([&](size_t offset, std::shared_ptr<PhysicalAllocation> chunk) {
+    Status st = region->bind_chunk(offset, std::move(chunk));
+    if (g_mode != "grow_bind_fails") {
+      check(st, "bind_chunk");
+    } else {
+      check(!st.is_ok() && st.code() == Code::kUnsupported, "the growth bind failure went unseen");
+      const std::string want_msg = "PE " + std::to_string(last) + " failed at cuMulticastBindMem";
+      check(contains(st.message(), want_msg) && contains(st.message(), "CUDA_ERROR_OUT_OF_MEMORY"),
+            "reason: " + st.message());
+      region.reset();
+    }
+  });
+  check(s.heap->commit_at_least(before + (64u << 10), "test"), "grow");
+  if (g_mode != "grow_bind_fails") {
+    check(fake_calls("cuMulticastBindMem") == 3, "the growth chunk was not bound");
+    check(region->translate(reinterpret_cast<void*>(h + before)) != nullptr,
+          "the growth chunk has no multicast address");
+    region.reset();
+    check(fake_calls("cuMulticastUnbind") == 3, "teardown unbinds every chunk");
+  } else {
+    check(region == nullptr, "the region survived a failed growth bind");
+  }
+}
+
+void fabric_modes(Stack& s) {
+  const int n = s.boot->size();
+  FakeDriverConfig cfg;
+  cfg.fabric_supported = true;
+  cfg.fabric_info_result = CUDA_SUCCESS;
+  cfg.fabric_info.registered = true;
+  std::memset(cfg.fabric_info.cluster_uuid, 0x42, sizeof(cfg.fabric_info.cluster_uuid));
+  cfg.fabric_info.clique_id = g_mode == "fabric_diff" ? 7 + s.topo.my_node : 7;
+  std::string imex =
+      g_mode == "imex_missing" ? "/nonexistent/vshmem-imex-" + s.job.id : make_imex_dir(s.job.id);
+  cfg.imex_channel_dir = imex;
+  const detail::CudaDriver& drv = testing::fake_cuda_driver(cfg);
+  if (g_mode == "imex_missing") {
+    ::setenv("VSHMEM_HANDLE_TYPE", "fabric", 1);
+    auto refused = detail::make_cuda_provider_with_driver(drv, {});
+    ::unsetenv("VSHMEM_HANDLE_TYPE");
+    check(!refused.is_ok(), "VSHMEM_HANDLE_TYPE=fabric accepted without an IMEX channel");
+    check(contains(refused.status().message(), "no IMEX channel: " + imex),
+          "message: " + refused.status().message());
+  }
+  auto provider = detail::make_cuda_provider_with_driver(drv, {});
+  check(provider.status(), "cuda provider on the fake driver");
+  s.provider = std::move(provider).value();
+  const std::vector<HandleKind> kinds = s.provider->handle_kinds();
+  const bool has_fabric = !kinds.empty() && kinds[0] == HandleKind::kFabric;
+  check(has_fabric == (g_mode != "imex_missing"), "fabric handles offered wrongly");
+
+  FabricIdentity mine = s.provider->fabric_identity();
+  std::vector<FabricIdentity> all(n);
+  check(s.boot->allgather(&mine, all.data(), sizeof(mine)), "allgather");
+  std::vector<bool> peers = fabric_peers(all, s.topo.node_of_pe, g_pe);
+  for (int p = 0; p < n; ++p) {
+    const bool other_node = s.topo.node_of_pe[p] != s.topo.my_node;
+    const bool want = g_mode == "fabric_same" && other_node;
+    check(peers[p] == want, "PE " + std::to_string(p) + " fabric peer: " +
+                                std::to_string(peers[p]) + ", expected " + std::to_string(want));
+  }
+
+  if (g_mode == "fabric_same") {
+    // A fabric handle crosses the (simulated) nodes through the bootstrap and maps there.
+    const size_t gran = s.provider->granularity();
+    auto mem = s.provider->create(gran);
+    check(mem.status(), "create");
+    auto range = s.provider->reserve(s.provider->find_free_range(gran, gran).value(), gran);
+    check(range.status(), "reserve");
+    auto own = s.provider->map(range.value(), 0, mem.value());
+    check(own.status(), "map");
+    uint64_t seed = std::random_device{}() ^ (static_cast<uint64_t>(g_pe) << 40);
+    std::mt19937_64 gen(seed);
+    std::vector<uint64_t> data(gran / 8);
+    for (auto& d : data) d = gen();
+    std::memcpy(own.value()->address(), data.data(), gran);
+    auto h = mem.value()->export_handle(HandleKind::kFabric);
+    check(h.status(), "export fabric");
+    std::vector<uint8_t> handles(n * ShareableHandle::kFabricBytes);
+    std::vector<uint64_t> seeds(n);
+    check(
+        s.boot->allgather(h.value().fabric().data(), handles.data(), ShareableHandle::kFabricBytes),
+        "allgather handles");
+    check(s.boot->allgather(&seed, seeds.data(), sizeof(seed)), "allgather seeds");
+    for (int p = 0; p < n; ++p) {
+      if (!peers[p]) continue;
+      auto imported = s.provider->import(
+          ShareableHandle::from_fabric(&handles[p * ShareableHandle::kFabricBytes]), gran);
+      check(imported.status(), "import fabric");
+      auto r2 = s.provider->reserve(s.provider->find_free_range(gran, gran).value(), gran);
+      check(r2.status(), "reserve");
+      auto m = s.provider->map(r2.value(), 0, imported.value());
+      check(m.status(), "map peer");
+      std::mt19937_64 pg(seeds[p]);
+      const auto* got = static_cast<const uint64_t*>(m.value()->address());
+      for (size_t i = 0; i < gran / 8; ++i) {
+        check(got[i] == pg(),
+              "PE " + std::to_string(p) + "'s memory differs at word " + std::to_string(i));
+      }
+    }
+    check(s.boot->barrier(), "barrier");
+  }
+  if (g_mode != "imex_missing") remove_imex_dir(imex);
+}
+
+int runtime_modes(int argc, char** argv) {
+  (void)argc;
+  (void)argv;
+  // The PE number is not known before shmem_init; the launcher's variable says it.
+  const char* rank = std::getenv("VSHMEM_RANK");
+  const int me = rank != nullptr ? std::atoi(rank) : -1;
+  const char* size = std::getenv("VSHMEM_NPES");
+  const int n = size != nullptr ? std::atoi(size) : -1;
+  FakeDriverConfig cfg;
+  cfg.granularity = 1 << 20;
+  cfg.multicast_granularity = 1 << 20;
+  if (g_mode == "runtime_bind_fails" && me == n - 1) {
+    cfg.multicast_bind_result = CUDA_ERROR_NOT_PERMITTED;
+    cfg.multicast_bind_fail_from = 0;
+  }
+  detail::use_fake_driver_for_tests(&testing::fake_cuda_driver(cfg));
+  ::setenv("VSHMEM_BACKEND", "cuda", 1);
+  if (g_mode == "runtime_off") {
+    ::unsetenv("VSHMEM_ENABLE_MULTICAST");  // the default
+  } else {
+    ::setenv("VSHMEM_ENABLE_MULTICAST", "1", 1);  // this process, the fake only
+  }
+  shmem_init();
+  g_pe = shmem_my_pe();
+  const int npes = shmem_n_pes();
+  long* x = static_cast<long*>(shmem_malloc(1024 * sizeof(long)));
+  check(x != nullptr, "shmem_malloc");
+  void* mc = shmemx_mc_ptr(SHMEM_TEAM_WORLD, x);
+  if (g_mode == "runtime") {
+    check(mc != nullptr, "shmemx_mc_ptr(SHMEM_TEAM_WORLD) is NULL with multicast on");
+    check(shmemx_mc_ptr(SHMEM_TEAM_WORLD, reinterpret_cast<char*>(x) + 8) ==
+              static_cast<char*>(mc) + 8,
+          "shmemx_mc_ptr is not linear");
+    long local = 0;
+    check(shmemx_mc_ptr(SHMEM_TEAM_WORLD, &local) == nullptr, "a multicast address off the heap");
+    check(shmemx_mc_ptr(SHMEM_TEAM_INVALID, x) == nullptr, "a multicast address for no team");
+    if (npes > 1) {
+      shmem_team_t half = SHMEM_TEAM_INVALID;
+      shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes - 1, nullptr, 0, &half);
+      if (half != SHMEM_TEAM_INVALID) {
+        check(shmemx_mc_ptr(half, x) == nullptr, "a multicast address for a smaller team");
+        shmem_team_destroy(half);
+      }
+    }
+    // Growth past the initial heap: the new block has a multicast address too.
+    char* big = static_cast<char*>(shmem_malloc(8u << 20));
+    check(big != nullptr, "shmem_malloc(8 MiB)");
+    check(shmemx_mc_ptr(SHMEM_TEAM_WORLD, big + (8u << 20) - 1) != nullptr,
+          "no multicast address for memory of a growth");
+    shmem_free(big);
+  } else if (g_mode == "runtime_off") {
+    check(mc == nullptr, "shmemx_mc_ptr is not NULL with multicast off");
+    for (const char* call : {"cuMulticastCreate", "cuMulticastGetGranularity",
+                             "cuMulticastAddDevice", "cuMulticastBindMem"}) {
+      check(fake_calls(call) == 0, std::string(call) + " was called with multicast off");
+    }
+  } else {
+    check(mc == nullptr, "shmemx_mc_ptr is not NULL although a PE's bind failed");
+  }
+  // Unicast RMA works either way.
+  std::mt19937_64 gen(std::random_device{}());
+  const long v = static_cast<long>(gen() >> 1);
+  x[0] = -1;
+  shmem_barrier_all();
+  shmem_long_p(x, v + g_pe, (g_pe + 1) % npes);
+  shmem_barrier_all();
+  long from_left = 0;
+  std::vector<long> all(npes);
+  long* vs = static_cast<long*>(shmem_malloc(sizeof(long)));
+  *vs = v;
+  shmem_barrier_all();
+  const long left_v = shmem_long_g(vs, (g_pe + npes - 1) % npes);
+  from_left = x[0];
+  check(from_left == left_v + (g_pe + npes - 1) % npes, "unicast put went wrong");
+  shmem_free(vs);
+  shmem_free(x);
+  shmem_finalize();
+  check(!testing::real_libcuda_loaded(), "libcuda.so.1 was loaded");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  g_mode = argc > 1 ? argv[1] : "";
+  if (testing::real_libcuda_loaded()) die("libcuda.so.1 is loaded before the test starts");
+  if (g_mode.rfind("runtime", 0) == 0) return runtime_modes(argc, argv);
+
+  Stack s;
+  auto boot = create_bootstrap({});
+  check(boot.status(), "create_bootstrap");
+  s.boot = std::move(boot).value();
+  g_pe = s.boot->rank();
+  auto topo = discover_topology(*s.boot);
+  check(topo.status(), "discover_topology");
+  s.topo = topo.value();
+  auto job = agree_job_identity(*s.boot);
+  check(job.status(), "agree_job_identity");
+  s.job = job.value();
+
+  if (g_mode.rfind("fabric", 0) == 0 || g_mode == "imex_missing") {
+    fabric_modes(s);
+  } else {
+    region_modes(s);
+  }
+  check(s.boot->barrier(), "final barrier");
+  s.heap.reset();
+  s.fds.reset();
+  s.provider.reset();
+  check(!testing::real_libcuda_loaded(), "libcuda.so.1 was loaded");
+  std::printf("multicast_fake %s: PE %d: ok\n", g_mode.c_str(), g_pe);
+  return 0;
+}

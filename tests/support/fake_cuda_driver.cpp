@@ -1,0 +1,483 @@
+#include "tests/support/fake_cuda_driver.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace vshmem::testing {
+namespace {
+
+struct Object {
+  int fd = -1;
+  size_t size = 0;
+  bool multicast = false;
+};
+
+struct Fabric {  // what a fake fabric handle carries
+  uint64_t magic;
+  int64_t pid;
+  int64_t fd;
+};
+constexpr uint64_t kFabricMagic = 0x66616b6566616272ull;
+constexpr const char* kMulticastName = "vshmem-fake-multicast";
+constexpr const char* kMemoryName = "vshmem-fake-memory";
+
+std::mutex g_mu;
+FakeDriverConfig g_config;
+std::map<CUmemGenericAllocationHandle, Object> g_objects;
+CUmemGenericAllocationHandle g_next = 0x1000;
+std::map<std::string, int> g_calls;
+int g_binds = 0;
+thread_local std::vector<CUcontext> t_ctx;
+
+void count(const char* name) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  ++g_calls[name];
+}
+
+Object* find(CUmemGenericAllocationHandle h) {
+  auto it = g_objects.find(h);
+  return it == g_objects.end() ? nullptr : &it->second;
+}
+
+CUmemGenericAllocationHandle add(Object o) {
+  const CUmemGenericAllocationHandle h = g_next++;
+  g_objects[h] = o;
+  return h;
+}
+
+int new_memfd(const char* name, size_t size) {
+  int fd = ::memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// A descriptor's memfd name tells memory from multicast objects on import.
+bool is_multicast_fd(int fd) {
+  char path[64], target[256] = {};
+  std::snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  ssize_t n = ::readlink(path, target, sizeof(target) - 1);
+  return n > 0 && std::strstr(target, kMulticastName) != nullptr;
+}
+
+CUresult import_fd(CUmemGenericAllocationHandle* h, int fd) {
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    if (fd >= 0) ::close(fd);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  Object o;
+  o.fd = fd;
+  o.size = static_cast<size_t>(st.st_size);
+  o.multicast = is_multicast_fd(fd);
+  std::lock_guard<std::mutex> lock(g_mu);
+  *h = add(o);
+  return CUDA_SUCCESS;
+}
+
+#define FAKE(name) count(#name)
+
+CUresult fk_cuGetErrorName(CUresult r, const char** out) {
+  switch (r) {
+    case CUDA_SUCCESS: *out = "CUDA_SUCCESS"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_VALUE: *out = "CUDA_ERROR_INVALID_VALUE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_OUT_OF_MEMORY: *out = "CUDA_ERROR_OUT_OF_MEMORY"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_SUPPORTED: *out = "CUDA_ERROR_NOT_SUPPORTED"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_PERMITTED: *out = "CUDA_ERROR_NOT_PERMITTED"; return CUDA_SUCCESS;
+    case CUDA_ERROR_ILLEGAL_STATE: *out = "CUDA_ERROR_ILLEGAL_STATE"; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+CUresult fk_cuGetErrorString(CUresult r, const char** out) {
+  const char* name = nullptr;
+  if (fk_cuGetErrorName(r, &name) != CUDA_SUCCESS) return CUDA_ERROR_INVALID_VALUE;
+  *out = "injected by the fake driver";
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuInit(unsigned int) { return CUDA_SUCCESS; }
+CUresult fk_cuDeviceGet(CUdevice* d, int ordinal) {
+  *d = ordinal;
+  return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+CUresult fk_cuDeviceGetCount(int* n) {
+  *n = 1;
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuDeviceGetName(char* name, int len, CUdevice) {
+  std::snprintf(name, static_cast<size_t>(len), "vshmem fake GPU");
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  switch (a) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: *v = g_config.fabric_supported; break;
+    case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: *v = g_config.multicast_supported; break;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *v = g_config.pci_bus; break;
+    default: *v = 0; break;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuDeviceCanAccessPeer(int* can, CUdevice, CUdevice) {
+  *can = 1;
+  return CUDA_SUCCESS;
+}
+CUcontext fake_context() { return reinterpret_cast<CUcontext>(static_cast<uintptr_t>(0xc0de)); }
+CUresult fk_cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) {
+  *c = fake_context();
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuDevicePrimaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
+CUresult fk_cuCtxGetCurrent(CUcontext* c) {
+  *c = t_ctx.empty() ? nullptr : t_ctx.back();
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuCtxSetCurrent(CUcontext c) {
+  if (t_ctx.empty()) {
+    if (c != nullptr) t_ctx.push_back(c);
+  } else if (c == nullptr) {
+    t_ctx.pop_back();
+  } else {
+    t_ctx.back() = c;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuCtxGetDevice(CUdevice* d) {
+  *d = 0;
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuCtxPushCurrent(CUcontext c) {
+  t_ctx.push_back(c);
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuCtxPopCurrent(CUcontext* c) {
+  if (t_ctx.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (c != nullptr) *c = t_ctx.back();
+  t_ctx.pop_back();
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuCtxEnablePeerAccess(CUcontext, unsigned int) { return CUDA_SUCCESS; }
+CUresult fk_cuCtxDisablePeerAccess(CUcontext) { return CUDA_SUCCESS; }
+CUresult fk_cuMemGetInfo(size_t* free_bytes, size_t* total) {
+  *free_bytes = *total = size_t{1} << 32;
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuMemGetAllocationGranularity(size_t* g, const CUmemAllocationProp*,
+                                          CUmemAllocationGranularity_flags) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  *g = g_config.granularity;
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                                unsigned long long) {
+  FAKE(cuMemAddressReserve);
+  const size_t align = alignment == 0 ? 4096 : alignment;
+  const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+  if (addr != 0) {
+    void* p = ::mmap(reinterpret_cast<void*>(addr), size, PROT_NONE, flags, -1, 0);
+    if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    *ptr = reinterpret_cast<CUdeviceptr>(p);
+    return CUDA_SUCCESS;
+  }
+  void* p = ::mmap(nullptr, size + align, PROT_NONE, flags, -1, 0);
+  if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t aligned = (base + align - 1) / align * align;
+  if (aligned > base) ::munmap(p, aligned - base);
+  if (base + size + align > aligned + size) {
+    ::munmap(reinterpret_cast<void*>(aligned + size), base + size + align - aligned - size);
+  }
+  *ptr = static_cast<CUdeviceptr>(aligned);
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuMemAddressFree(CUdeviceptr ptr, size_t size) {
+  FAKE(cuMemAddressFree);
+  return ::munmap(reinterpret_cast<void*>(ptr), size) == 0 ? CUDA_SUCCESS
+                                                           : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult fk_cuMemCreate(CUmemGenericAllocationHandle* h, size_t size, const CUmemAllocationProp*,
+                        unsigned long long) {
+  FAKE(cuMemCreate);
+  Object o;
+  o.fd = new_memfd(kMemoryName, size);
+  if (o.fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  o.size = size;
+  std::lock_guard<std::mutex> lock(g_mu);
+  *h = add(o);
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuMemRelease(CUmemGenericAllocationHandle h) {
+  FAKE(cuMemRelease);
+  std::lock_guard<std::mutex> lock(g_mu);
+  Object* o = find(h);
+  if (o == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ::close(o->fd);
+  g_objects.erase(h);
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+                     unsigned long long) {
+  FAKE(cuMemMap);
+  int fd = -1;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    Object* o = find(h);
+    if (o == nullptr || offset + size > o->size) return CUDA_ERROR_INVALID_VALUE;
+    fd = o->fd;
+  }
+  void* p = ::mmap(reinterpret_cast<void*>(ptr), size, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_FIXED, fd, static_cast<off_t>(offset));
+  return p == MAP_FAILED ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+}
+CUresult fk_cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  FAKE(cuMemUnmap);
+  void* p = ::mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  return p == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+CUresult fk_cuMemSetAccess(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t) {
+  FAKE(cuMemSetAccess);
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuMemExportToShareableHandle(void* out, CUmemGenericAllocationHandle h,
+                                         CUmemAllocationHandleType type, unsigned long long) {
+  FAKE(cuMemExportToShareableHandle);
+  std::lock_guard<std::mutex> lock(g_mu);
+  Object* o = find(h);
+  if (o == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+    *static_cast<int*>(out) = ::dup(o->fd);
+    return CUDA_SUCCESS;
+  }
+  if (type == CU_MEM_HANDLE_TYPE_FABRIC) {
+    if (!g_config.fabric_supported) return CUDA_ERROR_NOT_SUPPORTED;
+    if (g_config.fabric_export_result != CUDA_SUCCESS) return g_config.fabric_export_result;
+    Fabric f{kFabricMagic, static_cast<int64_t>(::getpid()), o->fd};
+    std::memset(out, 0, sizeof(CUmemFabricHandle));
+    std::memcpy(out, &f, sizeof(f));
+    return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+CUresult fk_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* h, void* os_handle,
+                                           CUmemAllocationHandleType type) {
+  FAKE(cuMemImportFromShareableHandle);
+  if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+    return import_fd(h, ::dup(static_cast<int>(reinterpret_cast<uintptr_t>(os_handle))));
+  }
+  if (type == CU_MEM_HANDLE_TYPE_FABRIC) {
+    Fabric f{};
+    std::memcpy(&f, os_handle, sizeof(f));
+    if (f.magic != kFabricMagic) return CUDA_ERROR_INVALID_VALUE;
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/%lld/fd/%lld", static_cast<long long>(f.pid),
+                  static_cast<long long>(f.fd));
+    return import_fd(h, ::open(path, O_RDWR | O_CLOEXEC));
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+CUresult fk_cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,
+                                                   CUmemGenericAllocationHandle) {
+  *prop = {};
+  prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop->location.id = 0;
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuMemAlloc(CUdeviceptr* p, size_t bytes) {
+  void* m = std::calloc(1, bytes);
+  if (m == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+  *p = reinterpret_cast<CUdeviceptr>(m);
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuMemFree(CUdeviceptr p) {
+  std::free(reinterpret_cast<void*>(p));
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream) {
+  std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuMemsetD8Async(CUdeviceptr dst, unsigned char c, size_t bytes, CUstream) {
+  std::memset(reinterpret_cast<void*>(dst), c, bytes);
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuStreamCreate(CUstream* s, unsigned int) {
+  *s = reinterpret_cast<CUstream>(static_cast<uintptr_t>(0x5e));
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuStreamDestroy(CUstream) { return CUDA_SUCCESS; }
+CUresult fk_cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+CUresult fk_cuModuleLoadData(CUmodule* m, const void*) {
+  *m = reinterpret_cast<CUmodule>(static_cast<uintptr_t>(0x30d));
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuModuleUnload(CUmodule) { return CUDA_SUCCESS; }
+CUresult fk_cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
+  *f = reinterpret_cast<CUfunction>(
+      static_cast<uintptr_t>(std::strstr(name, "b32") != nullptr ? 32 : 64));
+  return CUDA_SUCCESS;
+}
+
+// The host atomic kernels (runtime/memory/cuda_atomic_ptx.cpp), done on the host.
+template <class T>
+uint64_t host_atomic(T* p, unsigned op, T operand, T compare) {
+  T old = 0;
+  switch (op) {
+    case 0: old = __atomic_load_n(p, __ATOMIC_SEQ_CST); break;
+    case 1: old = __atomic_exchange_n(p, operand, __ATOMIC_SEQ_CST); break;
+    case 2:
+      old = compare;
+      __atomic_compare_exchange_n(p, &old, operand, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+      break;
+    case 3: old = __atomic_fetch_add(p, operand, __ATOMIC_SEQ_CST); break;
+    case 4: old = __atomic_fetch_and(p, operand, __ATOMIC_SEQ_CST); break;
+    case 5: old = __atomic_fetch_or(p, operand, __ATOMIC_SEQ_CST); break;
+    case 6: old = __atomic_fetch_xor(p, operand, __ATOMIC_SEQ_CST); break;
+    default: break;
+  }
+  return static_cast<uint64_t>(old);
+}
+CUresult fk_cuLaunchKernel(CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, CUstream, void** args, void**) {
+  FAKE(cuLaunchKernel);
+  const CUdeviceptr target = *static_cast<CUdeviceptr*>(args[0]);
+  const uint64_t operand = *static_cast<uint64_t*>(args[1]);
+  const uint64_t compare = *static_cast<uint64_t*>(args[2]);
+  const CUdeviceptr result = *static_cast<CUdeviceptr*>(args[3]);
+  const unsigned op = *static_cast<unsigned*>(args[4]);
+  uint64_t old = 0;
+  if (reinterpret_cast<uintptr_t>(f) == 32) {
+    old = host_atomic(reinterpret_cast<uint32_t*>(target), op, static_cast<uint32_t>(operand),
+                      static_cast<uint32_t>(compare));
+  } else {
+    old = host_atomic(reinterpret_cast<uint64_t*>(target), op, operand, compare);
+  }
+  *reinterpret_cast<uint64_t*>(result) = old;
+  return CUDA_SUCCESS;
+}
+
+CUresult fk_cuMulticastCreate(CUmemGenericAllocationHandle* h, const CUmulticastObjectProp* prop) {
+  FAKE(cuMulticastCreate);
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_config.multicast_create_result != CUDA_SUCCESS) return g_config.multicast_create_result;
+  if (prop->size == 0 || prop->size % g_config.multicast_granularity != 0 ||
+      prop->numDevices == 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  Object o;
+  o.fd = new_memfd(kMulticastName, prop->size);
+  if (o.fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  o.size = prop->size;
+  o.multicast = true;
+  *h = add(o);
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuMulticastGetGranularity(size_t* g, const CUmulticastObjectProp*,
+                                      CUmulticastGranularity_flags) {
+  FAKE(cuMulticastGetGranularity);
+  std::lock_guard<std::mutex> lock(g_mu);
+  *g = g_config.multicast_granularity;
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuMulticastAddDevice(CUmemGenericAllocationHandle h, CUdevice) {
+  FAKE(cuMulticastAddDevice);
+  std::lock_guard<std::mutex> lock(g_mu);
+  Object* o = find(h);
+  if (o == nullptr || !o->multicast) return CUDA_ERROR_INVALID_VALUE;
+  return g_config.multicast_add_device_result;
+}
+CUresult fk_cuMulticastBindMem(CUmemGenericAllocationHandle mc, size_t mc_offset,
+                               CUmemGenericAllocationHandle mem, size_t mem_offset, size_t size,
+                               unsigned long long) {
+  FAKE(cuMulticastBindMem);
+  std::lock_guard<std::mutex> lock(g_mu);
+  Object* m = find(mc);
+  Object* p = find(mem);
+  if (m == nullptr || !m->multicast || p == nullptr || p->multicast || mc_offset + size > m->size ||
+      mem_offset + size > p->size) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  const int this_bind = g_binds++;
+  if (g_config.multicast_bind_fail_from >= 0 && this_bind >= g_config.multicast_bind_fail_from) {
+    return g_config.multicast_bind_result;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuMulticastUnbind(CUmemGenericAllocationHandle mc, CUdevice, size_t, size_t) {
+  FAKE(cuMulticastUnbind);
+  std::lock_guard<std::mutex> lock(g_mu);
+  return find(mc) != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult fk_fabric_info(int, detail::CudaFabricInfo* out) {
+  FAKE(fabric_info);
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_config.fabric_info_result != CUDA_SUCCESS) return g_config.fabric_info_result;
+  *out = g_config.fabric_info;
+  return CUDA_SUCCESS;
+}
+
+detail::CudaDriver make_table() {
+  detail::CudaDriver d;
+#define FAKE_ENTRY(name, version) d.name = fk_##name;
+  VSHMEM_CUDA_DRIVER_FUNCTIONS(FAKE_ENTRY)
+  VSHMEM_CUDA_DRIVER_OPTIONAL_FUNCTIONS(FAKE_ENTRY)
+#undef FAKE_ENTRY
+  d.fabric_info = fk_fabric_info;
+  d.fake = true;
+  d.version = 12080;
+  d.device_count = 1;
+  return d;
+}
+
+}  // namespace
+
+const detail::CudaDriver& fake_cuda_driver(const FakeDriverConfig& config) {
+  static detail::CudaDriver table = make_table();
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_config = config;
+  table.imex_channel_dir = nullptr;  // set below: the string must outlive the table's use
+  static std::string dir;
+  dir = config.imex_channel_dir;
+  table.imex_channel_dir = dir.c_str();
+  return table;
+}
+
+int fake_calls(const std::string& name) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_calls.find(name);
+  return it == g_calls.end() ? 0 : it->second;
+}
+
+void reset_fake_calls() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_calls.clear();
+  g_binds = 0;
+}
+
+bool real_libcuda_loaded() {
+  void* h = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (h == nullptr) return false;
+  ::dlclose(h);
+  return true;
+}
+
+}  // namespace vshmem::testing

@@ -1,0 +1,47 @@
+// A test double for the CUDA driver table (runtime/memory/cuda_driver.hpp), compiled only into
+// test binaries. It never loads libcuda: "device memory" is memfd-backed host memory mapped with
+// mmap, handles are entries of a table, POSIX FD handles are real descriptors (so they travel
+// between processes over the runtime's fd passing), fabric handles name a descriptor through
+// /proc/<pid>/fd (so processes on "different simulated nodes" can import them), and a multicast
+// object is one more memfd (its mappings are ordinary shared memory: a store through one PE's
+// mapping is seen through every PE's, though not in the bound unicast memory). Every call is
+// counted, and failures are injected per call.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+#include "runtime/memory/cuda_driver.hpp"
+
+namespace vshmem::testing {
+
+struct FakeDriverConfig {
+  bool multicast_supported = true;  // CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED
+  bool fabric_supported = false;    // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED
+  int pci_bus = 1;                  // tells GPUs (locality tokens) apart
+  size_t granularity = 64 << 10;
+  size_t multicast_granularity = 64 << 10;
+  // Failures to inject: the call returns this instead of CUDA_SUCCESS.
+  CUresult multicast_create_result = CUDA_SUCCESS;
+  CUresult multicast_add_device_result = CUDA_SUCCESS;
+  CUresult multicast_bind_result = CUDA_SUCCESS;
+  CUresult fabric_export_result = CUDA_SUCCESS;
+  // Binds fail (with multicast_bind_result) from this bind on (0: the first); -1: never.
+  int multicast_bind_fail_from = 0;
+  // The device's place in an NVLink domain; fabric_info_result != CUDA_SUCCESS: none.
+  CUresult fabric_info_result = CUDA_ERROR_NOT_SUPPORTED;
+  detail::CudaFabricInfo fabric_info;
+  std::string imex_channel_dir = "/dev/nvidia-caps-imex-channels";
+};
+
+// The fake table, configured with `config` (the configuration may be changed again later; the
+// table stays valid for the life of the process). Marked fake (CudaDriver::fake).
+const detail::CudaDriver& fake_cuda_driver(const FakeDriverConfig& config);
+// How often the named entry point was called since the process started (or the last reset).
+int fake_calls(const std::string& name);
+void reset_fake_calls();
+// Whether the real libcuda.so.1 is loaded in this process (it must never be in a fake test).
+bool real_libcuda_loaded();
+
+}  // namespace vshmem::testing
