@@ -159,6 +159,9 @@ int main(int argc, char** argv) {
   }
   // Multicast off (mc_base 0, as on every machine without multicast): NULL everywhere. Then a
   // made-up multicast base (never dereferenced): the world's address is base + offset.
+  // In kernels SHMEM_TEAM_WORLD is the state's world_handle, which shmem_init sets; this test has
+  // no shmem_init, so it names a made-up handle (never dereferenced: team_lookup compares it).
+  st.world_handle = reinterpret_cast<shmem_team_t>(uintptr_t{0x5eed0});
   for (const uint64_t mc_base : {uint64_t{0}, heap + 3 * kS}) {
     st.mc_base = mc_base;
     CK(cudaMemcpyToSymbol(vshmemi_device_state, &st, sizeof(st)));
@@ -172,6 +175,7 @@ int main(int argc, char** argv) {
     EXPECT(mc[2] == nullptr, "shmemx_mc_ptr(SHMEM_TEAM_INVALID) = %p", mc[2]);
   }
   st.mc_base = 0;
+  st.world_handle = nullptr;
   CK(cudaMemcpyToSymbol(vshmemi_device_state, &st, sizeof(st)));
   CK(cudaFree(d_fetched));
   CK(cudaFree(d_got));
