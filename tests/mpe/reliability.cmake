@@ -61,7 +61,10 @@ if("vshmemrun" IN_LIST VSHMEM_TEST_LAUNCHERS)
   add_test(NAME reliability.script
            COMMAND ${PROJECT_SOURCE_DIR}/tests/reliability.sh $<TARGET_FILE:vshmemrun>
                    $<TARGET_FILE:mpe_reliability_target> ${_mpirun})
-  set_tests_properties(reliability.script PROPERTIES LABELS "reliability;mpe" TIMEOUT 300)
+  # Alone: its time limits (kill -9, SIGSTOP, time to exit) are judged against a quiet machine;
+  # under a parallel run it was seen to fail once and pass alone.
+  set_tests_properties(reliability.script PROPERTIES LABELS "reliability;mpe" TIMEOUT 300
+                       RUN_SERIAL TRUE)
 endif()
 
 # Item 10: a broadcast with another root or count on some PE is reported under
