@@ -26,6 +26,17 @@ if(TARGET vshmem_device)
                      -P ${PROJECT_SOURCE_DIR}/tests/tools/register_budget.cmake)
     set_tests_properties(unit.register_budget_${_name} PROPERTIES LABELS "unit" TIMEOUT 300)
   endforeach()
+  # The same budget for bench/copy_shapes.cu (a loop over pieces around the library's group copy,
+  # built as the benchmarks are: VSHMEM_DEVICE_DEBUG=0): at 66 registers its 1024-thread launch
+  # failed on the H200.
+  add_test(NAME unit.register_budget_copy_shapes
+           COMMAND ${CMAKE_COMMAND} -DNVCC=${CMAKE_CUDA_COMPILER}
+                   -DSOURCE=${PROJECT_SOURCE_DIR}/bench/copy_shapes.cu
+                   -DINCLUDES=${PROJECT_SOURCE_DIR}/include$<SEMICOLON>${PROJECT_SOURCE_DIR}
+                   -DFLAGS=-DVSHMEM_DEVICE_DEBUG=0 -DLIMIT=64
+                   -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}
+                   -P ${PROJECT_SOURCE_DIR}/tests/tools/register_budget.cmake)
+  set_tests_properties(unit.register_budget_copy_shapes PROPERTIES LABELS "unit" TIMEOUT 300)
 endif()
 
 # The multicast device code compiled for sm_90 and its PTX checked (issue #17); no GPU needed.

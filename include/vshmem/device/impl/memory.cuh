@@ -305,16 +305,11 @@ __device__ __forceinline__ void copy_bytes(void* dest, const void* source, size_
     head =
         (kWarpAccessAlign - reinterpret_cast<uintptr_t>(d) % kWarpAccessAlign) % kWarpAccessAlign;
   }
-  // Two parts (the head, then the rest) through one inlined copy: a second inlined copy would
-  // push block-wide calls past 64 registers a thread.
-  size_t at = 0, len = head != 0 ? head : n;
-#pragma unroll 1
-  for (;;) {
-    copy_interleaved(d + at, s + at, len, rank, size);
-    if (at + len == n) break;
-    at += len;
-    len = n - at;
-  }
+  // The head byte by byte (at most 511 bytes: one step for a block of 512 threads or more), then
+  // one inlined copy of the rest: a second inlined copy would push block-wide calls in a loop past
+  // 64 registers a thread.
+  for (size_t i = rank; i < head; i += size) d[i] = s[i];
+  copy_interleaved(d + head, s + head, n - head, rank, size);
 }
 
 // Strided element copy: dest[i * dst] = source[i * sst], with E the element's storage type.
