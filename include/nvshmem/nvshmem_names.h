@@ -2025,6 +2025,7 @@
 #define nvshmemx_char_sum_reduce_warp shmemx_char_sum_reduce_warp
 #define nvshmemx_char_sum_reducescatter_block shmemx_char_sum_reducescatter_block
 #define nvshmemx_char_sum_reducescatter_warp shmemx_char_sum_reducescatter_warp
+#define nvshmemx_clear_last_error shmemx_clear_last_error
 #define nvshmemx_collective_launch shmemx_collective_launch
 #define nvshmemx_collective_launch_query_gridsize shmemx_collective_launch_query_gridsize
 #define nvshmemx_culibrary_finalize shmemx_culibrary_finalize
@@ -2548,6 +2549,7 @@
 #define nvshmemx_iput64_warp shmemx_iput64_warp
 #define nvshmemx_iput8_block shmemx_iput8_block
 #define nvshmemx_iput8_warp shmemx_iput8_warp
+#define nvshmemx_last_error shmemx_last_error
 #define nvshmemx_long_alltoall_block shmemx_long_alltoall_block
 #define nvshmemx_long_alltoall_on_stream shmemx_long_alltoall_on_stream
 #define nvshmemx_long_alltoall_warp shmemx_long_alltoall_warp
@@ -2658,6 +2660,7 @@
 #define nvshmemx_longlong_sum_reducescatter_on_stream shmemx_longlong_sum_reducescatter_on_stream
 #define nvshmemx_longlong_sum_reducescatter_warp shmemx_longlong_sum_reducescatter_warp
 #define nvshmemx_longlong_wait_until_on_stream(a0, a1, a2, a3) shmemx_longlong_wait_until_on_stream(a0, VSHMEMI_NV_CMP(a1), a2, a3)
+#define nvshmemx_mc_ptr shmemx_mc_ptr
 #define nvshmemx_ptrdiff_alltoall_block shmemx_ptrdiff_alltoall_block
 #define nvshmemx_ptrdiff_alltoall_on_stream shmemx_ptrdiff_alltoall_on_stream
 #define nvshmemx_ptrdiff_alltoall_warp shmemx_ptrdiff_alltoall_warp
