@@ -54,8 +54,7 @@ constexpr char kUsage[] =
     "                        SIGKILL (default 3)\n"
     "  --simulate-nodes K    run the PEs as K simulated nodes (for testing): PE r gets\n"
     "                        VSHMEM_NODE_ID=sim<r*K/N> (unless VSHMEM_NODE_ID is set), so peers\n"
-    "                        of other simulated nodes take the staged transport, over loopback\n"
-    "                        (VSHMEM_STAGED_ADDR=127.0.0.1 unless set)\n"
+    "                        of other simulated nodes take the remote path (UCX)\n"
     "  -h, --help            this text\n"
     "\n"
     "Several nodes (the job is handed to srun inside a Slurm allocation, else to Open MPI's\n"
@@ -440,9 +439,7 @@ int run_local(const Options& o) {
   // With the pid, the start time proves to a PE that the process it signals is this vshmemrun.
   const unsigned long long start_time = process_start_time(self);
   const bool user_device = std::getenv("VSHMEM_DEVICE") != nullptr;
-  // Simulated nodes all live here: their staged traffic stays on loopback.
   const bool user_node_id = std::getenv("VSHMEM_NODE_ID") != nullptr;
-  const bool user_staged_addr = std::getenv("VSHMEM_STAGED_ADDR") != nullptr;
   const int ngpus = user_device ? 0 : count_gpus();
 
   // Each PE's environment is built before fork: count_gpus may have started driver threads,
@@ -478,7 +475,6 @@ int run_local(const Options& o) {
     if (o.simulate_nodes > 0) {
       const long long node = static_cast<long long>(r) * o.simulate_nodes / o.npes;
       if (!user_node_id) envs[r].push_back("VSHMEM_NODE_ID=sim" + std::to_string(node));
-      if (!user_staged_addr) envs[r].push_back("VSHMEM_STAGED_ADDR=127.0.0.1");
     }
     for (std::string& s : envs[r]) envps[r].push_back(s.data());
     envps[r].push_back(nullptr);

@@ -147,29 +147,26 @@ TEST(Vshmemrun, EveryPeGetsItsEnvironment) {
   EXPECT_TRUE(has(u.out, "device=7")) << u.out;
 }
 
-// --simulate-nodes K: PE r of N gets VSHMEM_NODE_ID=sim<r*K/N> and the staged transport stays on
-// loopback; a user's own VSHMEM_NODE_ID / VSHMEM_STAGED_ADDR are left alone. The PEs run env(1).
+// --simulate-nodes K: PE r of N gets VSHMEM_NODE_ID=sim<r*K/N>; a user's own VSHMEM_NODE_ID is
+// left alone. The PEs run env(1).
 TEST(Vshmemrun, SimulateNodesGivesEachPeItsNode) {
   auto r = vshmemrun({"-n", "3", "--simulate-nodes", "2", "--tag-output", "env"}, "",
-                     {"VSHMEM_NODE_ID", "VSHMEM_STAGED_ADDR"});
+                     {"VSHMEM_NODE_ID"});
   ASSERT_EQ(r.status, 0) << r.err;
   const char* node[] = {"sim0", "sim0", "sim1"};
   for (int pe = 0; pe < 3; ++pe) {
     std::string tag = "[PE " + std::to_string(pe) + "] ";
     EXPECT_TRUE(has(r.out, tag + "VSHMEM_NODE_ID=" + node[pe] + "\n")) << r.out;
-    EXPECT_TRUE(has(r.out, tag + "VSHMEM_STAGED_ADDR=127.0.0.1\n")) << r.out;
   }
   auto four = vshmemrun({"-n", "4", "--simulate-nodes", "4", "--tag-output", "env"}, "",
-                        {"VSHMEM_NODE_ID", "VSHMEM_STAGED_ADDR"});
+                        {"VSHMEM_NODE_ID"});
   ASSERT_EQ(four.status, 0) << four.err;
   EXPECT_TRUE(has(four.out, "[PE 3] VSHMEM_NODE_ID=sim3\n")) << four.out;
-  auto user = vshmemrun({"-n", "2", "--simulate-nodes", "2", "env"}, "",
-                        {"VSHMEM_NODE_ID=mine", "VSHMEM_STAGED_ADDR=10.9.8.7"});
+  auto user = vshmemrun({"-n", "2", "--simulate-nodes", "2", "env"}, "", {"VSHMEM_NODE_ID=mine"});
   ASSERT_EQ(user.status, 0) << user.err;
   EXPECT_FALSE(has(user.out, "=sim")) << user.out;
   EXPECT_TRUE(has(user.out, "VSHMEM_NODE_ID=mine")) << user.out;
-  EXPECT_TRUE(has(user.out, "VSHMEM_STAGED_ADDR=10.9.8.7")) << user.out;
-  auto plain = vshmemrun({"-n", "2", "env"}, "", {"VSHMEM_NODE_ID", "VSHMEM_STAGED_ADDR"});
+  auto plain = vshmemrun({"-n", "2", "env"}, "", {"VSHMEM_NODE_ID"});
   EXPECT_FALSE(has(plain.out, "VSHMEM_NODE_ID")) << plain.out;
   auto too_many = vshmemrun({"-n", "2", "--simulate-nodes", "3", "env"});
   EXPECT_EQ(too_many.status, 2);
