@@ -2,8 +2,9 @@
 // per collective (never removed: PMIx cannot delete one) made every fence carry every value ever
 // put, so the cost grew with the number of collectives. Each PE checks every value (fresh data),
 // then compares the median time of the last 150 allgathers with that of the first 150: a loose
-// factor, so that a loaded machine does not make it fail, while the growth it guards against
-// (10x after a few hundred) does.
+// factor, so that a loaded machine does not make it fail (7.5x was seen on a fresh CI clone while
+// another test ran), while the growth it guards against (0.49 -> 84 ms over these rounds, 170x)
+// does.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -61,7 +62,7 @@ int main() {
   const double first = median(0), last = median(kRounds - kWindow);
   std::printf("PE %d (%s): median allgather %.3f ms over the first %d, %.3f ms over the last %d\n",
               me, boot.name(), first, kWindow, last, kWindow);
-  if (last > 4 * first + 0.5) {
+  if (last > 20 * first + 5.0) {
     std::fprintf(stderr, "PE %d: FAILED: the cost grew from %.3f to %.3f ms per allgather\n", me,
                  first, last);
     return 1;
