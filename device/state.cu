@@ -478,16 +478,20 @@ int register_loaded(const char* call, vshmem::device::LoadedCode code) {
   CUdeviceptr ptr = 0;
   size_t bytes = 0;
   CUresult r = loaded_state_symbol(code, &ptr, &bytes);
-  if (r != CUDA_SUCCESS || bytes != sizeof(GpuState)) {
+  if (r == CUDA_ERROR_NOT_FOUND) {
     report(call,
-           r == CUDA_ERROR_NOT_FOUND
-               ? "the module does not define vshmemi_device_state: link its device code with "
-                 "libvshmem_device (nvcc -rdc=true ... -lvshmem_device, or nvlink)"
-           : r != CUDA_SUCCESS
-               ? "cannot look up vshmemi_device_state in the module (CUresult %d)"
-               : "the module's vshmemi_device_state has %zu bytes, this library's %zu: it was "
-                 "built against other vshmem headers",
-           r != CUDA_SUCCESS ? static_cast<int>(r) : 0, bytes, sizeof(GpuState));
+           "the module does not define vshmemi_device_state: link its device code with "
+           "libvshmem_device (nvcc -rdc=true ... -lvshmem_device, or nvlink)");
+  } else if (r != CUDA_SUCCESS) {
+    report(call, "cannot look up vshmemi_device_state in the module (CUresult %d)",
+           static_cast<int>(r));
+  } else if (bytes != sizeof(GpuState)) {
+    report(call,
+           "the module's vshmemi_device_state has %zu bytes, this library's %zu: it was built "
+           "against other vshmem headers",
+           bytes, sizeof(GpuState));
+  }
+  if (r != CUDA_SUCCESS || bytes != sizeof(GpuState)) {
     return 1;
   }
   for (const LoadedCode& c : g_loaded) {

@@ -11,7 +11,7 @@ add_test(NAME gpu.device_mps_stop COMMAND ${CMAKE_CURRENT_LIST_DIR}/device_mps.s
 set_tests_properties(gpu.device_mps_start PROPERTIES FIXTURES_SETUP device_mps LABELS gpu)
 set_tests_properties(gpu.device_mps_stop PROPERTIES FIXTURES_CLEANUP device_mps LABELS gpu)
 
-foreach(_t rma amo sync stream block1024)
+foreach(_t rma amo sync stream stream_wide block1024)
   vshmem_add_mpe_test(NAME device_${_t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/device_${_t}.cu
                       NPES 2 4 8 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 90
                       ENV VSHMEM_BACKEND=cuda ${_mps_env})

@@ -32,12 +32,57 @@ __device__ __forceinline__ void check_root(const char* call, const TeamView& v, 
   }
 }
 
+// Small broadcasts on the world: after the opening barrier the root stores its source into every
+// PE's dest and then the barrier's epoch into every PE's broadcast flag; the others wait for the
+// flag. One barrier and one hop instead of two barriers: the closing barrier of the get form only
+// kept the root's source alive while the others read it, and here the root reads it itself. The
+// next collective's opening barrier keeps a fast root from storing into a dest a slow PE still
+// waits on.
+constexpr size_t kBroadcastPushBytes = 4096;
+
+template <class G>
+__device__ __forceinline__ void broadcast_push(const char* call, void* dest, const void* source,
+                                               size_t bytes, int root) {
+  const GpuState& s = vshmemi_device_state;
+  const int n = s.n_pes, me = s.my_pe;
+  uint64_t* flag = reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kBroadcastFlag);
+  // The opening barrier's epoch, the same on every PE (sync_group wrote it before its last sync).
+  const uint64_t epoch =
+      *reinterpret_cast<volatile uint64_t*>(s.sync_base + SyncLayout::kBarrierEpoch);
+  const unsigned rank = G::rank(), size = G::size();
+  if (me == root) {
+    for (int i = 0; i < n; ++i) {
+      int q = me + i;
+      if (q >= n) q -= n;
+      char* to = peer_ptr(call, static_cast<char*>(dest), bytes, q);
+      if (to != source) copy_bytes(to, source, bytes, rank, size);
+    }
+    G::sync();  // every member's stores precede the flags (fence cumulativity)
+    if (rank + 1 < static_cast<unsigned>(n) || rank == 0) fence_sys();
+    for (unsigned i = rank + 1; i < static_cast<unsigned>(n); i += size) {
+      int q = me + static_cast<int>(i);
+      if (q >= n) q -= n;
+      st_relaxed(peer_ptr(call, flag, sizeof(uint64_t), q), epoch);
+    }
+  } else if (rank == 0) {
+    while (ld_acquire(flag) < epoch) {
+    }
+  }
+  G::sync();
+}
+
 template <class G>
 __device__ __forceinline__ int broadcast_group(const char* call, shmem_team_t team, void* dest,
                                                const void* source, size_t bytes, int root) {
   const TeamView v = team_view(call, team);
   check_root(call, v, root);
   team_sync_group<G>(call, team, true);
+  if (v.world() && bytes <= kBroadcastPushBytes && !mc_on(v.size) &&
+      vshmemi_device_state.n_pes <= SyncLayout::kFlatMaxPes) {
+    check_symmetric(call, source, bytes);
+    broadcast_push<G>(call, dest, source, bytes, root);
+    return 0;
+  }
   // With a multicast region, root stores its source into every PE's dest at once. Whether it
   // can is decided from arguments every PE shares, so all take the same path.
   if (mc_on(v.size) &&
@@ -147,6 +192,64 @@ VSHMEMI_DEV_MC_OP(OpOr, kOr)
 VSHMEMI_DEV_MC_OP(OpXor, kXor)
 #undef VSHMEMI_DEV_MC_OP
 
+// out[i] = the combination, in team order, of every member's in[i] for i < m (in is a symmetric
+// address; out is this PE's memory), spread over `size` threads. Where in and out share their
+// offset within 16 bytes, the middle goes 16 bytes a load (one load per member for 8 bf16
+// elements instead of 8), the head and tail element by element. Each member's address is
+// translated once per vector, not once per element.
+template <class Op, class T>
+__device__ __forceinline__ void combine_range(const char* call, const TeamView& v, T* out,
+                                              const T* in, size_t m, size_t rank, size_t size) {
+  using A = typename Accumulator<T>::type;
+  const int n = v.size;
+  size_t head = 0, nvec = 0;
+  constexpr size_t kV = 16 / sizeof(T);
+  if constexpr (sizeof(T) <= 8 && 16 % sizeof(T) == 0) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(in), b = reinterpret_cast<uintptr_t>(out);
+    if ((a & 15) == (b & 15) && (a % sizeof(T)) == 0) {
+      head = ((16 - (a & 15)) & 15) / sizeof(T);
+      if (head > m) head = m;
+      nvec = (m - head) / kV;
+      const T* vin = in + head;
+      T* vout = out + head;
+      for (size_t j = rank; j < nvec; j += size) {
+        A acc[kV];
+        {
+          alignas(16) T t[kV];
+          *reinterpret_cast<uint4*>(t) =
+              *reinterpret_cast<const uint4*>(peer_ptr(call, vin + j * kV, 16, v.world_pe(0)));
+#pragma unroll
+          for (size_t e = 0; e < kV; ++e) acc[e] = static_cast<A>(t[e]);
+        }
+        for (int k = 1; k < n; ++k) {
+          alignas(16) T t[kV];
+          *reinterpret_cast<uint4*>(t) =
+              *reinterpret_cast<const uint4*>(peer_ptr(call, vin + j * kV, 16, v.world_pe(k)));
+#pragma unroll
+          for (size_t e = 0; e < kV; ++e) {
+            acc[e] = static_cast<A>(Op::apply(acc[e], static_cast<A>(t[e])));
+          }
+        }
+        alignas(16) T r[kV];
+#pragma unroll
+        for (size_t e = 0; e < kV; ++e) r[e] = static_cast<T>(acc[e]);
+        *reinterpret_cast<uint4*>(vout + j * kV) = *reinterpret_cast<const uint4*>(r);
+      }
+    }
+  }
+  // The elements outside the vectors: [0, head) and [head + nvec * kV, m).
+  const size_t tail = head + nvec * kV, rest = head + (m - tail);
+  for (size_t r = rank; r < rest; r += size) {
+    const size_t i = r < head ? r : tail + (r - head);
+    A acc = static_cast<A>(*peer_ptr(call, in + i, sizeof(T), v.world_pe(0)));
+    for (int k = 1; k < n; ++k) {
+      acc = static_cast<A>(
+          Op::apply(acc, static_cast<A>(*peer_ptr(call, in + i, sizeof(T), v.world_pe(k)))));
+    }
+    out[i] = static_cast<T>(acc);
+  }
+}
+
 template <class G, class Op, class T>
 __device__ __forceinline__ int reduce_group(const char* call, shmem_team_t team, T* dest,
                                             const T* source, size_t nreduce) {
@@ -182,15 +285,7 @@ __device__ __forceinline__ int reduce_group(const char* call, shmem_team_t team,
   for (size_t base = 0; base < nreduce; base += chunk) {
     const size_t m = nreduce - base < chunk ? nreduce - base : chunk;
     T* out = overlap ? scratch : dest + base;
-    for (size_t i = G::rank(); i < m; i += G::size()) {
-      using A = typename Accumulator<T>::type;
-      A acc = static_cast<A>(*peer_ptr(call, source + base + i, sizeof(T), v.world_pe(0)));
-      for (int k = 1; k < n; ++k) {
-        acc = static_cast<A>(Op::apply(
-            acc, static_cast<A>(*peer_ptr(call, source + base + i, sizeof(T), v.world_pe(k)))));
-      }
-      out[i] = static_cast<T>(acc);
-    }
+    combine_range<Op>(call, v, out, source + base, m, G::rank(), G::size());
     if (overlap) {
       team_sync_group<G>(call, team, false);  // every PE has read this chunk of every source
       for (size_t i = G::rank(); i < m; i += G::size()) dest[base + i] = scratch[i];
@@ -218,15 +313,7 @@ __device__ __forceinline__ int reducescatter_group(const char* call, shmem_team_
   }
   const T* block = source + static_cast<size_t>(v.my_index) * nreduce;
   team_sync_group<G>(call, team, true);
-  using A = typename Accumulator<T>::type;
-  for (size_t i = G::rank(); i < nreduce; i += G::size()) {
-    A acc = static_cast<A>(*peer_ptr(call, block + i, sizeof(T), v.world_pe(0)));
-    for (int k = 1; k < n; ++k) {
-      acc = static_cast<A>(
-          Op::apply(acc, static_cast<A>(*peer_ptr(call, block + i, sizeof(T), v.world_pe(k)))));
-    }
-    dest[i] = static_cast<T>(acc);
-  }
+  combine_range<Op>(call, v, dest, block, nreduce, G::rank(), G::size());
   team_sync_group<G>(call, team, true);
   return 0;
 }
