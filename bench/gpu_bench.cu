@@ -277,6 +277,23 @@ __global__ void alltoall_kernel(team_t team, char* dst, const char* src, size_t 
   if (threadIdx.x == 0) *ns = gtimer() - t0;
 }
 
+// Broadcast from PE 0 by one thread, one warp or the block (NVSHMEM's perftest shape).
+__global__ void broadcast_kernel(int scope, team_t team, char* dst, const char* src, size_t bytes,
+                                 int iters, uint64_t* ns) {
+  uint64_t t0 = 0;
+  for (int i = 0; i <= iters; ++i) {
+    if (i == 1 && threadIdx.x == 0) t0 = gtimer();
+    if (scope == kBlock) {
+      SX(broadcastmem_block)(team, dst, src, bytes, 0);
+    } else if (scope == kWarp) {
+      if (threadIdx.x < 32) SX(broadcastmem_warp)(team, dst, src, bytes, 0);
+    } else {
+      if (threadIdx.x == 0) S(broadcastmem)(team, dst, src, bytes, 0);
+    }
+  }
+  if (threadIdx.x == 0) *ns = gtimer() - t0;
+}
+
 __global__ void reduce_kernel(team_t team, long* dst, const long* src, size_t n, int iters,
                               uint64_t* ns) {
   uint64_t t0 = 0;
@@ -778,7 +795,7 @@ void bench_barrier(const Ctx& c) {
 }
 
 void bench_coll(const Ctx& c, char* a, char* b, uint64_t max_per_pe) {
-  c.rep.progress("device alltoall / reduce");
+  c.rep.progress("device alltoall / reduce / broadcast");
   const int iters = c.opt.quick ? 50 : 1000;
   team_t team = world_team();
   for (uint64_t s = 8; s <= max_per_pe; s <<= (c.opt.quick ? 7 : 3)) {
@@ -800,6 +817,19 @@ void bench_coll(const Ctx& c, char* a, char* b, uint64_t max_per_pe) {
       }
       c.rep.emit({kind == 0 ? "alltoall_lat" : "reduce_lat", kind == 0 ? "block" : "block,long_sum",
                   s, median(us), "us", "", NAN, iters, c.reps});
+    }
+    for (int scope : {kThread, kWarp, kBlock}) {
+      std::vector<double> us;
+      for (int r = -1; r < c.reps; ++r) {
+        S(barrier_all)();
+        size_t bytes = s;
+        int sc = scope, it = iters;
+        uint64_t* out = c.g.d_out;
+        void* args[] = {&sc, &team, &b, &a, &bytes, &it, &out};
+        collective(c, (const void*)broadcast_kernel, 256, args);
+        if (r >= 0) us.push_back((double)read_out(c.g) / 1e3 / iters);
+      }
+      c.rep.emit({"broadcast_lat", kScopeName[scope], s, median(us), "us", "", NAN, iters, c.reps});
     }
   }
 }

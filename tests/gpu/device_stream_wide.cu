@@ -90,9 +90,10 @@ void long_chain(const Team& t, cudaStream_t stream, size_t ne, uint64_t salt) {
            "int64_sum_reduce_on_stream");
     // Every member adds its index to its copy of the sum (stream order: after the sum), then the
     // max over members picks the last member's copy.
+    // Set on the stream (a cudaMemcpy from pageable memory may still be in flight when it
+    // returns, and it is not ordered with this stream), after the sum, before the in-place sum.
     std::vector<long> bump(ne, my_index);
-    // A host copy into the buffer would not be stream-ordered: add through a third buffer.
-    to_device(c, bump);
+    CUDA_OK(cudaMemcpyAsync(c, bump.data(), ne * 8, cudaMemcpyHostToDevice, stream));
     EXPECT(shmemx_int64_sum_reduce_on_stream(t.handle, reinterpret_cast<int64_t*>(c),
                                              reinterpret_cast<const int64_t*>(c), ne, stream) == 0,
            "int64_sum_reduce_on_stream in place");

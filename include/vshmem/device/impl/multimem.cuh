@@ -29,6 +29,11 @@ struct McSyncLayout {
 static_assert(McSyncLayout::kCounter > SyncLayout::kBarrierEpoch &&
                   McSyncLayout::kEpoch + 8 <= SyncLayout::kBarrierFlags,
               "the multicast barrier's words must not overlap the other barriers'");
+static_assert(SyncLayout::kBroadcastFlag != McSyncLayout::kCounter &&
+                  SyncLayout::kBroadcastFlag != McSyncLayout::kEpoch &&
+                  SyncLayout::kBroadcastFlag > SyncLayout::kBarrierEpoch &&
+                  SyncLayout::kBroadcastFlag + 8 <= SyncLayout::kBarrierFlags,
+              "the broadcast flag must not overlap the barriers' words");
 
 enum class McOp { kAdd, kMin, kMax, kAnd, kOr, kXor };
 

@@ -69,7 +69,7 @@ struct SyncLayout {
   static constexpr uint64_t kBarrierEpoch = 1024;
   // uint64_t: the barrier epoch of the last world broadcast whose data has arrived here; written
   // by that broadcast's root (coll.cuh, broadcast_push). Own cache line.
-  static constexpr uint64_t kBroadcastFlag = 2048;
+  static constexpr uint64_t kBroadcastFlag = 3072;
   // uint64_t[n_pes]: flat-barrier flags; flags[q] is written by PE q only (sync.cuh).
   static constexpr uint64_t kBarrierFlags = 4096;
   static constexpr int kFlatMaxPes = 4096;
