@@ -52,7 +52,7 @@ namespace vshmem::bench {
 namespace {
 
 constexpr char kGroups[] =
-    "init,malloc,rma_bw,host_bw,p_lat,pingpong,amo,barrier,coll,on_stream,bf16";
+    "init,malloc,rma_bw,one_block,host_bw,p_lat,pingpong,amo,barrier,coll,on_stream,bf16";
 
 #define CK(call)                                                                                  \
   do {                                                                                            \
@@ -566,6 +566,26 @@ void bench_rma_bw(const Ctx& c, char* sym_a, char* sym_b, char* priv_a, char* pr
   }
 }
 
+// One block of 512 threads moving the whole message in a loop (the shape of NVSHMEM's perftest
+// put/get bandwidth programs): latency-bound, so it shows how many loads a thread keeps in flight.
+void bench_one_block(const Ctx& c, char* sym_a, char* sym_b) {
+  if (c.npes < 2) return;
+  c.rep.progress("device RMA bandwidth, one block of 512 threads");
+  const int iters = c.opt.quick ? 200 : 2000;
+  for (uint64_t s : {uint64_t{16} << 10, uint64_t{64} << 10, uint64_t{256} << 10}) {
+    const Shape one{s, 1, 512};
+    for (int put = 1; put >= 0; --put) {
+      RmaKernel kern = rma_kernel(kBlock, false, put);
+      double gbs = bw_on_pe0(c, s, iters, [&] {
+        kern<<<one.grid, one.block, 0, c.g.st>>>(sym_b, sym_a, s, one.chunk, iters, 1);
+        CK_LAUNCH();
+      });
+      c.rep.emit({put ? "put_bw" : "get_bw", "block512,one_block", s, gbs, "GB/s", "", NAN, iters,
+                  c.reps});
+    }
+  }
+}
+
 // Host-initiated put/get between GPU buffers (both symmetric), against cudaMemcpy D2D.
 void bench_host_bw(const Ctx& c, char* sym_a, char* sym_b, char* priv_a, char* priv_b,
                    uint64_t max) {
@@ -1062,6 +1082,7 @@ int main(int argc, char** argv) {
   char* data = small + 256;
 
   if (opt.wants("rma_bw")) bench_rma_bw(c, sym_a, sym_b, priv_a, priv_b, max);
+  if (opt.wants("rma_bw") || opt.wants("one_block")) bench_one_block(c, sym_a, sym_b);
   if (opt.wants("host_bw")) bench_host_bw(c, sym_a, sym_b, priv_a, priv_b, max);
   if (opt.wants("p_lat")) bench_p_lat(c, var);
   if (opt.wants("pingpong")) bench_pingpong(c, flag, sig, data, sym_a);
