@@ -132,7 +132,7 @@ void Backoff::pause() {
   // (bench/RESULTS.md, issue #15): yielding or napping while cores are free turns a 0.2 us
   // barrier into microseconds as soon as any other process runs; yielding while PEs outnumber
   // the cores lets the PE we wait for have this one.
-  const bool spin = waits_spin();
+  const bool spin = waits_spin() && !over_network_;
   ++spins_;
   if (spins_ < 64 || (spin && spins_ % 256 != 0)) {
     cpu_pause();

@@ -96,10 +96,16 @@ uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call
 class Backoff {
  public:
   explicit Backoff(const char* call) : call_(call) {}
+  // over_network: what we wait for arrives as a network message (tens of microseconds at best),
+  // so past the first spins the wait yields the core whatever the wait policy: a spinning PE on a
+  // busy machine keeps its peer (or its own progress thread) from running, and a yield costs
+  // nothing next to the message.
+  Backoff(const char* call, bool over_network) : call_(call), over_network_(over_network) {}
   void pause();
 
  private:
   const char* call_;
+  bool over_network_ = false;
   unsigned spins_ = 0;
   unsigned naps_ = 0;
   uint64_t since_ns_ = 0;  // when the wait stopped being short (monotonic clock)

@@ -37,14 +37,16 @@ void sync_all(Runtime& rt, const char* call) {
   const uint64_t epoch = ++rt.barrier_epoch;
   for (int k = 0; (1 << k) < rt.n_pes; ++k) {
     int peer = (rt.my_pe + (1 << k)) % rt.n_pes;
-    Backoff backoff(call);
+    Backoff backoff(call, kind == Transport::BarrierKind::kHeapCounters);
     if (kind == Transport::BarrierKind::kNodeShared) {
       __atomic_fetch_add(shared->counter(peer, k), 1, __ATOMIC_SEQ_CST);
       const uint64_t* own = shared->counter(rt.my_pe, k);
       while (__atomic_load_n(own, __ATOMIC_ACQUIRE) < epoch) backoff.pause();
     } else {
-      AtomicRequest add{AtomicOp::kFetchAdd, &rt.barrier_counters[k], 8, 1, 0};
-      rma_atomic(rt, add, peer, call);
+      // A posted add, not a fetching one: the round costs one message instead of a round trip
+      // (the peer need not answer before we start waiting for our own signal).
+      Status st = rt.transport->path(peer).signal_add(peer, &rt.barrier_counters[k], 1);
+      if (!st) fail(call, st);
       while (read_own(rt, &rt.barrier_counters[k], call) < epoch) backoff.pause();
     }
   }

@@ -50,6 +50,8 @@ namespace vshmem::detail {
   X(cuMemGetAllocationPropertiesFromHandle, 10020) \
   X(cuMemAlloc, 3020)                              \
   X(cuMemFree, 3020)                               \
+  X(cuMemHostAlloc, 2020)                          \
+  X(cuMemFreeHost, 2000)                           \
   X(cuMemcpyAsync, 4000)                           \
   X(cuMemsetD8Async, 3020)                         \
   X(cuStreamCreate, 2000)                          \

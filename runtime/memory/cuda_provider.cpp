@@ -825,6 +825,22 @@ class CudaProvider final : public MemoryProvider {
     return drv_.check(drv_.cuStreamSynchronize(stream_), "copy: cuStreamSynchronize");
   }
 
+  // Page-locked and portable (every context may copy from it at full speed).
+  Result<void*> alloc_staging(size_t bytes) override {
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    void* p = nullptr;
+    VSHMEM_RETURN_IF_ERROR(
+        drv_.check(drv_.cuMemHostAlloc(&p, bytes, CU_MEMHOSTALLOC_PORTABLE),
+                   log::format("staging buffer: cuMemHostAlloc(%zu bytes)", bytes)));
+    return p;
+  }
+  void free_staging(void* p) override {
+    if (p == nullptr) return;
+    ScopedContext scope(*device_);
+    (void)drv_.cuMemFreeHost(p);
+  }
+
   Status fill(void* dst, int c, size_t bytes) override {
     if (bytes == 0) return Status::ok();
     if (dst == nullptr) return error(Code::kInvalidArgument, "fill: null address");

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -196,6 +197,16 @@ class MemoryProvider {
   virtual MulticastSupport* multicast() { return nullptr; }
   // Completes host-issued transfers still in flight (copies are synchronous today).
   virtual Status quiet() { return Status::ok(); }
+  // Host memory that copy() moves to and from this provider's memory at full speed: the staging
+  // (bounce) buffers of transfers the network cannot make directly. Page-locked for cuda (a copy
+  // from pageable memory goes through the driver's own staging at a fraction of the speed);
+  // ordinary host memory otherwise. Released with free_staging.
+  virtual Result<void*> alloc_staging(size_t bytes) {
+    void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+    if (p == nullptr) return error(Code::kOutOfMemory, "staging buffer: out of host memory");
+    return p;
+  }
+  virtual void free_staging(void* p) { std::free(p); }
 };
 
 // The memfd + mmap provider. Always available.

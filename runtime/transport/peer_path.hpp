@@ -41,6 +41,13 @@ class PeerPath {
   }
   // request.address is symmetric; the result is the old value (zero-extended 4-byte ones).
   virtual Status atomic(int pe, const AtomicRequest& request, uint64_t* result) = 0;
+  // Adds value to the 8-byte word at symmetric address word on pe without waiting for it to land:
+  // a notification the peer polls for (the barrier's counters). Neither ordered with this PE's
+  // other operations nor completed by quiet; it lands eventually (or the peer's wait times out).
+  virtual Status signal_add(int pe, uint64_t* word, uint64_t value) {
+    uint64_t old = 0;
+    return atomic(pe, AtomicRequest{AtomicOp::kFetchAdd, word, 8, value, 0}, &old);
+  }
   // Orders this PE's earlier operations on the path before its later ones (shmem_fence).
   virtual Status fence() = 0;
   // Completes this PE's outstanding operations on the path (shmem_quiet).

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define VSHMEM_TRANSPORT_ABI_VERSION 1
+#define VSHMEM_TRANSPORT_ABI_VERSION 2
 
 /* Atomic operations, in the order of vshmem::AtomicOp. */
 enum {
@@ -39,6 +39,10 @@ typedef struct vshmem_transport_host {
   /* level: 0 error, 1 warn, 2 info, 3 trace (the message gets libvshmem's "vshmem: PE n:"). */
   void (*log)(void* ctx, int level, const char* message);
   int (*log_enabled)(void* ctx, int level);
+  /* Host buffers that copy moves to and from the heap at full speed (page-locked for a GPU heap):
+   * staging buffers. Since ABI 2. */
+  int (*alloc_staging)(void* ctx, size_t bytes, void** out, char* err, size_t errlen);
+  void (*free_staging)(void* ctx, void* p);
 } vshmem_transport_host;
 
 typedef struct vshmem_transport_init_args {
@@ -85,6 +89,10 @@ typedef struct vshmem_transport_plugin {
   void (*progress)(void* ctx);
   /* Not collective; every peer has stopped sending to us (the caller ran a barrier). */
   void (*finalize)(void* ctx);
+  /* Adds value to the 8-byte word at offset of PE pe's heap, without waiting for it to land and
+   * without quiet waiting for it either: a notification that the peer polls for (the barrier's
+   * counters). Not ordered with this PE's other operations. Since ABI 2. */
+  int (*signal_add)(void* ctx, int pe, uint64_t offset, uint64_t value, char* err, size_t errlen);
 } vshmem_transport_plugin;
 
 /* Each plugin exports this symbol. Collective over all PEs of the job (the worker addresses are

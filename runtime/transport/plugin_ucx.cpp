@@ -60,6 +60,11 @@ constexpr uint16_t kAmReply = 18;
 // Target ops: bytes per active message, and chunks in flight per transfer.
 constexpr size_t kStageChunk = 512 << 10;
 constexpr int kStageDepth = 4;
+// The progress thread stays off the worker while the application progressed it within its last
+// sleep of this length.
+constexpr int kHandoffMs = 1;
+// At finalize, how long we wait for our last operations and endpoint closes (peers may be gone).
+constexpr std::chrono::seconds kCloseWait{2};
 
 enum class TargetOp : uint32_t { kPut = 1, kGet = 2, kAtomic = 3 };
 
@@ -115,15 +120,20 @@ struct PendingOp {
 // A request a peer sent us, to be performed by the progress thread.
 struct Work {
   RequestHeader header{};
-  const void* data = nullptr;  // points into owned
-  std::vector<uint8_t> owned;
-  class UcxPath* owner = nullptr;  // while a rendezvous receive fills owned
+  const void* data = nullptr;      // points into staged or owned
+  std::shared_ptr<void> staged;    // a staging buffer (given back to the pool when released)
+  std::vector<uint8_t> owned;      // data larger than a staging buffer
+  class UcxPath* owner = nullptr;  // while a rendezvous receive fills it
 };
 
 // A reply in flight: its header and data live until the send completes.
 struct Reply {
   ReplyHeader header{};
-  std::vector<uint8_t> data;
+  std::shared_ptr<void> staged;  // a get's data, in a staging buffer (bytes: header.value unused)
+  size_t staged_bytes = 0;
+  std::vector<uint8_t> data;  // an error's text
+  const void* payload() const { return staged ? staged.get() : data.data(); }
+  size_t payload_bytes() const { return staged ? staged_bytes : data.size(); }
 };
 
 struct Region {
@@ -169,6 +179,7 @@ class UcxPath {
   int get(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, char* err, size_t errlen);
   int atomic(int pe, int op, uint64_t offset, unsigned width, uint64_t operand, uint64_t compare,
              uint64_t* result, char* err, size_t errlen);
+  int signal_add(int pe, uint64_t offset, uint64_t value, char* err, size_t errlen);
   int fence(char* err, size_t errlen);
   int quiet(char* err, size_t errlen);
   // Orders the blocking puts not yet known complete before what follows (a fence when some are).
@@ -177,7 +188,8 @@ class UcxPath {
   void keep_nbi(int pe, void* request);
   int flush_worker(char* err, size_t errlen);
   void progress() {
-    ucp_worker_progress(worker_);
+    note_app_poll();
+    progress_once();
     run_work();
   }
   uint32_t caps() const { return caps_; }
@@ -212,6 +224,43 @@ class UcxPath {
     return format("%.3g s", static_cast<double>(timeout_.count()) / 1000.0);
   }
 
+  // Staging buffers of kStageChunk bytes (host_.alloc_staging: page-locked for a GPU heap, so the
+  // provider's copies run at full speed), reused for the life of the path. A buffer UCX may still
+  // use (a transfer abandoned after a failure) is never handed out again; all are freed after
+  // the worker is destroyed.
+  int take_staging(void** out, char* err, size_t errlen);
+  void give_staging(void* p);
+  std::shared_ptr<void> shared_staging(void* p) {
+    return std::shared_ptr<void>(p, [this](void* q) { give_staging(q); });
+  }
+  // kStageDepth buffers for one staged transfer of ours, taken on first use.
+  class StagingSet {
+   public:
+    explicit StagingSet(UcxPath& path) : path_(path) {}
+    ~StagingSet() {
+      for (void* p : bufs_) {
+        if (p != nullptr && !abandoned_) path_.give_staging(p);
+      }
+    }
+    int get(int slot, void** out, char* err, size_t errlen) {
+      if (bufs_[slot] == nullptr) {
+        if (int r = path_.take_staging(&bufs_[slot], err, errlen)) return r;
+      }
+      *out = bufs_[slot];
+      return 0;
+    }
+    void* at(int slot) const { return bufs_[slot]; }
+    void abandon() { abandoned_ = true; }
+
+   private:
+    UcxPath& path_;
+    void* bufs_[kStageDepth] = {};
+    bool abandoned_ = false;
+  };
+  std::mutex staging_mutex_;
+  std::vector<void*> staging_free_;
+  std::vector<void*> staging_all_;
+
   // Target ops, our side.
   uint64_t register_op(PendingOp* op);
   void forget_op(uint64_t token);
@@ -228,7 +277,8 @@ class UcxPath {
                                  size_t length, const ucp_am_recv_param_t* param);
   static ucs_status_t on_reply(void* arg, const void* header, size_t header_length, void* data,
                                size_t length, const ucp_am_recv_param_t* param);
-  void run_work();
+  // Performs the queued target ops; returns how many.
+  unsigned run_work();
   void perform(Work& w);
   void queue(std::unique_ptr<Work> w);
   void send_reply(int pe, std::unique_ptr<Reply> reply);
@@ -259,6 +309,7 @@ class UcxPath {
   // covered (quiet skips the flush's round trip when nothing new was posted).
   std::atomic<uint64_t> posted_{0};
   std::atomic<uint64_t> flushed_{0};
+  std::atomic<uint64_t> fenced_{0};  // how many of them the last fence ordered
   std::mutex nbi_mutex_;
   std::vector<std::pair<int, void*>> nbi_;  // (PE, request) of _nbi operations not yet quieted  //
                                             // blocking puts issued since the last fence or quiet
@@ -269,8 +320,39 @@ class UcxPath {
 
   std::mutex work_mutex_;
   std::deque<Work> work_;
+  std::atomic<size_t> work_count_{0};  // work_.size(), read without the lock
+
+  // Hand-off between the application's own waits and the progress thread: while an application
+  // thread progresses the worker (it waits in a call, or polls its memory: read_own -> progress),
+  // the progress thread leaves the worker alone. Two threads taking the worker's lock for every
+  // message made a 2-PE barrier over TCP cost milliseconds on a loaded 2-core machine (the lock is
+  // a spinlock: the thread that held it was descheduled while the other spun).
+  std::atomic<int> app_waiters_{0};
+  // Bumped by every application poll (no clock read on that path); the progress thread compares
+  // it across its own sleep to see whether the application still polls.
+  std::atomic<uint64_t> app_polls_{0};
+  void note_app_poll() {
+    app_polls_.store(app_polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  // Whoever progresses the worker holds this; the others skip their turn (try-lock) instead of
+  // spinning on UCX's lock: a descheduled holder then costs nobody a spinning core.
+  std::mutex progress_mutex_;
+  unsigned progress_once() {
+    std::unique_lock<std::mutex> lock(progress_mutex_, std::try_to_lock);
+    return lock.owns_lock() ? ucp_worker_progress(worker_) : 0;
+  }
+  struct AppWait {
+    explicit AppWait(UcxPath& p) : path(p) { path.app_waiters_.fetch_add(1); }
+    ~AppWait() {
+      path.note_app_poll();
+      path.app_waiters_.fetch_sub(1);
+    }
+    UcxPath& path;
+  };
 
   int epoll_fd_ = -1;
+  int wake_only_fd_ =
+      -1;  // epoll set of wake_fd_ alone: the progress thread's wait while handed off
   int wake_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::thread progress_thread_;
@@ -397,15 +479,17 @@ int UcxPath::setup(char* err, size_t errlen) {
     return set_err(err, errlen, kSystem, format("ucp_worker_get_efd: %s", ucs_status_string(s)));
   }
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  wake_only_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epoll_fd_ < 0 || wake_fd_ < 0) {
+  if (epoll_fd_ < 0 || wake_only_fd_ < 0 || wake_fd_ < 0) {
     return set_err(err, errlen, kSystem, format("epoll/eventfd: %s", std::strerror(errno)));
   }
-  for (int fd : {efd, wake_fd_}) {
+  for (auto [set, fd] :
+       {std::pair<int, int>{epoll_fd_, efd}, {epoll_fd_, wake_fd_}, {wake_only_fd_, wake_fd_}}) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
-    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    if (::epoll_ctl(set, EPOLL_CTL_ADD, fd, &ev) != 0) {
       return set_err(err, errlen, kSystem, format("epoll_ctl: %s", std::strerror(errno)));
     }
   }
@@ -427,25 +511,43 @@ void UcxPath::shutdown() {
   wake();
   if (progress_thread_.joinable()) progress_thread_.join();
   if (worker_ != nullptr) {
-    // Close every endpoint without waiting on peers that may be gone already: every peer has
-    // stopped sending to us (the caller's barrier), and the process does not outlive the job.
+    // Teardown order (UCX 1.16's TCP transport asserts, tcp_ep.c "ucs_queue_is_empty(&ep->
+    // pending_q)", when an endpoint is force-closed while operations are still queued on it: the
+    // discarded lane's queue is dispatched later, when its connection changes state). So:
+    // (1) the progress thread is stopped (above): one thread drives the worker from here on;
+    // (2) what we started completes: _nbi requests, posted signals, replies in flight (a worker
+    //     flush, bounded: a peer may be gone already);
+    // (3) endpoints close in flush mode, force only to a peer known failed, and the closes are
+    //     progressed to their end (bounded) before the worker is destroyed.
+    const auto until = Clock::now() + kCloseWait;
+    const auto drive = [&](void* r) {
+      while (ucp_request_check_status(r) == UCS_INPROGRESS && Clock::now() < until) {
+        if (ucp_worker_progress(worker_) == 0) run_work();
+      }
+      ucp_request_free(r);
+    };
+    {
+      std::vector<std::pair<int, void*>> pending;
+      {
+        std::lock_guard<std::mutex> lock(nbi_mutex_);
+        pending.swap(nbi_);
+      }
+      for (auto [pe, r] : pending) drive(r);
+      ucp_request_param_t param{};
+      void* r = ucp_worker_flush_nbx(worker_, &param);
+      if (r != nullptr && !UCS_PTR_IS_ERR(r)) drive(r);
+    }
     std::vector<void*> closing;
     for (Peer& p : peers_) {
       ucp_ep_h ep = p.ep.exchange(nullptr);
       if (ep == nullptr) continue;
       ucp_request_param_t param{};
       param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-      param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      param.flags = p.failure.load() != UCS_OK ? UCP_EP_CLOSE_FLAG_FORCE : 0;
       void* r = ucp_ep_close_nbx(ep, &param);
       if (r != nullptr && !UCS_PTR_IS_ERR(r)) closing.push_back(r);
     }
-    const auto until = Clock::now() + std::chrono::seconds(2);
-    for (void* r : closing) {
-      while (ucp_request_check_status(r) == UCS_INPROGRESS && Clock::now() < until) {
-        ucp_worker_progress(worker_);
-      }
-      ucp_request_free(r);
-    }
+    for (void* r : closing) drive(r);
     for (Region& region : regions_) {
       for (ucp_rkey_h k : region.rkeys) {
         if (k != nullptr) ucp_rkey_destroy(k);
@@ -460,22 +562,45 @@ void UcxPath::shutdown() {
     ucp_worker_destroy(worker_);
     worker_ = nullptr;
   }
+  // After the worker: UCX may have used them until then.
+  for (void* p : staging_all_) host_.free_staging(host_.ctx, p);
+  staging_all_.clear();
+  staging_free_.clear();
   if (context_ != nullptr) ucp_cleanup(context_);
   context_ = nullptr;
-  if (epoll_fd_ >= 0) ::close(epoll_fd_);
-  if (wake_fd_ >= 0) ::close(wake_fd_);
-  epoll_fd_ = wake_fd_ = -1;
+  for (int fd : {epoll_fd_, wake_only_fd_, wake_fd_}) {
+    if (fd >= 0) ::close(fd);
+  }
+  epoll_fd_ = wake_only_fd_ = wake_fd_ = -1;
 }
 
 void UcxPath::progress_loop() {
+  uint64_t seen_polls = app_polls_.load(std::memory_order_relaxed);
   while (!stopping_.load(std::memory_order_relaxed)) {
+    const uint64_t polls = app_polls_.load(std::memory_order_relaxed);
+    if (app_waiters_.load(std::memory_order_relaxed) > 0 || polls != seen_polls) {
+      // The application moves the network itself: sleep, and take over once it has not polled
+      // for a whole sleep (or we are woken).
+      seen_polls = polls;
+      epoll_event ev;
+      if (::epoll_wait(wake_only_fd_, &ev, 1, kHandoffMs) > 0) {
+        uint64_t v;
+        (void)!::read(wake_fd_, &v, sizeof(v));
+      }
+      continue;
+    }
     run_work();
-    if (ucp_worker_progress(worker_) != 0) continue;
+    if (progress_once() != 0) continue;
     {
       std::lock_guard<std::mutex> lock(work_mutex_);
       if (!work_.empty()) continue;
     }
-    ucs_status_t s = ucp_worker_arm(worker_);
+    ucs_status_t s = UCS_ERR_BUSY;
+    {
+      std::unique_lock<std::mutex> lock(progress_mutex_, std::try_to_lock);
+      if (!lock.owns_lock()) continue;  // an application thread progresses: back to the top
+      s = ucp_worker_arm(worker_);
+    }
     if (s == UCS_ERR_BUSY) continue;
     epoll_event events[2];
     // The bound only limits how late a transport without wake-up events is progressed.
@@ -576,6 +701,7 @@ ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, 
 int UcxPath::wait(void* request, int pe, const char* what, char* err, size_t errlen) {
   if (request == nullptr) return 0;
   if (UCS_PTR_IS_ERR(request)) return peer_error(pe, what, UCS_PTR_STATUS(request), err, errlen);
+  AppWait app(*this);
   const auto until = deadline();
   for (unsigned spins = 0;; ++spins) {
     ucs_status_t s = ucp_request_check_status(request);
@@ -583,7 +709,9 @@ int UcxPath::wait(void* request, int pe, const char* what, char* err, size_t err
       ucp_request_free(request);
       return s == UCS_OK ? 0 : peer_error(pe, what, s, err, errlen);
     }
-    if (ucp_worker_progress(worker_) != 0) continue;
+    if (progress_once() != 0) continue;
+    // The progress thread is handed off while we wait: perform what peers asked of us.
+    if (run_work() != 0) continue;
     if (spins % 256 == 255) {
       if (Clock::now() > until) {
         ucp_request_free(request);  // released by UCX whenever it completes
@@ -599,10 +727,24 @@ int UcxPath::wait(void* request, int pe, const char* what, char* err, size_t err
 }
 
 int UcxPath::fence(char* err, size_t errlen) {
-  // Ordering by completion (a flush) rather than ucp_worker_fence: stronger than shmem_fence
-  // asks, and correct on every transport; whether UCX 1.13's fence orders a get or an atomic after
-  // puts on each transport was not verified here.
-  return quiet(err, errlen);
+  // ucp_worker_fence: operations issued on an endpoint before it complete before those issued
+  // after it (UCX's own guarantee; where a transport does not order by itself, UCX flushes). A
+  // local call, where a flush costs a round trip. Target ops need nothing: they completed when
+  // they returned.
+  const uint64_t posted = posted_.load(std::memory_order_acquire);
+  if (fenced_.load(std::memory_order_acquire) >= posted &&
+      flushed_.load(std::memory_order_acquire) >= posted) {
+    return 0;
+  }
+  ucs_status_t s = ucp_worker_fence(worker_);
+  if (s != UCS_OK) {
+    return set_err(err, errlen, kPeerFailure,
+                   format("ordering the transfers (fence): %s", ucs_status_string(s)));
+  }
+  uint64_t f = fenced_.load(std::memory_order_relaxed);
+  while (f < posted && !fenced_.compare_exchange_weak(f, posted)) {
+  }
+  return 0;
 }
 
 void UcxPath::keep_nbi(int pe, void* request) {
@@ -651,6 +793,7 @@ int UcxPath::flush_worker(char* err, size_t errlen) {
                    format("completing the transfers: %s (a peer failed or exited)",
                           ucs_status_string(UCS_PTR_STATUS(r))));
   }
+  AppWait app(*this);
   const auto until = deadline();
   for (unsigned spins = 0;; ++spins) {
     ucs_status_t s = ucp_request_check_status(r);
@@ -665,7 +808,9 @@ int UcxPath::flush_worker(char* err, size_t errlen) {
                      format("completing the transfers: %s (failed: %s)", ucs_status_string(s),
                             who.empty() ? "unknown" : who.c_str()));
     }
-    if (ucp_worker_progress(worker_) != 0) continue;
+    if (progress_once() != 0) continue;
+    // The progress thread is handed off while we wait: perform what peers asked of us.
+    if (run_work() != 0) continue;
     if (spins % 256 == 255) {
       if (Clock::now() > until) {
         ucp_request_free(r);
@@ -878,6 +1023,87 @@ int UcxPath::atomic(int pe, int op, uint64_t offset, unsigned width, uint64_t op
   return 0;
 }
 
+int UcxPath::signal_add(int pe, uint64_t offset, uint64_t value, char* err, size_t errlen) {
+  const char* what = "signal to";
+  ucp_ep_h ep = nullptr;
+  if (int r = ep_of(pe, what, &ep, err, errlen)) return r;
+  // Blocking puts not yet known complete land before the signal, whichever PE they went to: a
+  // barrier after puts (shmem_sync_all without quiet) makes them visible everywhere, as the
+  // fetching barrier did before.
+  if (unordered_.load(std::memory_order_acquire) && unordered_.exchange(false)) {
+    if (int r = quiet(err, errlen)) return r;
+  }
+  size_t span = 0;
+  ucp_rkey_h rkey =
+      network_atomics_ && !peers_[pe].device_heap ? rkey_of(pe, ep, offset, 8, &span) : nullptr;
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  void* r = nullptr;
+  if (rkey != nullptr) {
+    // A posted add (no reply buffer): the operand lives until UCX is done with it.
+    auto* operand = new uint64_t(value);
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    param.datatype = ucp_dt_make_contig(8);
+    param.cb.send = [](void* request, ucs_status_t, void* user) {
+      delete static_cast<uint64_t*>(user);
+      ucp_request_free(request);
+    };
+    param.user_data = operand;
+    r = ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_ADD, operand, 1, heap_base_ + offset, rkey, &param);
+    if (r == nullptr || UCS_PTR_IS_ERR(r)) delete operand;
+  } else {
+    // Performed by the target's thread, which does not answer a request without a token.
+    auto* h = new RequestHeader{static_cast<uint32_t>(TargetOp::kAtomic),
+                                my_pe_,
+                                0,
+                                offset,
+                                8,
+                                value,
+                                0,
+                                static_cast<uint32_t>(VSHMEM_TRANSPORT_AMO_FETCH_ADD),
+                                8};
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_AM_SEND_FLAG_EAGER;
+    param.cb.send = [](void* request, ucs_status_t, void* user) {
+      delete static_cast<RequestHeader*>(user);
+      ucp_request_free(request);
+    };
+    param.user_data = h;
+    r = ucp_am_send_nbx(ep, kAmRequest, h, sizeof(*h), nullptr, 0, &param);
+    if (r == nullptr || UCS_PTR_IS_ERR(r)) delete h;
+  }
+  if (UCS_PTR_IS_ERR(r)) return peer_error(pe, what, UCS_PTR_STATUS(r), err, errlen);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Staging buffers.
+
+int UcxPath::take_staging(void** out, char* err, size_t errlen) {
+  {
+    std::lock_guard<std::mutex> lock(staging_mutex_);
+    if (!staging_free_.empty()) {
+      *out = staging_free_.back();
+      staging_free_.pop_back();
+      return 0;
+    }
+  }
+  void* p = nullptr;
+  char e[512] = {};
+  if (int r = host_.alloc_staging(host_.ctx, kStageChunk, &p, e, sizeof(e))) {
+    return set_err(err, errlen, r, format("staging buffer of %zu bytes: %s", kStageChunk, e));
+  }
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  staging_all_.push_back(p);
+  *out = p;
+  return 0;
+}
+
+void UcxPath::give_staging(void* p) {
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  staging_free_.push_back(p);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Target ops: our side.
 
@@ -909,9 +1135,12 @@ int UcxPath::send_request(int pe, ucp_ep_h ep, const RequestHeader& h, const voi
 
 int UcxPath::wait_op(PendingOp& op, uint64_t token, int pe, const char* what, char* err,
                      size_t errlen) {
+  AppWait app(*this);
   const auto until = deadline();
   for (unsigned spins = 0; !op.done.load(std::memory_order_acquire); ++spins) {
-    if (ucp_worker_progress(worker_) != 0) continue;
+    if (progress_once() != 0) continue;
+    // The progress thread is handed off while we wait: perform what peers asked of us.
+    if (run_work() != 0) continue;
     if (spins % 256 != 255) continue;
     const int failed = peers_[pe].failure.load(std::memory_order_acquire);
     if (failed != UCS_OK) {
@@ -937,9 +1166,10 @@ int UcxPath::wait_op(PendingOp& op, uint64_t token, int pe, const char* what, ch
 int UcxPath::target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source, size_t bytes,
                         char* err, size_t errlen) {
   const char* what = "put to";
-  // Pinned-host staging on our side: the source may be GPU memory, which the network cannot read.
+  // Staging on our side: the source may be GPU memory, which the network cannot read. Chunks are
+  // copied into page-locked buffers while earlier ones are on the wire.
   ChunkPipeline pipe(bytes, kStageChunk, kStageDepth);
-  std::vector<std::vector<uint8_t>> bounce(kStageDepth);
+  StagingSet bounce(*this);
   struct Slot {
     PendingOp op;
     uint64_t token = 0;
@@ -971,10 +1201,14 @@ int UcxPath::target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source
   while (!pipe.done()) {
     while (pipe.can_issue() && failure == 0) {
       ChunkPipeline::Chunk c = pipe.issue();
-      auto& buf = bounce[c.slot];
-      buf.resize(c.bytes);
+      void* buf = nullptr;
+      if (int r = bounce.get(c.slot, &buf, err, errlen)) {
+        failure = r;
+        pipe.complete(c.slot);
+        break;
+      }
       char copy_err[512] = {};
-      if (int r = host_.copy(host_.ctx, buf.data(), static_cast<const uint8_t*>(source) + c.offset,
+      if (int r = host_.copy(host_.ctx, buf, static_cast<const uint8_t*>(source) + c.offset,
                              c.bytes, copy_err, sizeof(copy_err))) {
         failure = set_err(err, errlen, r, format("%s PE %d: staging: %s", what, pe, copy_err));
         pipe.complete(c.slot);
@@ -993,8 +1227,7 @@ int UcxPath::target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source
                                   0,
                                   0,
                                   0};
-      if (int r = send_request(pe, ep, slot.header, buf.data(), c.bytes, &slot.send, what, err,
-                               errlen)) {
+      if (int r = send_request(pe, ep, slot.header, buf, c.bytes, &slot.send, what, err, errlen)) {
         forget_op(slot.token);
         failure = r;
         pipe.complete(c.slot);
@@ -1009,6 +1242,7 @@ int UcxPath::target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source
     }
   }
   while (head < order.size()) finish(order[head++]);
+  if (failure != 0) bounce.abandon();  // sends given up on may still read them
   return failure;
 }
 
@@ -1016,7 +1250,7 @@ int UcxPath::target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t
                         size_t errlen) {
   const char* what = "get from";
   ChunkPipeline pipe(bytes, kStageChunk, kStageDepth);
-  std::vector<std::vector<uint8_t>> bounce(kStageDepth);
+  StagingSet bounce(*this);  // the replies land here (by rendezvous: straight from the network)
   struct Slot {
     PendingOp op;
     uint64_t token = 0;
@@ -1044,7 +1278,7 @@ int UcxPath::target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t
     slot.send = nullptr;
     if (r == 0 && w == 0) {
       char copy_err[512] = {};
-      if (int c = host_.copy(host_.ctx, static_cast<uint8_t*>(dest) + slot.offset, bounce[s].data(),
+      if (int c = host_.copy(host_.ctx, static_cast<uint8_t*>(dest) + slot.offset, bounce.at(s),
                              slot.op.bytes, copy_err, sizeof(copy_err))) {
         r = set_err(err, errlen, c, format("%s PE %d: staging: %s", what, pe, copy_err));
       }
@@ -1055,11 +1289,16 @@ int UcxPath::target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t
   while (!pipe.done()) {
     while (pipe.can_issue() && failure == 0) {
       ChunkPipeline::Chunk c = pipe.issue();
-      bounce[c.slot].resize(c.bytes);
+      void* buf = nullptr;
+      if (int r = bounce.get(c.slot, &buf, err, errlen)) {
+        failure = r;
+        pipe.complete(c.slot);
+        break;
+      }
       Slot& slot = slots[c.slot];
       slot.op.done.store(false);
       slot.op.status = 0;
-      slot.op.data = bounce[c.slot].data();
+      slot.op.data = buf;
       slot.op.bytes = c.bytes;
       slot.offset = c.offset;
       slot.token = register_op(&slot.op);
@@ -1087,6 +1326,7 @@ int UcxPath::target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t
     }
   }
   while (head < order.size()) finish(order[head++]);
+  if (failure != 0) bounce.abandon();  // a late reply may still be received into them
   return failure;
 }
 
@@ -1189,11 +1429,23 @@ ucs_status_t UcxPath::on_request(void* arg, const void* header, size_t header_le
   if (w->header.op == static_cast<uint32_t>(TargetOp::kPut) && w->header.bytes != length) {
     w->header.op = 0;  // malformed: answered with an error
   }
+  // The data goes into a staging buffer (page-locked for a GPU heap: the copy into the heap then
+  // runs at full speed), or our own memory when it is larger than one.
+  void* into = nullptr;
+  if (length > 0) {
+    void* buf = nullptr;
+    if (length <= kStageChunk && self->take_staging(&buf, nullptr, 0) == 0) {
+      w->staged = self->shared_staging(buf);
+      into = buf;
+    } else {
+      w->owned.resize(length);
+      into = w->owned.data();
+    }
+    w->data = into;
+  }
   if (length > 0 && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
     // UCX chose rendezvous (the transport would not carry it eagerly): fetch the data into our
-    // own buffer, and queue the request once it is there.
-    w->owned.resize(length);
-    w->data = w->owned.data();
+    // buffer, and queue the request once it is there.
     ucp_request_param_t rp{};
     rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     rp.cb.recv_am = [](void* request, ucs_status_t status, size_t, void* user) {
@@ -1205,7 +1457,7 @@ ucs_status_t UcxPath::on_request(void* arg, const void* header, size_t header_le
     w->owner = self;
     Work* raw = w.release();
     rp.user_data = raw;
-    void* r = ucp_am_recv_data_nbx(self->worker_, data, raw->owned.data(), length, &rp);
+    void* r = ucp_am_recv_data_nbx(self->worker_, data, into, length, &rp);
     if (r == nullptr) {
       self->queue(std::unique_ptr<Work>(raw));  // completed at once: no callback
     } else if (UCS_PTR_IS_ERR(r)) {
@@ -1213,11 +1465,7 @@ ucs_status_t UcxPath::on_request(void* arg, const void* header, size_t header_le
     }
     return UCS_OK;
   }
-  if (length > 0) {
-    auto* b = static_cast<const uint8_t*>(data);
-    w->owned.assign(b, b + length);
-    w->data = w->owned.data();
-  }
+  if (length > 0) std::memcpy(into, data, length);
   self->queue(std::move(w));
   return UCS_OK;
 }
@@ -1226,18 +1474,21 @@ void UcxPath::queue(std::unique_ptr<Work> w) {
   {
     std::lock_guard<std::mutex> lock(work_mutex_);
     work_.push_back(std::move(*w));
+    work_count_.fetch_add(1, std::memory_order_release);
   }
   if (std::this_thread::get_id() != progress_thread_.get_id()) wake();
 }
 
-void UcxPath::run_work() {
-  for (;;) {
+unsigned UcxPath::run_work() {
+  for (unsigned done = 0;; ++done) {
+    if (work_count_.load(std::memory_order_acquire) == 0) return done;  // no lock when idle
     Work w;
     {
       std::lock_guard<std::mutex> lock(work_mutex_);
-      if (work_.empty()) return;
+      if (work_.empty()) return done;
       w = std::move(work_.front());
       work_.pop_front();
+      work_count_.fetch_sub(1, std::memory_order_relaxed);
     }
     perform(w);
   }
@@ -1265,8 +1516,15 @@ void UcxPath::perform(Work& w) {
     if (op == TargetOp::kPut) {
       rc = host_.copy(host_.ctx, target, w.data, h.bytes, err, sizeof(err));
     } else if (op == TargetOp::kGet) {
-      reply->data.resize(h.bytes);
-      rc = host_.copy(host_.ctx, reply->data.data(), target, h.bytes, err, sizeof(err));
+      void* buf = nullptr;
+      if (h.bytes <= kStageChunk && take_staging(&buf, nullptr, 0) == 0) {
+        reply->staged = shared_staging(buf);
+        reply->staged_bytes = h.bytes;
+      } else {
+        reply->data.resize(h.bytes);
+        buf = reply->data.data();
+      }
+      rc = host_.copy(host_.ctx, buf, target, h.bytes, err, sizeof(err));
     } else {
       rc = host_.atomic(host_.ctx, static_cast<int>(h.amo), target, h.width, h.operand, h.compare,
                         &reply->header.value, err, sizeof(err));
@@ -1277,7 +1535,13 @@ void UcxPath::perform(Work& w) {
   }
   if (!bad.empty()) {
     reply->header.status = rc != 0 ? rc : kInvalidArgument;
+    reply->staged.reset();
     reply->data.assign(bad.begin(), bad.end());
+  }
+  if (h.token == 0) {
+    // A signal (signal_add): nobody waits for an answer.
+    if (!bad.empty()) log(0, format("ucx: a signal from PE %d failed: %s", h.from_pe, bad.c_str()));
+    return;
   }
   send_reply(h.from_pe, std::move(reply));
 }
@@ -1299,8 +1563,8 @@ void UcxPath::send_reply(int pe, std::unique_ptr<Reply> reply) {
     ucp_request_free(request);
   };
   param.user_data = reply.get();
-  void* r = ucp_am_send_nbx(ep, kAmReply, &reply->header, sizeof(reply->header), reply->data.data(),
-                            reply->data.size(), &param);
+  void* r = ucp_am_send_nbx(ep, kAmReply, &reply->header, sizeof(reply->header), reply->payload(),
+                            reply->payload_bytes(), &param);
   if (r == nullptr || UCS_PTR_IS_ERR(r)) return;  // done (or the peer is gone): reply freed here
   (void)reply.release();                          // the callback frees it
 }
@@ -1342,6 +1606,9 @@ extern "C" __attribute__((visibility("default"))) int vshmem_transport_plugin_in
   p.fence = [](void* c, char* e, size_t el) { return static_cast<UcxPath*>(c)->fence(e, el); };
   p.quiet = [](void* c, char* e, size_t el) { return static_cast<UcxPath*>(c)->quiet(e, el); };
   p.progress = [](void* c) { static_cast<UcxPath*>(c)->progress(); };
+  p.signal_add = [](void* c, int pe, uint64_t offset, uint64_t value, char* e, size_t el) {
+    return static_cast<UcxPath*>(c)->signal_add(pe, offset, value, e, el);
+  };
   p.finalize = [](void* c) { delete static_cast<UcxPath*>(c); };
   p.ctx = path.release();
   *out = p;

@@ -49,6 +49,15 @@ struct RemotePath::Host {
     AtomicRequest r{static_cast<AtomicOp>(op), addr, width, operand, compare};
     return write_err(err, errlen, static_cast<Host*>(ctx)->provider.atomic(r, result));
   }
+  static int alloc_staging(void* ctx, size_t bytes, void** out, char* err, size_t errlen) {
+    Result<void*> p = static_cast<Host*>(ctx)->provider.alloc_staging(bytes);
+    if (!p.is_ok()) return write_err(err, errlen, p.status());
+    *out = *p;
+    return 0;
+  }
+  static void free_staging(void* ctx, void* p) {
+    static_cast<Host*>(ctx)->provider.free_staging(p);
+  }
   static void log_message(void*, int level, const char* message) {
     log::message(static_cast<log::Level>(level), "%s", message);
   }
@@ -125,8 +134,8 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   args.heap_size = options.heap_size;
   args.heap_is_device = provider.is_device_memory() ? 1 : 0;
   args.timeout_ms = static_cast<long>(options.timeout.count());
-  args.host = {path->host_.get(), &Host::allgather,   &Host::copy,
-               &Host::atomic,     &Host::log_message, &Host::log_enabled};
+  args.host = {path->host_.get(),  &Host::allgather,   &Host::copy,          &Host::atomic,
+               &Host::log_message, &Host::log_enabled, &Host::alloc_staging, &Host::free_staging};
   char err[kErrLen] = {};
   int rc = init(&args, &path->plugin_, err, sizeof(err));
   if (rc != 0) return error(code_of(rc), log::format("remote path (ucx): %s", err));
@@ -183,6 +192,11 @@ Status RemotePath::atomic(int pe, const AtomicRequest& request, uint64_t* result
       plugin_.atomic(plugin_.ctx, pe, static_cast<int>(request.op), offset_of(request.address),
                      request.width, request.operand, request.compare, result, err, sizeof(err)),
       err);
+}
+
+Status RemotePath::signal_add(int pe, uint64_t* word, uint64_t value) {
+  char err[kErrLen] = {};
+  return check(plugin_.signal_add(plugin_.ctx, pe, offset_of(word), value, err, sizeof(err)), err);
 }
 
 Status RemotePath::fence() {

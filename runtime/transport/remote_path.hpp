@@ -38,6 +38,7 @@ class RemotePath final : public PeerPath {
   Status put_nbi(int pe, void* dest, const void* source, size_t bytes) override;
   Status get_nbi(int pe, void* dest, const void* source, size_t bytes) override;
   Status atomic(int pe, const AtomicRequest& request, uint64_t* result) override;
+  Status signal_add(int pe, uint64_t* word, uint64_t value) override;
   Status fence() override;
   Status quiet() override;
 

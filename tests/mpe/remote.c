@@ -6,7 +6,14 @@
  *               as kill -9) while PE 0 streams large puts to it; PE 0's put must fail with a
  *               message naming it, not hang
  *   peer_hangs  the last PE stops (SIGSTOP): PE 0's atomic on it must fail after the time limit
- *               (VSHMEM_BOOTSTRAP_TIMEOUT), naming the PE */
+ *               (VSHMEM_BOOTSTRAP_TIMEOUT), naming the PE
+ *   order       what shmem_fence (ucp_worker_fence, not a flush) and the barrier (posted signals,
+ *               not fetching atomics) must still order: data then fence then flag, a get or an
+ *               atomic reading back a blocking put, puts made visible by shmem_sync_all
+ *   finalize    every PE streams _nbi puts and posted barrier signals to the other node and calls
+ *               shmem_finalize at once: the transport completes what is in flight before it
+ *               closes its endpoints (UCX 1.16's TCP transport aborts on a force close with
+ *               operations still queued) */
 #include <signal.h>
 #include <string.h>
 
@@ -65,6 +72,100 @@ static void peer_fails(int me, int n, long* x, int hang) {
   exit(3);
 }
 
+/* Ordering over the remote path, fresh random data every round. Pairs: PE i and its partner on
+ * the other node (n even). */
+static void order(int me, int n) {
+  const int rounds = 200;
+  const size_t words = 512; /* 4 KiB of data per round */
+  long* data = (long*)shmem_malloc(sizeof(long) * words);
+  long* flag = (long*)shmem_malloc(sizeof(long));
+  long* slots = (long*)shmem_malloc(sizeof(long) * (size_t)n);
+  long* src = (long*)malloc(sizeof(long) * words);
+  CHECK(data != NULL && flag != NULL && slots != NULL && src != NULL, "malloc");
+  const int partner = (me + n / 2) % n;
+  const int writer = me < n / 2; /* half the PEs write, their partners read */
+  unsigned long long s = mpe_seed() * 31 + (unsigned long long)me;
+  for (size_t i = 0; i < words; ++i) data[i] = -1;
+  for (int p = 0; p < n; ++p) slots[p] = -1;
+  *flag = 0;
+  shmem_barrier_all();
+  /* 1. data, fence, flag: whoever sees the flag sees the data. */
+  for (int r = 1; r <= rounds; ++r) {
+    if (writer) {
+      for (size_t i = 0; i < words; ++i) src[i] = (long)(mpe_rand(&s) >> 1) + r;
+      shmem_long_put(data, src, words, partner);
+      shmem_fence();
+      shmem_long_atomic_set(flag, r, partner);
+      /* The reader's echo of the checksum says it saw this round's data. */
+      long sum = 0;
+      for (size_t i = 0; i < words; ++i) sum += src[i];
+      shmem_long_wait_until(&slots[partner], SHMEM_CMP_EQ, sum);
+    } else {
+      shmem_long_wait_until(flag, SHMEM_CMP_GE, r);
+      CHECK(*flag == r, "fence round %d: flag %ld", r, *flag);
+      long sum = 0;
+      for (size_t i = 0; i < words; ++i) sum += data[i];
+      shmem_long_p(&slots[me], sum, partner);
+    }
+  }
+  shmem_barrier_all();
+  /* 2. A blocking put read back by the same PE (get and atomic), without fence or quiet. */
+  for (int r = 0; r < rounds; ++r) {
+    long v = (long)(mpe_rand(&s) >> 1);
+    shmem_long_p(&data[me % words], v, partner);
+    long got = shmem_long_g(&data[me % words], partner);
+    CHECK(got == v, "round %d: get after put to PE %d: %ld, expected %ld", r, partner, got, v);
+    long w = (long)(mpe_rand(&s) >> 1);
+    shmem_long_put(&data[me % words], &w, 1, partner);
+    long f = shmem_long_atomic_fetch(&data[me % words], partner);
+    CHECK(f == w, "round %d: atomic fetch after put to PE %d: %ld, expected %ld", r, partner, f, w);
+  }
+  shmem_barrier_all();
+  /* 3. Blocking puts to every PE, then shmem_sync_all (no quiet): everyone reads them. */
+  long* mine = (long*)shmem_malloc(sizeof(long));
+  CHECK(mine != NULL, "malloc");
+  for (int r = 0; r < 20; ++r) {
+    for (int p = 0; p < n; ++p) slots[p] = -1;
+    shmem_barrier_all();
+    *mine = (long)(mpe_rand(&s) >> 1);
+    for (int p = 0; p < n; ++p) shmem_long_p(&slots[me], *mine, p);
+    shmem_sync_all();
+    for (int p = 0; p < n; ++p) {
+      long got = slots[p], expected = shmem_long_g(mine, p);
+      CHECK(got == expected, "round %d: PE %d's put after shmem_sync_all: %ld, expected %ld", r, p,
+            got, expected);
+    }
+    shmem_barrier_all();
+  }
+  shmem_free(mine);
+  shmem_barrier_all();
+  shmem_free(slots);
+  shmem_free(flag);
+  shmem_free(data);
+  free(src);
+  if (me == 0) printf("remote order: %d PEs OK\n", n);
+}
+
+/* Operations in flight when shmem_finalize starts. */
+static void finalize_inflight(int me, int n) {
+  const size_t bytes = 1u << 20;
+  unsigned char* block = (unsigned char*)shmem_malloc(bytes * 2);
+  unsigned char* src = (unsigned char*)malloc(bytes);
+  CHECK(block != NULL && src != NULL, "malloc");
+  unsigned long long s = mpe_seed() * 13 + (unsigned long long)me;
+  for (size_t i = 0; i < bytes; ++i) src[i] = (unsigned char)mpe_rand(&s);
+  const int partner = (me + n / 2) % n;
+  for (int i = 0; i < 8; ++i) {
+    shmem_putmem_nbi(block + (me % 2) * bytes, src, bytes, partner);
+    shmem_sync_all(); /* posted signals, no quiet */
+  }
+  if (me == 0) printf("remote finalize: %d PEs reached shmem_finalize\n", n);
+  fflush(stdout);
+  shmem_finalize(); /* completes the _nbi puts (its barrier quiets) and closes the endpoints */
+  free(src);
+  exit(0);
+}
+
 int main(int argc, char** argv) {
   /* PEs 0..n/2-1 on node "a", the rest on node "b". */
   const char* npes_env =
@@ -85,6 +186,13 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && (strcmp(argv[1], "peer_dies") == 0 || strcmp(argv[1], "peer_hangs") == 0)) {
     peer_fails(me, n, x, strcmp(argv[1], "peer_hangs") == 0);
+  }
+  if (argc > 1 && strcmp(argv[1], "finalize") == 0) finalize_inflight(me, n);
+  if (argc > 1 && strcmp(argv[1], "order") == 0) {
+    order(me, n);
+    shmem_free(x);
+    shmem_finalize();
+    return 0;
   }
   for (int i = 0; i < 50; ++i) shmem_barrier_all();
 

@@ -75,3 +75,21 @@ vshmem_add_mpe_test(NAME ucx_not_needed TARGET mpe_rma NPES 2 LAUNCHERS vshmemru
 vshmem_add_mpe_test(NAME ucx_unloadable TARGET mpe_remote NPES 2 LAUNCHERS vshmemrun NO_GPU_RERUN
   ENV VSHMEM_PLUGIN_PATH=${_bogus_plugins}
   WILL_FAIL_REGEX "PE [01]: shmem_init: the remote path cannot load .*libvshmem_transport_ucx.so.*install UCX")
+
+# What the fence (ucp_worker_fence) and the barrier (posted signals) still order, and operations in
+# flight when shmem_finalize starts (flush, then endpoints closed in flush mode), over TCP and
+# shared memory, with the target's thread performing everything too.
+foreach(_tls sm tcp)
+  if(_tls STREQUAL "sm")
+    set(_ucx_env "UCX_TLS=sm,self")
+  else()
+    set(_ucx_env "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
+  endif()
+  vshmem_add_mpe_test(NAME ucx_${_tls}_order TARGET mpe_remote ARGS order NPES 2 4
+    LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env})
+  vshmem_add_mpe_test(NAME ucx_${_tls}_finalize_inflight TARGET mpe_remote ARGS finalize NPES 2 4
+    LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env})
+endforeach()
+vshmem_add_mpe_test(NAME ucx_target_ops_order TARGET mpe_remote ARGS order NPES 2 LAUNCHERS
+  vshmemrun TIMEOUT 60 NO_GPU_RERUN
+  ENV UCX_TLS=tcp UCX_NET_DEVICES=lo VSHMEM_UCX_RMA=target VSHMEM_UCX_ATOMICS=target)

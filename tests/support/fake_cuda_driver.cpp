@@ -312,6 +312,16 @@ CUresult fk_cuMemFree(CUdeviceptr p) {
   std::free(reinterpret_cast<void*>(p));
   return CUDA_SUCCESS;
 }
+CUresult fk_cuMemHostAlloc(void** p, size_t bytes, unsigned int) {
+  count("cuMemHostAlloc");
+  *p = std::malloc(bytes);
+  return *p == nullptr ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+}
+CUresult fk_cuMemFreeHost(void* p) {
+  count("cuMemFreeHost");
+  std::free(p);
+  return CUDA_SUCCESS;
+}
 CUresult fk_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream) {
   std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
   return CUDA_SUCCESS;

@@ -19,3 +19,10 @@ if(TARGET vshmem_fake_cuda_driver)
                        SOURCES ${CMAKE_CURRENT_LIST_DIR}/multicast_unit_test.cpp
                        LIBS vshmem vshmem_fake_cuda_driver)
 endif()
+
+# The remote path's staging buffers: page-locked through the driver on the cuda provider.
+if(TARGET vshmem_fake_cuda_driver)
+  vshmem_add_unit_test(NAME staging_buffer_test
+                       SOURCES ${CMAKE_CURRENT_LIST_DIR}/staging_buffer_test.cpp
+                       LIBS vshmem vshmem_fake_cuda_driver)
+endif()
