@@ -4,18 +4,23 @@
 # vshmem; OSHMEM's two PEs on this host), both over UCX with the same UCX_TLS, run interleaved
 # ROUNDS times so that the machine's load hits both alike. Prints one JSON line per figure and run.
 #   bench/remote_bench.sh [--build-dir DIR] [--rounds N] [--reps N] [--tls "tcp sm,self"]
+#                         [--before-dir DIR]
+# --before-dir: a second, already built tree (e.g. main before a change) whose
+# vshmem_bench_remote runs in the same rounds as "vshmem-before" (it is not rebuilt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build
 rounds=3
 reps=5
 tls_list="tcp sm,self"
+before=""
 while (($#)); do
   case "$1" in
     --build-dir) build=$2; shift ;;
     --rounds) rounds=$2; shift ;;
     --reps) reps=$2; shift ;;
     --tls) tls_list=$2; shift ;;
+    --before-dir) before=$2; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -29,10 +34,21 @@ for tls in $tls_list; do
   for ((r = 1; r <= rounds; ++r)); do
     env UCX_TLS="$tls" "${devs[@]}" timeout 300 "$build/bin/vshmemrun" -n 2 --simulate-nodes 2 -- \
       "$build/bench/vshmem_bench_remote" "vshmem[$tls]" "$reps" 2>/dev/null | grep '^{' || true
+    if [[ -n $before ]]; then
+      env UCX_TLS="$tls" "${devs[@]}" timeout 300 "$before/bin/vshmemrun" -n 2 --simulate-nodes 2 \
+        -- "$before/bench/vshmem_bench_remote" "vshmem-before[$tls]" "$reps" 2>/dev/null |
+        grep '^{' || true
+    fi
     # OSHMEM's finalize may crash after the figures are printed (Open MPI 4.1 on Debian 12).
     env UCX_TLS="$tls" "${devs[@]}" timeout 300 oshrun --allow-run-as-root --oversubscribe -np 2 \
       -x UCX_TLS ${devs:+-x UCX_NET_DEVICES} "$out/remote_bench_oshmem" "oshmem[$tls]" "$reps" \
       2>/dev/null | grep '^{' || true
+    # OSHMEM's default barrier is Open MPI's (scoll mpi: shared memory between PEs of one host,
+    # whatever UCX_TLS says); scoll basic runs it over OSHMEM's own UCX transport, as a barrier
+    # between two nodes would.
+    env UCX_TLS="$tls" "${devs[@]}" timeout 300 oshrun --allow-run-as-root --oversubscribe -np 2 \
+      --mca scoll basic -x UCX_TLS ${devs:+-x UCX_NET_DEVICES} "$out/remote_bench_oshmem" \
+      "oshmem-scoll-basic[$tls]" "$reps" 2>/dev/null | grep '^{' || true
   done
 done
 rm -rf "$out"
