@@ -129,7 +129,7 @@ struct Work {
 // A reply in flight: its header and data live until the send completes.
 struct Reply {
   ReplyHeader header{};
-  std::shared_ptr<void> staged;  // a get's data, in a staging buffer (bytes: header.value unused)
+  std::shared_ptr<void> staged;  // a get's data, in a staging buffer (staged_bytes of it)
   size_t staged_bytes = 0;
   std::vector<uint8_t> data;  // an error's text
   const void* payload() const { return staged ? staged.get() : data.data(); }
@@ -351,8 +351,8 @@ class UcxPath {
   };
 
   int epoll_fd_ = -1;
-  int wake_only_fd_ =
-      -1;  // epoll set of wake_fd_ alone: the progress thread's wait while handed off
+  // The epoll set of wake_fd_ alone: the progress thread's wait while handed off.
+  int wake_only_fd_ = -1;
   int wake_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::thread progress_thread_;
@@ -520,9 +520,10 @@ void UcxPath::shutdown() {
     // (3) endpoints close in flush mode, force only to a peer known failed, and the closes are
     //     progressed to their end (bounded) before the worker is destroyed.
     const auto until = Clock::now() + kCloseWait;
+    bool serve = true;  // answer peers' requests until we close (no endpoint is made after)
     const auto drive = [&](void* r) {
       while (ucp_request_check_status(r) == UCS_INPROGRESS && Clock::now() < until) {
-        if (ucp_worker_progress(worker_) == 0) run_work();
+        if (ucp_worker_progress(worker_) == 0 && serve) run_work();
       }
       ucp_request_free(r);
     };
@@ -537,6 +538,7 @@ void UcxPath::shutdown() {
       void* r = ucp_worker_flush_nbx(worker_, &param);
       if (r != nullptr && !UCS_PTR_IS_ERR(r)) drive(r);
     }
+    serve = false;
     std::vector<void*> closing;
     for (Peer& p : peers_) {
       ucp_ep_h ep = p.ep.exchange(nullptr);
