@@ -454,8 +454,7 @@ void* host_peer_ptr(const char* call, const void* addr, size_t bytes, int pe) {
            "address %p (+%zu bytes) is not inside the symmetric heap [%p, %p) (stream calls reach "
            "only the symmetric heap: global and static variables are symmetric for host calls "
            "only)",
-           addr, bytes,
-           reinterpret_cast<void*>(s.heap_base),
+           addr, bytes, reinterpret_cast<void*>(s.heap_base),
            reinterpret_cast<void*>(s.heap_base + s.heap_committed));
     return nullptr;
   }

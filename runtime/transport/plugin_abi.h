@@ -54,10 +54,10 @@ typedef struct vshmem_transport_init_args {
   const uint8_t* remote; /* n_pes flags: 1 for the PEs this path reaches */
   uintptr_t heap_base;
   size_t heap_size;
-  int heap_is_device; /* the heap is GPU memory: only the host callbacks may touch it */
+  int heap_is_device;    /* the heap is GPU memory: only the host callbacks may touch it */
   uintptr_t static_base; /* this PE's global and static variables (host memory), or 0 */
   size_t static_size;    /* the same on every PE */
-  long timeout_ms;    /* no wait on a peer lasts longer (VSHMEM_BOOTSTRAP_TIMEOUT) */
+  long timeout_ms;       /* no wait on a peer lasts longer (VSHMEM_BOOTSTRAP_TIMEOUT) */
   vshmem_transport_host host;
 } vshmem_transport_init_args;
 

@@ -801,9 +801,9 @@ int UcxPath::register_region(uint64_t offset, void* local, size_t bytes, bool de
   for (int p = 0; p < n_pes_; ++p) {
     if (!all[p].ok) {
       if (region.memh != nullptr) ucp_mem_unmap(context_, region.memh);
-      return set_err(err, errlen, kPeerFailure,
-                     format("PE %d could not register its %s memory with UCX (see its message)", p,
-                            what));
+      return set_err(
+          err, errlen, kPeerFailure,
+          format("PE %d could not register its %s memory with UCX (see its message)", p, what));
     }
   }
   region.packed.resize(static_cast<size_t>(n_pes_));
@@ -834,8 +834,8 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
       if (int r = target_put(pe, ep, offset + done, from + done, span, err, errlen)) return r;
     } else {
       ucp_request_param_t param{};
-      void* req = ucp_put_nbx(ep, from + done, span, remote_address(pe, offset + done), rkey,
-                              &param);
+      void* req =
+          ucp_put_nbx(ep, from + done, span, remote_address(pe, offset + done), rkey, &param);
       if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
       // The source must stay untouched until the put is locally complete (blocking forms), or
       // until quiet (nbi forms, as OpenSHMEM says).
@@ -877,8 +877,7 @@ int UcxPath::get(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, ch
       if (int r = target_get(pe, ep, to + done, offset + done, span, err, errlen)) return r;
     } else {
       ucp_request_param_t param{};
-      void* req = ucp_get_nbx(ep, to + done, span, remote_address(pe, offset + done), rkey,
-                              &param);
+      void* req = ucp_get_nbx(ep, to + done, span, remote_address(pe, offset + done), rkey, &param);
       if (nbi) {
         if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
         keep_nbi(pe, req);
@@ -1316,10 +1315,11 @@ void UcxPath::perform(Work& w) {
     bad = "malformed request";
   } else if (is_static) {
     if (h.bytes > static_size_ || static_offset > static_size_ - h.bytes) {
-      bad = format("[%#llx, +%llu bytes) is beyond PE %d's %zu bytes of global and static "
-                   "variables",
-                   static_cast<unsigned long long>(static_offset),
-                   static_cast<unsigned long long>(h.bytes), my_pe_, static_size_);
+      bad = format(
+          "[%#llx, +%llu bytes) is beyond PE %d's %zu bytes of global and static "
+          "variables",
+          static_cast<unsigned long long>(static_offset), static_cast<unsigned long long>(h.bytes),
+          my_pe_, static_size_);
     } else if (op == TargetOp::kAtomic &&
                ((h.width != 4 && h.width != 8) || static_offset % h.width != 0 ||
                 h.amo > VSHMEM_TRANSPORT_AMO_FETCH_XOR)) {
@@ -1332,8 +1332,8 @@ void UcxPath::perform(Work& w) {
                static_cast<unsigned long long>(h.offset), static_cast<unsigned long long>(h.bytes),
                static_cast<unsigned long long>(committed_.load()), my_pe_);
   }
-  void* target = reinterpret_cast<void*>(is_static ? static_base_ + static_offset
-                                                  : heap_base_ + h.offset);
+  void* target =
+      reinterpret_cast<void*>(is_static ? static_base_ + static_offset : heap_base_ + h.offset);
   char err[512] = {};
   int rc = 0;
   if (bad.empty() && is_static) {
@@ -1345,10 +1345,10 @@ void UcxPath::perform(Work& w) {
       reply->data.resize(h.bytes);
       std::memcpy(reply->data.data(), target, h.bytes);
     } else {
-      reply->header.value = h.width == 4 ? cpu_atomic<uint32_t>(static_cast<int>(h.amo), target,
-                                                                h.operand, h.compare)
-                                         : cpu_atomic<uint64_t>(static_cast<int>(h.amo), target,
-                                                                h.operand, h.compare);
+      reply->header.value =
+          h.width == 4
+              ? cpu_atomic<uint32_t>(static_cast<int>(h.amo), target, h.operand, h.compare)
+              : cpu_atomic<uint64_t>(static_cast<int>(h.amo), target, h.operand, h.compare);
     }
   } else if (bad.empty()) {
     if (op == TargetOp::kPut) {

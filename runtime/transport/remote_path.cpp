@@ -116,9 +116,10 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
     if (first >= 0) {
       if (unavailable != nullptr) {
         *unavailable = !loaded ? loaded.message()
-                               : log::format("PE %d cannot load the UCX transport plugin (see its "
-                                             "VSHMEM_DEBUG=info message)",
-                                             first);
+                               : log::format(
+                                     "PE %d cannot load the UCX transport plugin (see its "
+                                     "VSHMEM_DEBUG=info message)",
+                                     first);
       }
       if (!loaded) VSHMEM_INFO("UCX transport plugin not loaded: %s", loaded.message().c_str());
       return std::unique_ptr<RemotePath>();
@@ -164,9 +165,10 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
       if (rc == 0) path->plugin_.finalize(path->plugin_.ctx);
       if (unavailable != nullptr) {
         *unavailable = rc != 0 ? log::format("UCX did not start: %s", err)
-                               : log::format("UCX did not start on PE %d (see its "
-                                             "VSHMEM_DEBUG=info message)",
-                                             first);
+                               : log::format(
+                                     "UCX did not start on PE %d (see its "
+                                     "VSHMEM_DEBUG=info message)",
+                                     first);
       }
       if (rc != 0) VSHMEM_INFO("UCX did not start: %s", err);
       return std::unique_ptr<RemotePath>();

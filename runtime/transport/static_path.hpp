@@ -22,10 +22,7 @@ class StaticPath final : public PeerPath {
   // remote may be null (UCX not available: unavailable says why); then only our own copies are
   // reachable.
   StaticPath(int my_pe, MemoryProvider& provider, RemotePath* remote, std::string unavailable)
-      : my_pe_(my_pe),
-        provider_(provider),
-        remote_(remote),
-        unavailable_(std::move(unavailable)) {
+      : my_pe_(my_pe), provider_(provider), remote_(remote), unavailable_(std::move(unavailable)) {
     caps_ = kPathRma | kPathTargetOps;
   }
   const char* name() const override { return "statics"; }

@@ -90,7 +90,8 @@ static void test_rma(void) {
   for (int i = 0; i < 8; ++i) {
     CHECK(s_dbl[i] == (double)(val(from, 4, i) >> 11), "s_dbl[%d] %g", i, s_dbl[i]);
   }
-  for (int i = 0; i < NBYTES; ++i) CHECK(s_bytes[i] == (unsigned char)val(from, 3, i), "byte %d", i);
+  for (int i = 0; i < NBYTES; ++i)
+    CHECK(s_bytes[i] == (unsigned char)val(from, 3, i), "byte %d", i);
 
   /* Gets from the right neighbour (which holds what we wrote), into a local buffer, a static
    * and the heap; g and get_nbi. */
@@ -183,9 +184,11 @@ static void test_signal(void) {
     for (int i = 0; i < NLONG; ++i) l[i] = (long)val(me, 20 + round, i);
     /* static data + static signal (SET), static data + heap signal (ADD), heap data + static
      * signal (ADD). */
-    if (round == 1) shmem_long_put_signal(s_msg, l, NLONG, &s_sig[0], 41, SHMEM_SIGNAL_SET, right());
+    if (round == 1)
+      shmem_long_put_signal(s_msg, l, NLONG, &s_sig[0], 41, SHMEM_SIGNAL_SET, right());
     if (round == 2) shmem_long_put_signal(s_msg, l, NLONG, heap_sig, 2, SHMEM_SIGNAL_ADD, right());
-    if (round == 3) shmem_long_put_signal(heap_msg, l, NLONG, &s_sig[1], 3, SHMEM_SIGNAL_ADD, right());
+    if (round == 3)
+      shmem_long_put_signal(heap_msg, l, NLONG, &s_sig[1], 3, SHMEM_SIGNAL_ADD, right());
     uint64_t seen;
     if (round == 1) seen = shmem_signal_wait_until(&s_sig[0], SHMEM_CMP_EQ, 41);
     if (round == 2) seen = shmem_signal_wait_until(heap_sig, SHMEM_CMP_GE, 2);
@@ -198,7 +201,8 @@ static void test_signal(void) {
       memcpy(got, s_msg, sizeof(got));
     }
     for (int i = 0; i < NLONG; ++i) {
-      CHECK(got[i] == (long)val(left(), 20 + round, i), "round %d: data %d before its signal", round, i);
+      CHECK(got[i] == (long)val(left(), 20 + round, i), "round %d: data %d before its signal",
+            round, i);
     }
     CHECK(shmem_signal_fetch(round == 2 ? heap_sig : &s_sig[round == 1 ? 0 : 1]) == seen,
           "signal_fetch");
@@ -308,7 +312,8 @@ static void test_ptr(void) {
   }
   /* Where each PE's copy is: with address-space randomization on, PIE executables load at
    * different addresses, and every access above crossed between them. */
-  for (int p = 0; p < npes; ++p) shmem_ulong_p((unsigned long*)&s_where[me], (uintptr_t)&g_counter, p);
+  for (int p = 0; p < npes; ++p)
+    shmem_ulong_p((unsigned long*)&s_where[me], (uintptr_t)&g_counter, p);
   shmem_barrier_all();
   int differ = 0;
   for (int p = 0; p < npes; ++p) differ |= s_where[p] != (uintptr_t)&g_counter;
@@ -318,7 +323,8 @@ static void test_ptr(void) {
     if (fscanf(f, "%d", &aslr) != 1) aslr = 0;
     fclose(f);
   }
-  if (npes > 1 && aslr > 0) CHECK(differ, "every PE's globals at %p: not a PIE executable?", (void*)&g_counter);
+  if (npes > 1 && aslr > 0)
+    CHECK(differ, "every PE's globals at %p: not a PIE executable?", (void*)&g_counter);
   if (me == 0) printf("statics: PE bases %s\n", differ ? "differ" : "are the same");
   shmem_barrier_all();
 }
