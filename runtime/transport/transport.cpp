@@ -125,6 +125,8 @@ Result<std::unique_ptr<Transport>> Transport::create(Bootstrap& bootstrap,
   std::unique_ptr<Transport> t(new Transport(provider));
   t->host_memory_ = !provider.is_device_memory();
   t->statics_ = &statics;
+  t->static_base_ = statics.base;
+  t->static_size_ = statics.size;
   std::unique_ptr<HostSyncArea> sync;
   if (n > 1 && !plan.job_has_remote) {
     // Every PE maps every other (one node): the barrier counters go in shared host pages.

@@ -77,7 +77,8 @@ class Transport {
   PeerPath& path(int pe) const { return *path_[static_cast<size_t>(pe)]; }
   // The path for a symmetric object at addr (in the heap or a global/static variable).
   PeerPath& path(int pe, const void* addr) const {
-    if (statics_->contains(addr, 1)) return *static_path_;
+    // One unsigned compare on the RMA fast path (the caller checked the whole range).
+    if (reinterpret_cast<uintptr_t>(addr) - static_base_ < static_size_) return *static_path_;
     return path(pe);
   }
   const DataSegment& statics() const { return *statics_; }
@@ -143,6 +144,8 @@ class Transport {
   // the global and static variables use it, the progress thread is enough).
   bool progress_on_wait_ = false;
   const DataSegment* statics_ = nullptr;
+  uintptr_t static_base_ = 0;  // statics_'s, kept here for path()
+  size_t static_size_ = 0;
   std::unique_ptr<StaticPath> static_path_;
   BarrierKind barrier_kind_ = BarrierKind::kHeapCounters;
   std::unique_ptr<MappedPath> mapped_;
