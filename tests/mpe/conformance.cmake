@@ -17,8 +17,8 @@ function(_spec16_error name regex)
 endfunction()
 _spec16_error(pe_quiet_bad_pe "PE [01]: shmem_pe_quiet: target_pes\\[1\\] = 2 is not a valid PE")
 _spec16_error(ibput_stride0 "PE [01]: shmem_long_ibput: strides must be at least 1 \\(dst 0")
-_spec16_error(ibget_outside "PE [01]: shmem_long_ibget: source .* is not inside the symmetric heap")
-_spec16_error(signal_add_not_symmetric "PE [01]: shmem_signal_add: dest .* is not inside the symmetric heap")
+_spec16_error(ibget_outside "PE [01]: shmem_long_ibget: source .* is not a symmetric object")
+_spec16_error(signal_add_not_symmetric "PE [01]: shmem_signal_add: dest .* is not a symmetric object")
 
 # The profiling interface: a tool library wraps a few shmem_* routines and forwards to pshmem_*.
 add_library(vshmem_test_pshmem_tool SHARED pshmem_tool.c)
