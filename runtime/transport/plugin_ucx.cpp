@@ -27,6 +27,7 @@
 #include <ucs/config/global_opts.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdarg>
@@ -56,6 +57,8 @@ constexpr int kPeerFailure = 5;
 constexpr int kSystem = 6;
 
 constexpr uint64_t kStatic = VSHMEM_TRANSPORT_STATIC_SEGMENT;
+// What UCX may use when it serves only the global and static variables of one node's PEs.
+constexpr char kStaticsOnlyTls[] = "posix,cma,self";
 
 constexpr uint16_t kAmRequest = 17;
 constexpr uint16_t kAmReply = 18;
@@ -177,6 +180,8 @@ class UcxPath {
         heap_is_device_(args.heap_is_device != 0),
         static_base_(args.static_base),
         static_size_(args.static_size),
+        statics_only_(
+            std::none_of(args.remote, args.remote + args.n_pes, [](uint8_t r) { return r != 0; })),
         timeout_(args.timeout_ms),
         host_(args.host),
         peers_(static_cast<size_t>(args.n_pes)) {
@@ -270,6 +275,10 @@ class UcxPath {
   const bool heap_is_device_;
   const uintptr_t static_base_;
   const size_t static_size_;
+  // No peer of this PE is remote: UCX serves only the global and static variables of PEs on this
+  // node (every heap is mapped), so host shared memory is all it needs.
+  const bool statics_only_;
+  std::string transports_ = "UCX_TLS";   // what UCX may use, for the log
   std::vector<uintptr_t> static_bases_;  // per PE: where its global and static variables are
   // Where PE pe's copy of what `offset` addresses is, in pe's address space.
   uint64_t remote_address(int pe, uint64_t offset) const {
@@ -320,7 +329,9 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
   // Every PE takes part in the exchange, also one whose UCX set-up failed, so that nobody waits
   // for it; it then reports its own error and the others name it.
   char local_err[1024] = {};
+  const Clock::time_point t0 = Clock::now();
   int rc = setup(local_err, sizeof(local_err));
+  const Clock::time_point t1 = Clock::now();
   std::vector<uint8_t> address;
   if (rc == 0) {
     ucp_worker_attr_t attr{};
@@ -363,6 +374,7 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
     static_bases_.push_back(static_cast<uintptr_t>(all[p].static_base));
   }
   progress_thread_ = std::thread([this] { progress_loop(); });
+  const Clock::time_point t2 = Clock::now();
   // The global and static variables (every PE's base is in static_bases_: they differ with PIE
   // executables), registered like a heap region.
   if (static_size_ > 0) {
@@ -370,6 +382,14 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
                                 err, errlen)) {
       return r;
     }
+  }
+  if (log_enabled(2)) {
+    const auto ms = [](Clock::duration d) {
+      return std::chrono::duration<double, std::milli>(d).count();
+    };
+    log(2, format("ucx: set-up %.1f ms: context and worker %.1f, address exchange %.1f, "
+                  "global and static variables registered %.1f",
+                  ms(Clock::now() - t0), ms(t1 - t0), ms(t2 - t1), ms(Clock::now() - t2)));
   }
   return 0;
 }
@@ -396,6 +416,27 @@ int UcxPath::setup(char* err, size_t errlen) {
   if (s != UCS_OK) {
     return set_err(err, errlen, kInvalidArgument,
                    format("UCX configuration (UCX_* variables): %s", ucs_status_string(s)));
+  }
+  // A one-node job loads UCX only for the global and static variables: then one shared-memory
+  // transport for messages (posix), cross-memory attach for put/get (cma) and loopback are
+  // enough. UCX's default (every transport) would make every such job probe network devices,
+  // open TCP interfaces and, where UCX has CUDA support, its GPU transports, at every start; and
+  // each further shared-memory transport (sysv) costs its own segments at worker creation. The
+  // user's UCX_TLS, when set, still decides.
+  const char* user_tls = std::getenv("UCX_TLS");
+  if (statics_only_ && (user_tls == nullptr || *user_tls == '\0')) {
+    s = ucp_config_modify(config, "TLS", kStaticsOnlyTls);
+    if (s != UCS_OK) {
+      ucp_config_release(config);
+      return set_err(err, errlen, kUnsupported,
+                     format("UCX refuses TLS=%s: %s", kStaticsOnlyTls, ucs_status_string(s)));
+    }
+    transports_ =
+        format("%s (only global and static variables need UCX: one node)", kStaticsOnlyTls);
+  } else if (user_tls != nullptr && *user_tls != '\0') {
+    transports_ = format("UCX_TLS=%s", user_tls);
+  } else {
+    transports_ = "UCX's default (UCX_TLS not set)";
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
@@ -461,8 +502,9 @@ int UcxPath::setup(char* err, size_t errlen) {
   if (network_atomics_) caps_ |= VSHMEM_TRANSPORT_CAP_AMO;
   if (cuda_memory_) caps_ |= VSHMEM_TRANSPORT_CAP_DEVICE_MEMORY;
   if (log_enabled(2)) {
-    log(2, format("ucx: worker ready (UCX %s; GPU memory %s; put/get %s; atomics %s)",
-                  ucp_get_version_string(),
+    log(2, format("ucx: worker ready (UCX %s; transports %s; GPU memory %s; put/get %s; "
+                  "atomics %s)",
+                  ucp_get_version_string(), transports_.c_str(),
                   cuda_memory_ ? "registered directly" : "staged through host buffers",
                   network_rma_ ? "network" : "at the target",
                   network_atomics_ ? "network on host heaps" : "at the target"));

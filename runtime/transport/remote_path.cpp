@@ -74,6 +74,11 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
                                                        MemoryProvider& provider,
                                                        RemoteOptions options,
                                                        std::string* unavailable) {
+  using Clock = std::chrono::steady_clock;
+  const auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  const Clock::time_point t_start = Clock::now();
   std::unique_ptr<RemotePath> path(new RemotePath(bootstrap, provider, options));
   const std::string file = transport_plugin_file("ucx");
   std::string found, dirs;
@@ -105,6 +110,7 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
                                "package, libucp.so.0)",
                                found.c_str(), ::dlerror()));
   }
+  const double load_ms = ms_since(t_start);
   const int32_t ok = loaded ? 1 : 0;
   std::vector<int32_t> oks(static_cast<size_t>(bootstrap.size()));
   VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&ok, oks.data(), sizeof(ok)));
@@ -150,7 +156,9 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   args.host = {path->host_.get(), &Host::allgather,   &Host::copy,
                &Host::atomic,     &Host::log_message, &Host::log_enabled};
   char err[kErrLen] = {};
+  const Clock::time_point t_init = Clock::now();
   int rc = init(&args, &path->plugin_, err, sizeof(err));
+  const double init_ms = ms_since(t_init);
   if (options.optional) {
     // Only the global and static variables need it: a PE where UCX would not start leaves every
     // PE without it (a job that never touches another PE's globals still runs).
@@ -189,7 +197,8 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
                 bit(VSHMEM_TRANSPORT_CAP_AMO, kPathNetworkAtomics) |
                 bit(VSHMEM_TRANSPORT_CAP_TARGET_OPS, kPathTargetOps) |
                 bit(VSHMEM_TRANSPORT_CAP_DEVICE_MEMORY, kPathDeviceMemory);
-  VSHMEM_INFO("remote path: %s loaded from %s", path->plugin_.name, found.c_str());
+  VSHMEM_INFO("remote path: %s loaded from %s (%.1f ms: loading %.1f, plugin set-up %.1f)",
+              path->plugin_.name, found.c_str(), ms_since(t_start), load_ms, init_ms);
   return path;
 }
 

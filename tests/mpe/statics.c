@@ -8,6 +8,8 @@
  *   coll    active-set and team collectives with static source, dest, pSync, pWrk
  *   ptr     shmem_ptr / shmem_addr_accessible; PE bases differ (PIE executable)
  *   all     every one of them in turn
+ *   no_ucx  a job where UCX did not start (e.g. a bogus UCX_TLS): it runs; our own statics
+ *           and the heap work, another PE's statics are not accessible (not part of "all")
  * The executable is built as PIE, so each PE's copy is at a different address. */
 #include <inttypes.h>
 #include <stdint.h>
@@ -334,20 +336,62 @@ static void test_ptr(void) {
   shmem_barrier_all();
 }
 
+/* UCX did not start (the test sets a bogus UCX_TLS): every call on our own statics still works,
+ * the heap still reaches every PE, and another PE's global says it is not accessible. */
+static void test_no_ucx(void) {
+  long* heap = shmem_malloc(sizeof(long) * NLONG);
+  CHECK(heap != NULL, "shmem_malloc");
+  long l[NLONG], r[NLONG];
+  for (int i = 0; i < NLONG; ++i) l[i] = (long)val(me, 50, i);
+  memset(g_long, 0xa5, sizeof(g_long));
+  for (int i = 0; i < NLONG; ++i) heap[i] = -3;
+  shmem_barrier_all();
+  shmem_long_put(g_long, l, NLONG, me);
+  shmem_long_get(r, g_long, NLONG, me);
+  for (int i = 0; i < NLONG; ++i) CHECK(r[i] == l[i], "own global %d", i);
+  const long c0 = g_counter, add = (long)(val(me, 51, 0) % 1000) + 1;
+  CHECK(shmem_long_atomic_fetch_add(&g_counter, add, me) == c0, "own fetch_add");
+  CHECK(shmem_long_g(&g_counter, me) == c0 + add, "own g after fetch_add");
+  shmem_long_put(heap, l, NLONG, right());
+  shmem_barrier_all();
+  for (int i = 0; i < NLONG; ++i) {
+    CHECK(heap[i] == (long)val(left(), 50, i), "heap elem %d from PE %d", i, left());
+  }
+  CHECK(shmem_ptr(&g_counter, me) == &g_counter, "shmem_ptr to our own global");
+  for (int p = 0; p < npes; ++p) {
+    CHECK(shmem_addr_accessible(&g_counter, p) == (p == me), "PE %d's global: accessible %d", p,
+          shmem_addr_accessible(&g_counter, p));
+  }
+  shmem_barrier_all();
+  shmem_free(heap);
+}
+
 int main(int argc, char** argv) {
   shmem_init();
   me = shmem_my_pe();
   npes = shmem_n_pes();
   CHECK(npes <= MAXPE, "at most %d PEs", MAXPE);
+  const char* what = argc > 1 ? argv[1] : "all";
+  const int all = strcmp(what, "all") == 0;
   static unsigned long long seed;
   if (me == 0) seed = mpe_seed();
   shmem_barrier_all();
-  /* The job's seed through a static too. */
-  seed = shmem_ulonglong_g(&seed, 0);
+  if (!strcmp(what, "no_ucx")) {
+    /* Another PE's statics are out of reach there: the seed goes through the heap. */
+    unsigned long long* s = shmem_malloc(sizeof(*s));
+    CHECK(s != NULL, "shmem_malloc");
+    *s = seed;
+    shmem_barrier_all();
+    seed = shmem_ulonglong_g(s, 0);
+    shmem_barrier_all();
+    shmem_free(s);
+  } else {
+    /* The job's seed through a static too. */
+    seed = shmem_ulonglong_g(&seed, 0);
+  }
   job_seed = seed;
-  const char* what = argc > 1 ? argv[1] : "all";
-  const int all = strcmp(what, "all") == 0;
   int ran = 0;
+  if (!strcmp(what, "no_ucx")) test_no_ucx(), ran = 1;
   if (all || !strcmp(what, "rma")) test_rma(), ran = 1;
   if (all || !strcmp(what, "amo")) test_amo(), ran = 1;
   if (all || !strcmp(what, "signal")) test_signal(), ran = 1;

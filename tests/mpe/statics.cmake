@@ -42,3 +42,28 @@ file(WRITE ${_bogus_statics}/libvshmem_transport_ucx.so "not a shared library\n"
 vshmem_add_mpe_test(NAME statics_without_ucx TARGET mpe_statics ARGS rma NPES 2
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV VSHMEM_PLUGIN_PATH=${_bogus_statics}
   WILL_FAIL_REGEX "PE [01]: shmem_[a-z_]+: the global or static variable at 0x[0-9a-f]+ cannot be reached on PE [01]: .*UCX transport plugin, which is not available .*Install UCX")
+# UCX that does not start (a transport list naming nothing that exists) never fails a one-node
+# job: init succeeds, the heap and our own statics work, another PE's global is not accessible;
+# and the first call on another PE's global says why.
+vshmem_add_mpe_test(NAME statics_bad_tls TARGET mpe_statics ARGS no_ucx NPES 2 3
+  LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV UCX_TLS=no_such_transport)
+vshmem_add_mpe_test(NAME statics_bad_tls_call TARGET mpe_statics ARGS rma NPES 2
+  LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV UCX_TLS=no_such_transport
+  WILL_FAIL_REGEX "PE [01]: shmem_[a-z_]+: the global or static variable at 0x[0-9a-f]+ cannot be reached on PE [01]: .*not available \\(UCX did not start")
+# In a one-node job UCX serves only the statics: it gets host shared memory and loopback
+# (UCX_TLS=posix,cma,self), not every transport it knows, unless the user set UCX_TLS.
+if("vshmemrun" IN_LIST VSHMEM_TEST_LAUNCHERS)
+  vshmem_launch_command(_cmd vshmemrun 2)
+  add_test(NAME mpe.statics_one_node_tls.vshmemrun.2 COMMAND ${CMAKE_COMMAND}
+    "-DREGEX=ucx: worker ready \\(UCX [0-9.]+; transports posix,cma,self \\(only global and static"
+    "-DALSO=OK statics ptr on 2 PEs"
+    -P ${PROJECT_SOURCE_DIR}/cmake/expect_output.cmake -- ${_cmd} $<TARGET_FILE:mpe_statics> ptr)
+  add_test(NAME mpe.statics_user_tls.vshmemrun.2 COMMAND ${CMAKE_COMMAND}
+    "-DREGEX=ucx: worker ready \\(UCX [0-9.]+; transports UCX_TLS=self,sm,tcp;"
+    "-DALSO=OK statics ptr on 2 PEs"
+    -P ${PROJECT_SOURCE_DIR}/cmake/expect_output.cmake -- ${_cmd} $<TARGET_FILE:mpe_statics> ptr)
+  set_tests_properties(mpe.statics_one_node_tls.vshmemrun.2 PROPERTIES LABELS "mpe;vshmemrun"
+    TIMEOUT 60 ENVIRONMENT "VSHMEM_BOOTSTRAP_TIMEOUT=60;VSHMEM_DEBUG=info;UCX_TLS=")
+  set_tests_properties(mpe.statics_user_tls.vshmemrun.2 PROPERTIES LABELS "mpe;vshmemrun"
+    TIMEOUT 60 ENVIRONMENT "VSHMEM_BOOTSTRAP_TIMEOUT=60;VSHMEM_DEBUG=info;UCX_TLS=self,sm,tcp")
+endif()
