@@ -2,6 +2,11 @@
 # Host collectives and barrier: vshmem against Open MPI's OSHMEM in the same run (issue #15).
 #
 #   bench/osu_compare.sh [--build-dir DIR] [--npes "2 4"] [--reps N] [--ops LIST] [--max BYTES]
+#                        [--base-lib DIR] [--loads "quiet busy"]
+#
+# --base-lib DIR also runs the same vshmem program against the libvshmem.so found in DIR (with
+# LD_LIBRARY_PATH, which the build's RUNPATH yields to; the UCX plugin next to it), interleaved
+# with the others: a before/after comparison in one run.
 #
 # Builds bench/osu_coll.c with oshcc (OSHMEM) next to the vshmem build's vshmem_bench_osu_coll,
 # then for each PE count, quiet and with one busy background process (`yes > /dev/null`), runs
@@ -15,6 +20,8 @@ npes="2 4"
 reps=3
 ops=barrier,broadcast,collect,fcollect,alltoall,reduce
 max=1048576
+base_lib=
+loads="quiet busy"
 while (($#)); do
   case $1 in
     --build-dir) build=$2; shift ;;
@@ -22,6 +29,8 @@ while (($#)); do
     --reps) reps=$2; shift ;;
     --ops) ops=$2; shift ;;
     --max) max=$2; shift ;;
+    --base-lib) base_lib=$2; shift ;;
+    --loads) loads=$2; shift ;;
     *) echo "osu_compare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -33,13 +42,17 @@ trap 'rm -rf "$tmp"; [ -n "${busy:-}" ] && kill "$busy" 2>/dev/null || true' EXI
 oshcc -O2 "$repo/bench/osu_coll.c" -o "$tmp/osu_coll_oshmem"
 export SHMEM_SYMMETRIC_SIZE=512M VSHMEM_BACKEND=host
 for n in $npes; do
-  for load in quiet busy; do
+  for load in $loads; do
     busy=
     if [ $load = busy ]; then yes >/dev/null & busy=$!; fi
     for ((r = 0; r < reps; ++r)); do
       # OSHMEM may crash in its own finalize after printing every figure: keep what it printed.
       "$build/bin/vshmemrun" -n "$n" "$vbin" "$ops" "$max" 2>/dev/null |
         sed "s/^/vshmem $n $load /" >>"$tmp/all" || true
+      if [ -n "$base_lib" ]; then
+        LD_LIBRARY_PATH=$base_lib "$build/bin/vshmemrun" -n "$n" "$vbin" "$ops" "$max" 2>/dev/null |
+          sed "s/^/base $n $load /" >>"$tmp/all" || true
+      fi
       oshrun --allow-run-as-root --oversubscribe -np "$n" "$tmp/osu_coll_oshmem" "$ops" "$max" \
         2>/dev/null | grep -E '^[a-z]+ [0-9]+ [0-9.]+$' | sed "s/^/oshmem $n $load /" >>"$tmp/all" ||
         true
@@ -54,11 +67,19 @@ for line in open(sys.argv[1]):
     impl, n, load, op, size, us = line.split()
     rows[(int(n), load, op, int(size), impl)].append(float(us))
 keys = sorted({k[:4] for k in rows}, key=lambda k: (k[0], k[1] != "quiet", k[2], k[3]))
-print("| PEs | load | op | bytes/PE | vshmem us (median) | OSHMEM us (median) | vshmem/OSHMEM | runs |")
-print("|---|---|---|---|---|---|---|---|")
+has_base = any(k[4] == "base" for k in rows)
+med = lambda v: statistics.median(v) if v else float("nan")
+if has_base:
+    print("| PEs | load | op | bytes/PE | vshmem us (median) | before us (median) | OSHMEM us (median) | vshmem/OSHMEM | before/OSHMEM | runs |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+else:
+    print("| PEs | load | op | bytes/PE | vshmem us (median) | OSHMEM us (median) | vshmem/OSHMEM | runs |")
+    print("|---|---|---|---|---|---|---|---|")
 for k in keys:
-    v, o = rows.get(k + ("vshmem",), []), rows.get(k + ("oshmem",), [])
-    mv = statistics.median(v) if v else float("nan")
-    mo = statistics.median(o) if o else float("nan")
-    print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {mv:.3f} | {mo:.3f} | {mv / mo:.2f} | {len(v)}/{len(o)} |")
+    v, o, b = rows.get(k + ("vshmem",), []), rows.get(k + ("oshmem",), []), rows.get(k + ("base",), [])
+    mv, mo, mb = med(v), med(o), med(b)
+    if has_base:
+        print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {mv:.3f} | {mb:.3f} | {mo:.3f} | {mv / mo:.2f} | {mb / mo:.2f} | {len(v)}/{len(b)}/{len(o)} |")
+    else:
+        print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {mv:.3f} | {mo:.3f} | {mv / mo:.2f} | {len(v)}/{len(o)} |")
 PY

@@ -71,7 +71,8 @@ __device__ void vshmemi_device_fail_address(const char* call, const void* addr, 
   const vshmem::device::GpuState& s = vshmemi_device_state;
   printf(
       "vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): address %p (+%llu bytes) is not "
-      "inside the symmetric heap [%p, %p)\n",
+      "inside the symmetric heap [%p, %p) (kernels reach only the symmetric heap: global and "
+      "static variables are host memory, symmetric for host calls only)\n",
       s.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z,
       addr, static_cast<unsigned long long>(bytes), reinterpret_cast<void*>(s.heap_base),
       reinterpret_cast<void*>(s.heap_base + s.heap_committed));
@@ -449,8 +450,11 @@ void* host_peer_ptr(const char* call, const void* addr, size_t bytes, int pe) {
   uint64_t a = reinterpret_cast<uint64_t>(addr);
   if (a < s.heap_base || a - s.heap_base > s.heap_committed ||
       bytes > s.heap_committed - (a - s.heap_base)) {
-    report(call, "address %p (+%zu bytes) is not inside the symmetric heap [%p, %p)", addr, bytes,
-           reinterpret_cast<void*>(s.heap_base),
+    report(call,
+           "address %p (+%zu bytes) is not inside the symmetric heap [%p, %p) (stream calls reach "
+           "only the symmetric heap: global and static variables are symmetric for host calls "
+           "only)",
+           addr, bytes, reinterpret_cast<void*>(s.heap_base),
            reinterpret_cast<void*>(s.heap_base + s.heap_committed));
     return nullptr;
   }

@@ -1,7 +1,10 @@
 /* Remote memory access (OpenSHMEM 1.5 section 9.5): put, get, p, g, iput, iget, with their
  * typed, sized and byte forms, the non-blocking (_nbi) forms and the context (ctx_) forms.
  *
- * dest (put) / source (get) must be symmetric: inside the symmetric heap. The local buffer may
+ * dest (put) / source (get) must be symmetric: inside the symmetric heap, or (host calls only)
+ * a global or static variable of the main executable, which another PE's copy of is reached
+ * through the UCX plugin (a round trip through UCX's shared memory / CMA even on one node, not a
+ * copy through a mapping). The local buffer may
  * be any memory this PE can read (put) or write (get), host memory or, on the GPU heap, device
  * memory. Blocking forms return when the local buffer may be reused (put) or holds the data
  * (get). _nbi forms may return earlier; shmem_quiet completes them. To a peer whose memory is

@@ -31,7 +31,8 @@ VSHMEM_HOSTDEV int shmem_n_pes(void);
 int shmem_pe_accessible(int pe);
 int shmem_addr_accessible(const void* addr, int pe);
 /* An address through which this PE can load/store pe's copy of dest, or NULL when pe's memory
- * is not mapped here (another node, or no peer path). */
+ * is not mapped here (another node, or no peer path). For a global or static variable: dest
+ * itself for this PE, NULL for every other (no process maps another's variables). */
 VSHMEM_HOSTDEV void* shmem_ptr(const void* dest, int pe);
 void shmem_info_get_version(int* major, int* minor);
 void shmem_info_get_name(char* name);

@@ -2,11 +2,17 @@
 // through the pairwise signal counters of the group's slot (team.hpp) and moves data with
 // rma_get/rma_put, so it runs unchanged over host memory, the GPU heap and the remote path:
 //   barrier    dissemination, ceil(log2 n) rounds;
-//   broadcast  binomial tree, pulled: a PE gets the data from its parent once the parent
-//              signals, then releases its own children (depth ceil(log2 n));
-//   reduce     recursive doubling on a power-of-two core (the PEs beyond it fold in first and
-//              receive the result last); every PE computes the same combination order pairwise,
-//              so floating-point results agree bit for bit across PEs;
+//   broadcast  small, every member mapped host memory: pushed, the root writes every member's
+//              dest and signals it (one wait per member); else a binomial tree, pulled: a PE
+//              gets the data from its parent once the parent signals, then releases its own
+//              children (depth ceil(log2 n));
+//   reduce     small, every member mapped host memory, predefined teams of at most 16 PEs:
+//              every member writes its source into every other member's mailbox and combines
+//              all of them in member order (one wait per call); large on mapped host memory:
+//              each member combines one slice straight from every source; else recursive
+//              doubling on a power-of-two core (the PEs beyond it fold in first and receive the
+//              result last). Every PE computes the same combination order, so floating-point
+//              results agree bit for bit across PEs;
 //   collect, fcollect, alltoall(s): each PE gets its share from every source, between two
 //              barriers (sources ready / sources no longer read).
 #define VSHMEM_COMPLEX_AS_STRUCT 1  // the complex types are two-member structs here
@@ -25,11 +31,63 @@ using namespace vshmem::detail;
 
 namespace vshmem::detail {
 
+namespace {
+
+// Every member's copy of a symmetric heap object, when every member's memory is ordinary host
+// memory mapped here; empty otherwise. The same answer on every member: the backend, the mapped
+// peers and the heap's committed size are the same everywhere.
+std::vector<unsigned char*> mapped_copies(Runtime& rt, const Group& g, const void* object,
+                                          size_t bytes) {
+  std::vector<unsigned char*> copies;
+  const auto a = reinterpret_cast<uintptr_t>(object);
+  if (!rt.transport->host_loads_reach_heap() || !rt.heap->contains(object, bytes) ||
+      a - rt.heap->base() + bytes > rt.heap->committed()) {
+    return copies;
+  }
+  copies.resize(g.size());
+  for (int i = 0; i < g.size(); ++i) {
+    copies[i] = static_cast<unsigned char*>(rt.heap->translate(object, g.members[i]));
+    if (copies[i] == nullptr) return {};  // a remote member
+  }
+  return copies;
+}
+
+// Pushed broadcast: the root writes every member's dest, then signals it; a member waits for that
+// one signal. OpenSHMEM 1.5 (broadcast routines) requires dest to be ready on every member before
+// any member calls the broadcast, which is what lets the root write it without asking first.
+// Each member waits once, whatever the team's size: when PEs outnumber the cores, every wait is a
+// trip through the scheduler, and a tree's log2(n) dependent waits cost that many.
+constexpr size_t kPushedBroadcastBytes = 256 * 1024;  // the root copies (n - 1) times this
+
+bool broadcast_pushed(Runtime& rt, const Group& g, void* dest, const void* source, size_t bytes,
+                      int root, bool root_gets_dest, const char* call) {
+  const int n = g.size();
+  if (bytes * static_cast<size_t>(n - 1) > kPushedBroadcastBytes) return false;
+  const std::vector<unsigned char*> to = mapped_copies(rt, g, dest, bytes);
+  if (to.empty()) return false;
+  if (g.my_index != root) {
+    group_wait(rt, g, g.members[root], call);  // dest holds the data
+    return true;
+  }
+  for (int k = 1; k < n; ++k) {
+    const int i = (root + k) % n;
+    std::memcpy(to[i], source, bytes);
+    group_signal(rt, g, g.members[i], call);
+  }
+  if (root_gets_dest) local_copy(rt, dest, source, bytes, call);
+  return true;
+}
+
+}  // namespace
+
 void group_broadcast(Runtime& rt, const Group& g, void* dest, const void* source, size_t bytes,
                      int root, bool root_gets_dest, const char* call) {
   const int n = g.size();
   const int v = (g.my_index - root + n) % n;  // rank relative to the root
   auto world = [&](int rel) { return g.members[(rel + root) % n]; };
+  if (n > 1 && bytes > 0 &&
+      broadcast_pushed(rt, g, dest, source, bytes, root, root_gets_dest, call))
+    return;
   if (v == 0 && root_gets_dest) local_copy(rt, dest, source, bytes, call);
   if (bytes == 0 || n == 1) return;
   int high = 0;  // the highest power of two <= v (0 for the root)
@@ -60,6 +118,52 @@ unsigned char* reduce_scratch(size_t bytes) {
   thread_local std::vector<unsigned char> scratch;
   if (scratch.size() < bytes) scratch.resize(bytes);
   return scratch.data();
+}
+
+// Flat reduction of a small array: every member writes its source into every other member's
+// mailbox for it (team.hpp, flat_cell) and signals; then each member waits for the others and
+// combines all n contributions in member order, so the bits are the same on every member. One
+// wait per call, against 2 log2(n) dependent waits for recursive doubling. Needs mailboxes (the
+// predefined teams, jobs of at most kFlatMaxPes PEs) and every member mapped host memory.
+bool reduce_flat(Runtime& rt, const Group& g, void* dest, const void* source, size_t count,
+                 size_t elem, CombineFn combine, const char* call) {
+  const int n = g.size(), r = g.my_index;
+  const size_t bytes = count * elem;
+  if (bytes > kFlatCellBytes || flat_cell(g, 0, 0) == nullptr ||
+      !rt.transport->host_loads_reach_heap()) {
+    return false;
+  }
+  // Where our contribution goes on each member, decided whole before anything is written (the
+  // same answer on every member: the mailboxes and the mapped peers are the same everywhere).
+  std::vector<unsigned char*> to(n, nullptr);
+  for (int i = 0; i < n; ++i) {
+    if (i == r) continue;
+    to[i] = static_cast<unsigned char*>(
+        rt.heap->translate(flat_cell(g, flat_parity(g, g.members[i]), rt.my_pe), g.members[i]));
+    if (to[i] == nullptr) return false;  // a remote member
+  }
+  for (int k = 1; k < n; ++k) {
+    const int i = (r + k) % n;  // start after ourselves: spreads the writes over the members
+    std::memcpy(to[i], source, bytes);
+    group_signal(rt, g, g.members[i], call);
+  }
+  unsigned char* acc = reduce_scratch(bytes);
+  for (int i = 0; i < n; ++i) {
+    const unsigned char* v = static_cast<const unsigned char*>(source);
+    if (i != r) {
+      group_wait(rt, g, g.members[i], call);
+      v = flat_cell(g, flat_parity(g, g.members[i]), g.members[i]);
+      advance_flat_parity(g, g.members[i]);
+    }
+    if (i == 0) {
+      std::memcpy(acc, v, bytes);
+    } else {
+      combine(acc, v, count);
+    }
+  }
+  // In place (dest == source) is safe: source was read whole above.
+  local_copy(rt, dest, acc, bytes, call);
+  return true;
 }
 
 // Direct reduction when every member's memory is ordinary host memory mapped here: each PE
@@ -124,6 +228,7 @@ void group_reduce(Runtime& rt, const Group& g, void* dest, const void* source, s
       reduce_direct(rt, g, dest, source, count, elem, combine, call)) {
     return;
   }
+  if (n > 1 && reduce_flat(rt, g, dest, source, count, elem, combine, call)) return;
   unsigned char* acc = reduce_scratch(2 * bytes);
   unsigned char* other = acc + bytes;
   local_copy(rt, acc, source, bytes, call);

@@ -64,6 +64,7 @@ void print_info_and_version(const Runtime& rt) {
         "  VSHMEM_NODE_ID           override the node identity (simulate several nodes)\n"
         "  VSHMEM_DISABLE_P2P       1: map no peer (every peer takes the remote path)\n"
         "  VSHMEM_UCX_ATOMICS       network|target: who performs remote atomics on a host heap\n"
+        "  VSHMEM_STATICS_UCX       0: no UCX on one node (other PEs' globals unreachable)\n"
         "  UCX_TLS / UCX_NET_DEVICES  UCX's transports and devices for the remote path\n"
         "  VSHMEM_DEBUG / SHMEM_DEBUG / NVSHMEM_DEBUG  error|warn|info|trace\n"
         "  SHMEM_VERSION / SHMEM_INFO (or NVSHMEM_*)  print the version / this text at start-up\n"
@@ -184,8 +185,10 @@ Status initialize(const BootstrapOptions& options, int requested) {
     const uintptr_t end = rt->heap->base() + rt->heap->size() * (rt->topology.max_local_size + 1);
     install_fault_report(rt->my_pe, rt->heap->base(), end);
   }
-  VSHMEM_ASSIGN_OR_RETURN(rt->transport, Transport::create(*rt->bootstrap, rt->plan, *rt->provider,
-                                                           *rt->heap, rt->fd_exchange.get()));
+  VSHMEM_ASSIGN_OR_RETURN(rt->statics, DataSegment::agree(*rt->bootstrap));
+  VSHMEM_ASSIGN_OR_RETURN(rt->transport,
+                          Transport::create(*rt->bootstrap, rt->plan, *rt->provider, *rt->heap,
+                                            rt->fd_exchange.get(), rt->statics));
   {
     Transport* transport = rt->transport.get();
     rt->heap->set_region_hook([transport](uint64_t offset, size_t bytes) {
@@ -399,13 +402,19 @@ int shmem_pe_accessible(int pe) {
 int shmem_addr_accessible(const void* addr, int pe) {
   Runtime* rt = g_runtime;
   if (rt == nullptr || pe < 0 || pe >= rt->n_pes) return 0;
+  if (rt->statics.contains(addr, 1)) {
+    return pe == rt->my_pe || rt->transport->statics_reach_peers();
+  }
   return in_use(*rt, addr) &&
          (rt->plan.path[pe] != PathKind::kRemote || rt->transport->remote() != nullptr);
 }
 
 void* shmem_ptr(const void* dest, int pe) {
   Runtime* rt = g_runtime;
-  if (rt == nullptr || pe < 0 || pe >= rt->n_pes || !in_use(*rt, dest)) return nullptr;
+  if (rt == nullptr || pe < 0 || pe >= rt->n_pes) return nullptr;
+  // Our own global and static variables are where they are; no peer's are in our address space.
+  if (rt->statics.contains(dest, 1)) return pe == rt->my_pe ? const_cast<void*>(dest) : nullptr;
+  if (!in_use(*rt, dest)) return nullptr;
   return rt->heap->translate(dest, pe);
 }
 

@@ -44,12 +44,23 @@ void fail(const char* call, const char* fmt, ...) {
 void check_symmetric(Runtime& rt, const void* addr, size_t bytes, const char* call,
                      const char* which) {
   if (!rt.heap->contains(addr, bytes)) {
+    if (rt.statics.contains(addr, bytes)) return;
+    if (rt.statics.contains(addr, 1)) {
+      fail(call,
+           "%s %p (+%zu bytes) runs past the end of the program's global and static variables "
+           "[%#lx, %#lx)",
+           which, addr, bytes, static_cast<unsigned long>(rt.statics.base),
+           static_cast<unsigned long>(rt.statics.base + rt.statics.size));
+    }
     fail(call,
-         "%s %p (+%zu bytes) is not inside the symmetric heap [%#lx, %#lx): allocate remotely "
-         "accessed objects with shmem_malloc (global and static variables are not remotely "
-         "accessible in vshmem)",
+         "%s %p (+%zu bytes) is not a symmetric object: only objects in the symmetric heap "
+         "[%#lx, %#lx) (shmem_malloc & co.) and the program's global and static variables "
+         "[%#lx, %#lx) are symmetric, not the stack, malloc'ed memory or a shared library's "
+         "variables",
          which, addr, bytes, static_cast<unsigned long>(rt.heap->base()),
-         static_cast<unsigned long>(rt.heap->base() + rt.heap->size()));
+         static_cast<unsigned long>(rt.heap->base() + rt.heap->size()),
+         static_cast<unsigned long>(rt.statics.base),
+         static_cast<unsigned long>(rt.statics.base + rt.statics.size));
   }
   // The heap's VA budget is reserved but only its committed part is backed: an access beyond
   // it would fault (or reach a peer's proxy, which refuses it).
@@ -67,7 +78,7 @@ void rma_put(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, 
   if (bytes == 0) return;
   check_symmetric(rt, dest, bytes, call, "dest");
   if (source == nullptr) fail(call, "source is NULL (%zu bytes to put)", bytes);
-  Status st = rt.transport->path(pe).put(pe, dest, source, bytes);
+  Status st = rt.transport->path(pe, dest).put(pe, dest, source, bytes);
   if (!st) fail(call, st);
 }
 
@@ -76,7 +87,7 @@ void rma_get(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, 
   if (bytes == 0) return;
   check_symmetric(rt, source, bytes, call, "source");
   if (dest == nullptr) fail(call, "dest is NULL (%zu bytes to get)", bytes);
-  Status st = rt.transport->path(pe).get(pe, dest, source, bytes);
+  Status st = rt.transport->path(pe, source).get(pe, dest, source, bytes);
   if (!st) fail(call, st);
 }
 
@@ -86,7 +97,7 @@ void rma_put_nbi(Runtime& rt, void* dest, const void* source, size_t bytes, int 
   if (bytes == 0) return;
   check_symmetric(rt, dest, bytes, call, "dest");
   if (source == nullptr) fail(call, "source is NULL (%zu bytes to put)", bytes);
-  Status st = rt.transport->path(pe).put_nbi(pe, dest, source, bytes);
+  Status st = rt.transport->path(pe, dest).put_nbi(pe, dest, source, bytes);
   if (!st) fail(call, st);
 }
 
@@ -96,7 +107,7 @@ void rma_get_nbi(Runtime& rt, void* dest, const void* source, size_t bytes, int 
   if (bytes == 0) return;
   check_symmetric(rt, source, bytes, call, "source");
   if (dest == nullptr) fail(call, "dest is NULL (%zu bytes to get)", bytes);
-  Status st = rt.transport->path(pe).get_nbi(pe, dest, source, bytes);
+  Status st = rt.transport->path(pe, source).get_nbi(pe, dest, source, bytes);
   if (!st) fail(call, st);
 }
 
@@ -107,7 +118,7 @@ uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call
     fail(call, "dest %p is not aligned to its %u-byte type", request.address, request.width);
   }
   uint64_t result = 0;
-  Status st = rt.transport->path(pe).atomic(pe, request, &result);
+  Status st = rt.transport->path(pe, request.address).atomic(pe, request, &result);
   if (!st) fail(call, st);
   return result;
 }

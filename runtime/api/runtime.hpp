@@ -13,6 +13,7 @@
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/common/log.hpp"
 #include "runtime/common/status.hpp"
+#include "runtime/heap/data_segment.hpp"
 #include "runtime/heap/multicast_region.hpp"
 #include "runtime/heap/symmetric_heap.hpp"
 #include "runtime/ipc/fd_passing.hpp"
@@ -32,6 +33,8 @@ struct Runtime {
   TransportPlan plan;
   std::unique_ptr<FdExchange> fd_exchange;
   std::unique_ptr<SymmetricHeap> heap;
+  // The program's global and static variables (symmetric too; reached through the transport).
+  DataSegment statics;
   // Every PE's path (mapped or remote) and what this PE can do locally. Goes before the heap it
   // reaches.
   std::unique_ptr<Transport> transport;
@@ -73,6 +76,8 @@ inline void check_pe(Runtime& rt, int pe, const char* call) {
     fail(call, "PE %d is not a valid PE (the job has PEs 0..%d)", pe, rt.n_pes - 1);
   }
 }
+// The object at addr is symmetric: inside the heap's memory in use, or a global or static
+// variable of the program.
 void check_symmetric(Runtime& rt, const void* addr, size_t bytes, const char* call,
                      const char* which);
 

@@ -31,6 +31,13 @@ void put_signal(const char* call, void* dest, const void* source, size_t nelems,
          bytes);
   }
   rma_put(rt, dest, source, bytes, pe, call);
+  // A global or static dest goes through another path than a heap signal (or the reverse): the
+  // data must be in place before the signal can be seen.
+  PeerPath& data_path = rt.transport->path(pe, dest);
+  if (bytes > 0 && &data_path != &rt.transport->path(pe, sig_addr)) {
+    Status st = data_path.fence();
+    if (!st) fail(call, st);
+  }
   std::atomic_thread_fence(std::memory_order_release);
   rma_atomic(rt, AtomicRequest{op, sig_addr, sizeof(uint64_t), signal, 0}, pe, call);
 }

@@ -18,9 +18,11 @@ vshmem_team_s g_team_table[kTeamSlots];
 namespace {
 
 struct Pool {
-  uint64_t* signals = nullptr;  // [kTeamSlots][n_pes], symmetric
-  uint64_t* words = nullptr;    // [kTeamSlots][kSlotWords], symmetric
-  std::vector<uint64_t> seen;   // [kTeamSlots][n_pes]: signals consumed so far, per sender
+  uint64_t* signals = nullptr;       // [kTeamSlots][n_pes], symmetric
+  uint64_t* words = nullptr;         // [kTeamSlots][kSlotWords], symmetric
+  std::vector<uint64_t> seen;        // [kTeamSlots][n_pes]: signals consumed so far, per sender
+  unsigned char* flat = nullptr;     // [kFlatSlots][2][n_pes][kFlatCellBytes], symmetric
+  std::vector<uint32_t> flat_calls;  // [kFlatSlots][n_pes]: flat calls made with each PE
   int n_pes = 0;
 };
 Pool g_pool;
@@ -151,6 +153,14 @@ Status api_init(Runtime& rt) {
   g_pool.words = g_pool.signals + kTeamSlots * n;
   g_pool.seen.assign(kTeamSlots * n, 0);
   g_pool.n_pes = rt.n_pes;
+  // n is the same on every PE, so every PE makes (or skips) this allocation alike. Never read
+  // before written: no fill.
+  if (rt.n_pes > 1 && rt.n_pes <= kFlatMaxPes) {
+    const size_t flat_bytes = kFlatSlots * 2 * n * kFlatCellBytes;
+    VSHMEM_ASSIGN_OR_RETURN(p, rt.heap->allocate(flat_bytes, 64, "shmem_init"));
+    g_pool.flat = static_cast<unsigned char*>(p);
+    g_pool.flat_calls.assign(kFlatSlots * n, 0);
+  }
 
   std::vector<int> world(rt.n_pes);
   for (int i = 0; i < rt.n_pes; ++i) world[i] = i;
@@ -215,6 +225,21 @@ vshmem_team_s& team_for(shmem_team_t team, const char* call) {
 
 uint64_t* group_words(const Group& g) {
   return g_pool.words + static_cast<size_t>(g.slot) * kSlotWords;
+}
+
+unsigned char* flat_cell(const Group& g, int parity, int writer_world) {
+  if (g_pool.flat == nullptr || g.slot >= kFlatSlots) return nullptr;
+  const size_t n = static_cast<size_t>(g_pool.n_pes);
+  return g_pool.flat +
+         ((static_cast<size_t>(g.slot) * 2 + parity) * n + writer_world) * kFlatCellBytes;
+}
+
+int flat_parity(const Group& g, int peer_world) {
+  return static_cast<int>(g_pool.flat_calls[g.slot * g_pool.n_pes + peer_world] & 1u);
+}
+
+void advance_flat_parity(const Group& g, int peer_world) {
+  ++g_pool.flat_calls[g.slot * g_pool.n_pes + peer_world];
 }
 
 void group_signal(Runtime& rt, const Group& g, int to_world, const char* call) {

@@ -98,6 +98,24 @@ void group_barrier(Runtime& rt, const Group& g, const char* call);
 // The symmetric scratch words of the group's slot (this PE's copy; the same address on all).
 uint64_t* group_words(const Group& g);
 
+// Mailboxes for small collectives in which every member writes to every other at once (one
+// dependent wait per call instead of one per round: what counts when PEs outnumber the cores).
+// Only the predefined slots have them, and only in jobs of at most kFlatMaxPes PEs: for each
+// slot, [2][n_pes] cells of kFlatCellBytes, cell [parity][x] written by world PE x alone. The
+// parity alternates per pair of PEs (flat_parity): x writes p's cell for their k-th flat call
+// together only after their (k-1)-th is complete on x, which needed p's own write of it, which p
+// makes after it has read the cell of their (k-2)-th. Both count the same calls, so they agree.
+constexpr int kFlatSlots = kLastPredefinedSlot + 1;
+constexpr int kFlatMaxPes = 16;
+constexpr size_t kFlatCellBytes = 1024;
+// This PE's copy of cell [parity][writer] of the slot (the same address on every PE), or null
+// where there are no mailboxes (another slot, a larger job).
+unsigned char* flat_cell(const Group& g, int parity, int writer_world);
+// The parity of this PE's next flat call with `peer` on the group's slot; advance_flat_parity
+// counts that call (after it, on every member of it).
+int flat_parity(const Group& g, int peer_world);
+void advance_flat_parity(const Group& g, int peer_world);
+
 // Local copies between any two addresses (provider copy on device memory).
 void local_copy(Runtime& rt, void* dst, const void* src, size_t bytes, const char* call);
 

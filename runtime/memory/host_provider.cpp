@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "runtime/common/log.hpp"
+#include "runtime/memory/host_atomic.hpp"
 #include "runtime/memory/memory.hpp"
 
 namespace vshmem {
@@ -72,27 +73,6 @@ class HostMapping final : public Mapping {
            -1, 0);
   }
 };
-
-template <typename T>
-uint64_t host_atomic(const AtomicRequest& r) {
-  T* p = static_cast<T*>(r.address);
-  T operand = static_cast<T>(r.operand);
-  switch (r.op) {
-    case AtomicOp::kFetch: return __atomic_load_n(p, __ATOMIC_SEQ_CST);
-    case AtomicOp::kSet: __atomic_store_n(p, operand, __ATOMIC_SEQ_CST); return 0;
-    case AtomicOp::kSwap: return __atomic_exchange_n(p, operand, __ATOMIC_SEQ_CST);
-    case AtomicOp::kCompareSwap: {
-      T expected = static_cast<T>(r.compare);
-      __atomic_compare_exchange_n(p, &expected, operand, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-      return expected;
-    }
-    case AtomicOp::kFetchAdd: return __atomic_fetch_add(p, operand, __ATOMIC_SEQ_CST);
-    case AtomicOp::kFetchAnd: return __atomic_fetch_and(p, operand, __ATOMIC_SEQ_CST);
-    case AtomicOp::kFetchOr: return __atomic_fetch_or(p, operand, __ATOMIC_SEQ_CST);
-    case AtomicOp::kFetchXor: return __atomic_fetch_xor(p, operand, __ATOMIC_SEQ_CST);
-  }
-  return 0;
-}
 
 class HostProvider final : public MemoryProvider {
  public:

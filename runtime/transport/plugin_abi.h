@@ -14,7 +14,13 @@
 extern "C" {
 #endif
 
-#define VSHMEM_TRANSPORT_ABI_VERSION 2
+#define VSHMEM_TRANSPORT_ABI_VERSION 3
+
+/* An offset with this bit set addresses the program's global and static variables (its data
+ * segment) instead of the heap: the rest is the offset from each PE's own segment base, which
+ * differs per PE (PIE executables). Atomics on it are always performed by the target's progress
+ * thread with CPU atomics, so they are atomic with respect to the target's own CPU atomics. */
+#define VSHMEM_TRANSPORT_STATIC_SEGMENT (1ull << 63)
 
 /* Atomic operations, in the order of vshmem::AtomicOp. */
 enum {
@@ -52,8 +58,10 @@ typedef struct vshmem_transport_init_args {
   const uint8_t* remote; /* n_pes flags: 1 for the PEs this path reaches */
   uintptr_t heap_base;
   size_t heap_size;
-  int heap_is_device; /* the heap is GPU memory: only the host callbacks may touch it */
-  long timeout_ms;    /* no wait on a peer lasts longer (VSHMEM_BOOTSTRAP_TIMEOUT) */
+  int heap_is_device;    /* the heap is GPU memory: only the host callbacks may touch it */
+  uintptr_t static_base; /* this PE's global and static variables (host memory), or 0 */
+  size_t static_size;    /* the same on every PE */
+  long timeout_ms;       /* no wait on a peer lasts longer (VSHMEM_BOOTSTRAP_TIMEOUT) */
   vshmem_transport_host host;
 } vshmem_transport_init_args;
 

@@ -27,6 +27,7 @@
 #include <ucs/config/global_opts.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdarg>
@@ -54,6 +55,10 @@ constexpr int kUnsupported = 3;
 constexpr int kTimeout = 4;
 constexpr int kPeerFailure = 5;
 constexpr int kSystem = 6;
+
+constexpr uint64_t kStatic = VSHMEM_TRANSPORT_STATIC_SEGMENT;
+// What UCX may use when it serves only the global and static variables of one node's PEs.
+constexpr char kStaticsOnlyTls[] = "posix,cma,self";
 
 constexpr uint16_t kAmRequest = 17;
 constexpr uint16_t kAmReply = 18;
@@ -105,6 +110,28 @@ std::string format(const char* fmt, ...) {
 int set_err(char* err, size_t errlen, int code, const std::string& text) {
   if (err != nullptr && errlen > 0) std::snprintf(err, errlen, "%s", text.c_str());
   return code;
+}
+
+// An atomic on our own host memory (global and static variables), with the CPU's atomics: the
+// same instructions the program uses on its own variables.
+template <typename T>
+uint64_t cpu_atomic(int op, void* address, uint64_t operand, uint64_t compare) {
+  T* p = static_cast<T*>(address);
+  const T v = static_cast<T>(operand);
+  switch (op) {
+    case VSHMEM_TRANSPORT_AMO_FETCH: return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    case VSHMEM_TRANSPORT_AMO_SET: __atomic_store_n(p, v, __ATOMIC_SEQ_CST); return 0;
+    case VSHMEM_TRANSPORT_AMO_SWAP: return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+    case VSHMEM_TRANSPORT_AMO_CSWAP: {
+      T expected = static_cast<T>(compare);
+      __atomic_compare_exchange_n(p, &expected, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+      return expected;
+    }
+    case VSHMEM_TRANSPORT_AMO_FETCH_ADD: return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+    case VSHMEM_TRANSPORT_AMO_FETCH_AND: return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
+    case VSHMEM_TRANSPORT_AMO_FETCH_OR: return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
+    default: return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
+  }
 }
 
 // One operation of ours that a peer's progress thread performs: the reply lands here.
@@ -161,6 +188,10 @@ class UcxPath {
         heap_base_(args.heap_base),
         heap_size_(args.heap_size),
         heap_is_device_(args.heap_is_device != 0),
+        static_base_(args.static_base),
+        static_size_(args.static_size),
+        statics_only_(
+            std::none_of(args.remote, args.remote + args.n_pes, [](uint8_t r) { return r != 0; })),
         timeout_(args.timeout_ms),
         host_(args.host),
         peers_(static_cast<size_t>(args.n_pes)) {
@@ -174,6 +205,10 @@ class UcxPath {
 
   int init(const vshmem_transport_init_args& args, char* err, size_t errlen);
   int add_region(uint64_t offset, size_t bytes, char* err, size_t errlen);
+  // Collective: registers [local, local + bytes) as the region at `offset` of our address space
+  // (heap offsets, or kStatic | offset for the global and static variables).
+  int register_region(uint64_t offset, void* local, size_t bytes, bool device, char* err,
+                      size_t errlen);
   int put(int pe, uint64_t offset, const void* source, size_t bytes, bool nbi, char* err,
           size_t errlen);
   int get(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, char* err, size_t errlen);
@@ -288,6 +323,17 @@ class UcxPath {
   const uintptr_t heap_base_;
   const size_t heap_size_;
   const bool heap_is_device_;
+  const uintptr_t static_base_;
+  const size_t static_size_;
+  // No peer of this PE is remote: UCX serves only the global and static variables of PEs on this
+  // node (every heap is mapped), so host shared memory is all it needs.
+  const bool statics_only_;
+  std::string transports_ = "UCX_TLS";   // what UCX may use, for the log
+  std::vector<uintptr_t> static_bases_;  // per PE: where its global and static variables are
+  // Where PE pe's copy of what `offset` addresses is, in pe's address space.
+  uint64_t remote_address(int pe, uint64_t offset) const {
+    return (offset & kStatic) != 0 ? static_bases_[pe] + (offset & ~kStatic) : heap_base_ + offset;
+  }
   const std::chrono::milliseconds timeout_;
   vshmem_transport_host host_;
   uint32_t caps_ = 0;
@@ -365,7 +411,9 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
   // Every PE takes part in the exchange, also one whose UCX set-up failed, so that nobody waits
   // for it; it then reports its own error and the others name it.
   char local_err[1024] = {};
+  const Clock::time_point t0 = Clock::now();
   int rc = setup(local_err, sizeof(local_err));
+  const Clock::time_point t1 = Clock::now();
   std::vector<uint8_t> address;
   if (rc == 0) {
     ucp_worker_attr_t attr{};
@@ -384,7 +432,8 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
     uint64_t address_bytes;
     int32_t ok;
     int32_t device_heap;
-  } mine{address.size(), rc == 0 ? 1 : 0, heap_is_device_ ? 1 : 0};
+    uint64_t static_base;
+  } mine{address.size(), rc == 0 ? 1 : 0, heap_is_device_ ? 1 : 0, static_base_};
   std::vector<Info> all(static_cast<size_t>(n_pes_));
   if (int r = allgather(&mine, all.data(), sizeof(mine), err, errlen)) return r;
   size_t longest = 0;
@@ -396,15 +445,34 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
   }
   if (rc != 0) return set_err(err, errlen, rc, local_err);
   for (int p = 0; p < n_pes_; ++p) {
-    if (!all[p].ok && args.remote[p]) {
+    // The global and static variables are registered collectively below: then every PE stops.
+    if (!all[p].ok && (args.remote[p] || static_size_ > 0)) {
       return set_err(err, errlen, kPeerFailure,
                      format("PE %d could not start UCX (see its message)", p));
     }
     const uint8_t* a = gathered.data() + static_cast<size_t>(p) * longest;
     peers_[p].address.assign(a, a + all[p].address_bytes);
     peers_[p].device_heap = all[p].device_heap != 0;
+    static_bases_.push_back(static_cast<uintptr_t>(all[p].static_base));
   }
   progress_thread_ = std::thread([this] { progress_loop(); });
+  const Clock::time_point t2 = Clock::now();
+  // The global and static variables (every PE's base is in static_bases_: they differ with PIE
+  // executables), registered like a heap region.
+  if (static_size_ > 0) {
+    if (int r = register_region(kStatic, reinterpret_cast<void*>(static_base_), static_size_, false,
+                                err, errlen)) {
+      return r;
+    }
+  }
+  if (log_enabled(2)) {
+    const auto ms = [](Clock::duration d) {
+      return std::chrono::duration<double, std::milli>(d).count();
+    };
+    log(2, format("ucx: set-up %.1f ms: context and worker %.1f, address exchange %.1f, "
+                  "global and static variables registered %.1f",
+                  ms(Clock::now() - t0), ms(t1 - t0), ms(t2 - t1), ms(Clock::now() - t2)));
+  }
   return 0;
 }
 
@@ -430,6 +498,27 @@ int UcxPath::setup(char* err, size_t errlen) {
   if (s != UCS_OK) {
     return set_err(err, errlen, kInvalidArgument,
                    format("UCX configuration (UCX_* variables): %s", ucs_status_string(s)));
+  }
+  // A one-node job loads UCX only for the global and static variables: then one shared-memory
+  // transport for messages (posix), cross-memory attach for put/get (cma) and loopback are
+  // enough. UCX's default (every transport) would make every such job probe network devices,
+  // open TCP interfaces and, where UCX has CUDA support, its GPU transports, at every start; and
+  // each further shared-memory transport (sysv) costs its own segments at worker creation. The
+  // user's UCX_TLS, when set, still decides.
+  const char* user_tls = std::getenv("UCX_TLS");
+  if (statics_only_ && (user_tls == nullptr || *user_tls == '\0')) {
+    s = ucp_config_modify(config, "TLS", kStaticsOnlyTls);
+    if (s != UCS_OK) {
+      ucp_config_release(config);
+      return set_err(err, errlen, kUnsupported,
+                     format("UCX refuses TLS=%s: %s", kStaticsOnlyTls, ucs_status_string(s)));
+    }
+    transports_ =
+        format("%s (only global and static variables need UCX: one node)", kStaticsOnlyTls);
+  } else if (user_tls != nullptr && *user_tls != '\0') {
+    transports_ = format("UCX_TLS=%s", user_tls);
+  } else {
+    transports_ = "UCX's default (UCX_TLS not set)";
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
@@ -497,8 +586,9 @@ int UcxPath::setup(char* err, size_t errlen) {
   if (network_atomics_) caps_ |= VSHMEM_TRANSPORT_CAP_AMO;
   if (cuda_memory_) caps_ |= VSHMEM_TRANSPORT_CAP_DEVICE_MEMORY;
   if (log_enabled(2)) {
-    log(2, format("ucx: worker ready (UCX %s; GPU memory %s; put/get %s; atomics %s)",
-                  ucp_get_version_string(),
+    log(2, format("ucx: worker ready (UCX %s; transports %s; GPU memory %s; put/get %s; "
+                  "atomics %s)",
+                  ucp_get_version_string(), transports_.c_str(),
                   cuda_memory_ ? "registered directly" : "staged through host buffers",
                   network_rma_ ? "network" : "at the target",
                   network_atomics_ ? "network on host heaps" : "at the target"));
@@ -832,16 +922,23 @@ int UcxPath::flush_worker(char* err, size_t errlen) {
 int UcxPath::add_region(uint64_t offset, size_t bytes, char* err, size_t errlen) {
   // Served from now on: a peer that finished this step may address the region right away.
   committed_.store(std::max<uint64_t>(committed_.load(), offset + bytes));
+  return register_region(offset, reinterpret_cast<void*>(heap_base_ + offset), bytes,
+                         heap_is_device_, err, errlen);
+}
+
+int UcxPath::register_region(uint64_t offset, void* local, size_t bytes, bool device, char* err,
+                             size_t errlen) {
+  const char* what = (offset & kStatic) != 0 ? "global and static variable" : "heap";
   char local_err[512] = {};
   int rc = 0;
   Region region;
   region.offset = offset;
   region.bytes = bytes;
   std::vector<uint8_t> packed;
-  if (network_rma_ && (!heap_is_device_ || cuda_memory_)) {
+  if (network_rma_ && (!device || cuda_memory_)) {
     ucp_mem_map_params_t mp{};
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-    mp.address = reinterpret_cast<void*>(heap_base_ + offset);
+    mp.address = local;
     mp.length = bytes;
     ucs_status_t s = ucp_mem_map(context_, &mp, &region.memh);
     if (s == UCS_OK) {
@@ -856,13 +953,16 @@ int UcxPath::add_region(uint64_t offset, size_t bytes, char* err, size_t errlen)
     }
     if (s != UCS_OK) {
       region.memh = nullptr;
-      if (heap_is_device_) {
-        // GPU memory UCX would not register: peers reach it through our progress thread.
-        log(2, format("ucx: GPU heap region [%#llx, +%zu) not registered (%s): staged instead",
-                      static_cast<unsigned long long>(offset), bytes, ucs_status_string(s)));
+      if (device || (offset & kStatic) != 0) {
+        // GPU memory UCX would not register, or global and static variables it would not (the
+        // segment starts with pages made read-only after relocation, which an RDMA registration
+        // for remote writes refuses): peers reach it through our progress thread.
+        log(2, format("ucx: %s region [%#llx, +%zu) not registered (%s): target ops instead", what,
+                      static_cast<unsigned long long>(offset & ~kStatic), bytes,
+                      ucs_status_string(s)));
       } else {
         rc = set_err(local_err, sizeof(local_err), kSystem,
-                     format("ucp_mem_map of %zu heap bytes: %s", bytes, ucs_status_string(s)));
+                     format("ucp_mem_map of %zu %s bytes: %s", bytes, what, ucs_status_string(s)));
       }
     }
   }
@@ -890,10 +990,9 @@ int UcxPath::add_region(uint64_t offset, size_t bytes, char* err, size_t errlen)
   for (int p = 0; p < n_pes_; ++p) {
     if (!all[p].ok) {
       if (region.memh != nullptr) ucp_mem_unmap(context_, region.memh);
-      return set_err(err, errlen, kPeerFailure,
-                     format("PE %d could not register its new heap memory with UCX (see its "
-                            "message)",
-                            p));
+      return set_err(
+          err, errlen, kPeerFailure,
+          format("PE %d could not register its %s memory with UCX (see its message)", p, what));
     }
   }
   region.packed.resize(static_cast<size_t>(n_pes_));
@@ -924,7 +1023,8 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
       if (int r = target_put(pe, ep, offset + done, from + done, span, err, errlen)) return r;
     } else {
       ucp_request_param_t param{};
-      void* req = ucp_put_nbx(ep, from + done, span, heap_base_ + offset + done, rkey, &param);
+      void* req =
+          ucp_put_nbx(ep, from + done, span, remote_address(pe, offset + done), rkey, &param);
       if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
       // The source must stay untouched until the put is locally complete (blocking forms), or
       // until quiet (nbi forms, as OpenSHMEM says).
@@ -966,7 +1066,7 @@ int UcxPath::get(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, ch
       if (int r = target_get(pe, ep, to + done, offset + done, span, err, errlen)) return r;
     } else {
       ucp_request_param_t param{};
-      void* req = ucp_get_nbx(ep, to + done, span, heap_base_ + offset + done, rkey, &param);
+      void* req = ucp_get_nbx(ep, to + done, span, remote_address(pe, offset + done), rkey, &param);
       if (nbi) {
         if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
         keep_nbi(pe, req);
@@ -987,8 +1087,10 @@ int UcxPath::atomic(int pe, int op, uint64_t offset, unsigned width, uint64_t op
   if (int r = ep_of(pe, what, &ep, err, errlen)) return r;
   if (int r = order_after_puts(err, errlen)) return r;
   size_t span = 0;
-  ucp_rkey_h rkey =
-      network_atomics_ && !peers_[pe].device_heap ? rkey_of(pe, ep, offset, width, &span) : nullptr;
+  // Global and static variables: always at the target, atomic with its own CPU atomics.
+  ucp_rkey_h rkey = network_atomics_ && !peers_[pe].device_heap && (offset & kStatic) == 0
+                        ? rkey_of(pe, ep, offset, width, &span)
+                        : nullptr;
   if (rkey == nullptr) {
     return target_atomic(pe, ep, op, offset, width, operand, compare, result, err, errlen);
   }
@@ -1019,7 +1121,7 @@ int UcxPath::atomic(int pe, int op, uint64_t offset, unsigned width, uint64_t op
     arg &= 0xffffffffu;
     reply &= 0xffffffffu;
   }
-  void* req = ucp_atomic_op_nbx(ep, uop, &arg, 1, heap_base_ + offset, rkey, &param);
+  void* req = ucp_atomic_op_nbx(ep, uop, &arg, 1, remote_address(pe, offset), rkey, &param);
   if (int r = wait(req, pe, what, err, errlen)) return r;
   if (result != nullptr) *result = width == 4 ? (reply & 0xffffffffu) : reply;
   return 0;
@@ -1502,8 +1604,22 @@ void UcxPath::perform(Work& w) {
   reply->header.token = h.token;
   std::string bad;
   const auto op = static_cast<TargetOp>(h.op);
+  const bool is_static = (h.offset & kStatic) != 0;
+  const uint64_t static_offset = h.offset & ~kStatic;
   if (op != TargetOp::kPut && op != TargetOp::kGet && op != TargetOp::kAtomic) {
     bad = "malformed request";
+  } else if (is_static) {
+    if (h.bytes > static_size_ || static_offset > static_size_ - h.bytes) {
+      bad = format(
+          "[%#llx, +%llu bytes) is beyond PE %d's %zu bytes of global and static "
+          "variables",
+          static_cast<unsigned long long>(static_offset), static_cast<unsigned long long>(h.bytes),
+          my_pe_, static_size_);
+    } else if (op == TargetOp::kAtomic &&
+               ((h.width != 4 && h.width != 8) || static_offset % h.width != 0 ||
+                h.amo > VSHMEM_TRANSPORT_AMO_FETCH_XOR)) {
+      bad = "malformed atomic";
+    }
   } else if (h.bytes > heap_size_ || h.offset > heap_size_ - h.bytes ||
              h.offset + h.bytes > committed_.load()) {
     bad =
@@ -1511,10 +1627,25 @@ void UcxPath::perform(Work& w) {
                static_cast<unsigned long long>(h.offset), static_cast<unsigned long long>(h.bytes),
                static_cast<unsigned long long>(committed_.load()), my_pe_);
   }
-  void* target = reinterpret_cast<void*>(heap_base_ + h.offset);
+  void* target =
+      reinterpret_cast<void*>(is_static ? static_base_ + static_offset : heap_base_ + h.offset);
   char err[512] = {};
   int rc = 0;
-  if (bad.empty()) {
+  if (bad.empty() && is_static) {
+    // Our own host memory: the CPU reaches it directly (the provider is for the heap, which may
+    // be GPU memory).
+    if (op == TargetOp::kPut) {
+      std::memcpy(target, w.data, h.bytes);
+    } else if (op == TargetOp::kGet) {
+      reply->data.resize(h.bytes);
+      std::memcpy(reply->data.data(), target, h.bytes);
+    } else {
+      reply->header.value =
+          h.width == 4
+              ? cpu_atomic<uint32_t>(static_cast<int>(h.amo), target, h.operand, h.compare)
+              : cpu_atomic<uint64_t>(static_cast<int>(h.amo), target, h.operand, h.compare);
+    }
+  } else if (bad.empty()) {
     if (op == TargetOp::kPut) {
       rc = host_.copy(host_.ctx, target, w.data, h.bytes, err, sizeof(err));
     } else if (op == TargetOp::kGet) {

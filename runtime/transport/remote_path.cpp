@@ -81,7 +81,13 @@ RemotePath::~RemotePath() {
 
 Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
                                                        MemoryProvider& provider,
-                                                       RemoteOptions options) {
+                                                       RemoteOptions options,
+                                                       std::string* unavailable) {
+  using Clock = std::chrono::steady_clock;
+  const auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  const Clock::time_point t_start = Clock::now();
   std::unique_ptr<RemotePath> path(new RemotePath(bootstrap, provider, options));
   const std::string file = transport_plugin_file("ucx");
   std::string found, dirs;
@@ -113,9 +119,27 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
                                "package, libucp.so.0)",
                                found.c_str(), ::dlerror()));
   }
+  const double load_ms = ms_since(t_start);
   const int32_t ok = loaded ? 1 : 0;
   std::vector<int32_t> oks(static_cast<size_t>(bootstrap.size()));
   VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&ok, oks.data(), sizeof(ok)));
+  if (options.optional) {
+    int first = -1;
+    for (int p = 0; p < bootstrap.size() && first < 0; ++p) {
+      if (!oks[p]) first = p;
+    }
+    if (first >= 0) {
+      if (unavailable != nullptr) {
+        *unavailable = !loaded ? loaded.message()
+                               : log::format(
+                                     "PE %d cannot load the UCX transport plugin (see its "
+                                     "VSHMEM_DEBUG=info message)",
+                                     first);
+      }
+      if (!loaded) VSHMEM_INFO("UCX transport plugin not loaded: %s", loaded.message().c_str());
+      return std::unique_ptr<RemotePath>();
+    }
+  }
   if (!loaded) return loaded;
   for (int p = 0; p < bootstrap.size(); ++p) {
     if (!oks[p]) {
@@ -133,11 +157,40 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   args.heap_base = options.heap_base;
   args.heap_size = options.heap_size;
   args.heap_is_device = provider.is_device_memory() ? 1 : 0;
+  if (options.statics != nullptr) {
+    args.static_base = options.statics->base;
+    args.static_size = options.statics->size;
+  }
   args.timeout_ms = static_cast<long>(options.timeout.count());
   args.host = {path->host_.get(),  &Host::allgather,   &Host::copy,          &Host::atomic,
                &Host::log_message, &Host::log_enabled, &Host::alloc_staging, &Host::free_staging};
   char err[kErrLen] = {};
+  const Clock::time_point t_init = Clock::now();
   int rc = init(&args, &path->plugin_, err, sizeof(err));
+  const double init_ms = ms_since(t_init);
+  if (options.optional) {
+    // Only the global and static variables need it: a PE where UCX would not start leaves every
+    // PE without it (a job that never touches another PE's globals still runs).
+    const int32_t started = rc == 0 ? 1 : 0;
+    std::vector<int32_t> all(static_cast<size_t>(bootstrap.size()));
+    VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&started, all.data(), sizeof(started)));
+    int first = -1;
+    for (int p = 0; p < bootstrap.size() && first < 0; ++p) {
+      if (!all[p]) first = p;
+    }
+    if (first >= 0) {
+      if (rc == 0) path->plugin_.finalize(path->plugin_.ctx);
+      if (unavailable != nullptr) {
+        *unavailable = rc != 0 ? log::format("UCX did not start: %s", err)
+                               : log::format(
+                                     "UCX did not start on PE %d (see its "
+                                     "VSHMEM_DEBUG=info message)",
+                                     first);
+      }
+      if (rc != 0) VSHMEM_INFO("UCX did not start: %s", err);
+      return std::unique_ptr<RemotePath>();
+    }
+  }
   if (rc != 0) return error(code_of(rc), log::format("remote path (ucx): %s", err));
   if (path->plugin_.abi_version != VSHMEM_TRANSPORT_ABI_VERSION) {
     return error(Code::kUnsupported,
@@ -153,7 +206,8 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
                 bit(VSHMEM_TRANSPORT_CAP_AMO, kPathNetworkAtomics) |
                 bit(VSHMEM_TRANSPORT_CAP_TARGET_OPS, kPathTargetOps) |
                 bit(VSHMEM_TRANSPORT_CAP_DEVICE_MEMORY, kPathDeviceMemory);
-  VSHMEM_INFO("remote path: %s loaded from %s", path->plugin_.name, found.c_str());
+  VSHMEM_INFO("remote path: %s loaded from %s (%.1f ms: loading %.1f, plugin set-up %.1f)",
+              path->plugin_.name, found.c_str(), ms_since(t_start), load_ms, init_ms);
   return path;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/heap/data_segment.hpp"
 #include "runtime/transport/peer_path.hpp"
 #include "runtime/transport/plugin_abi.h"
 
@@ -20,6 +21,12 @@ struct RemoteOptions {
   std::vector<uint8_t> remote;  // per PE: reached through this path
   uintptr_t heap_base = 0;
   size_t heap_size = 0;
+  // The program's global and static variables: symmetric addresses inside it travel as
+  // VSHMEM_TRANSPORT_STATIC_SEGMENT | offset. Outlives the path.
+  const DataSegment* statics = nullptr;
+  // Loading the plugin is optional (only the global and static variables need it): a PE that
+  // cannot load it makes create() return null on every PE instead of an error.
+  bool optional = false;
   std::chrono::milliseconds timeout{};
 };
 
@@ -27,9 +34,11 @@ class RemotePath final : public PeerPath {
  public:
   // Collective over every PE of the job (when some pair of PEs is remote). Finds and loads the
   // plugin (VSHMEM_PLUGIN_PATH, next to libvshmem, the install directory); a PE that cannot
-  // load it still takes part, and every PE then fails with a message naming it.
+  // load it still takes part, and every PE then fails with a message naming it (or, with
+  // options.optional, every PE gets null and *unavailable says who could not and why).
   static Result<std::unique_ptr<RemotePath>> create(Bootstrap& bootstrap, MemoryProvider& provider,
-                                                    RemoteOptions options);
+                                                    RemoteOptions options,
+                                                    std::string* unavailable = nullptr);
   ~RemotePath() override;
 
   const char* name() const override { return plugin_.name; }
@@ -50,6 +59,9 @@ class RemotePath final : public PeerPath {
   struct Host;
   RemotePath(Bootstrap& bootstrap, MemoryProvider& provider, RemoteOptions options);
   uint64_t offset_of(const void* sym) const {
+    if (options_.statics != nullptr && options_.statics->contains(sym, 1)) {
+      return VSHMEM_TRANSPORT_STATIC_SEGMENT | options_.statics->offset_of(sym);
+    }
     return reinterpret_cast<uintptr_t>(sym) - options_.heap_base;
   }
   Status check(int rc, const char* err) const;

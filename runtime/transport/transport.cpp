@@ -119,10 +119,14 @@ Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topo
 Result<std::unique_ptr<Transport>> Transport::create(Bootstrap& bootstrap,
                                                      const TransportPlan& plan,
                                                      MemoryProvider& provider, SymmetricHeap& heap,
-                                                     FdExchange* fd_exchange) {
+                                                     FdExchange* fd_exchange,
+                                                     const DataSegment& statics) {
   const int n = bootstrap.size(), me = bootstrap.rank();
   std::unique_ptr<Transport> t(new Transport(provider));
   t->host_memory_ = !provider.is_device_memory();
+  t->statics_ = &statics;
+  t->static_base_ = statics.base;
+  t->static_size_ = statics.size;
   std::unique_ptr<HostSyncArea> sync;
   if (n > 1 && !plan.job_has_remote) {
     // Every PE maps every other (one node): the barrier counters go in shared host pages.
@@ -139,7 +143,12 @@ Result<std::unique_ptr<Transport>> Transport::create(Bootstrap& bootstrap,
                      : t->host_memory_ ? BarrierKind::kHeapCounters
                                        : BarrierKind::kBootstrap;
   t->mapped_ = std::make_unique<MappedPath>(heap, provider, std::move(sync));
-  if (plan.job_has_remote) {
+  // Every PE decides alike (n and the plan are the same everywhere): the remote path's set-up is
+  // collective. VSHMEM_STATICS_UCX=0 skips loading it just for the global and static variables.
+  bool statics_ucx = true;
+  VSHMEM_ASSIGN_OR_RETURN(statics_ucx, env::bool_var("VSHMEM_STATICS_UCX", true));
+  std::string unavailable = "VSHMEM_STATICS_UCX=0";
+  if (plan.job_has_remote || (n > 1 && statics_ucx && statics.size > 0)) {
     RemoteOptions options;
     options.my_pe = me;
     options.n_pes = n;
@@ -147,11 +156,18 @@ Result<std::unique_ptr<Transport>> Transport::create(Bootstrap& bootstrap,
     for (int p = 0; p < n; ++p) options.remote[p] = plan.path[p] == PathKind::kRemote;
     options.heap_base = heap.base();
     options.heap_size = heap.size();
+    options.statics = &statics;
+    options.optional = !plan.job_has_remote;
     VSHMEM_ASSIGN_OR_RETURN(options.timeout, bootstrap_timeout());
-    VSHMEM_ASSIGN_OR_RETURN(t->remote_, RemotePath::create(bootstrap, provider, options));
+    VSHMEM_ASSIGN_OR_RETURN(t->remote_,
+                            RemotePath::create(bootstrap, provider, options, &unavailable));
     // Memory the heap committed before the remote path existed.
-    if (heap.committed() > 0) VSHMEM_RETURN_IF_ERROR(t->remote_->add_region(0, heap.committed()));
+    if (t->remote_ != nullptr && heap.committed() > 0) {
+      VSHMEM_RETURN_IF_ERROR(t->remote_->add_region(0, heap.committed()));
+    }
   }
+  t->progress_on_wait_ = plan.job_has_remote;
+  t->static_path_ = std::make_unique<StaticPath>(me, provider, t->remote_.get(), unavailable);
   t->path_.resize(static_cast<size_t>(n));
   for (int p = 0; p < n; ++p) {
     t->path_[p] = plan.path[p] == PathKind::kRemote ? static_cast<PeerPath*>(t->remote_.get())

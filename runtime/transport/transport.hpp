@@ -21,6 +21,7 @@
 #include "runtime/memory/memory.hpp"
 #include "runtime/transport/mapped_path.hpp"
 #include "runtime/transport/remote_path.hpp"
+#include "runtime/transport/static_path.hpp"
 
 namespace vshmem {
 
@@ -63,13 +64,26 @@ Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topo
 class Transport {
  public:
   // Collective over every PE (the node barrier's handle exchange, the remote path's set-up).
-  // fd_exchange may be null when no peer is mapped.
+  // fd_exchange may be null when no peer is mapped. statics (the program's global and static
+  // variables) must outlive the transport. In a job of several PEs the remote path is loaded
+  // also when every peer maps (if UCX is there): other PEs' global and static variables are
+  // reached through it.
   static Result<std::unique_ptr<Transport>> create(Bootstrap& bootstrap, const TransportPlan& plan,
                                                    MemoryProvider& provider, SymmetricHeap& heap,
-                                                   FdExchange* fd_exchange);
+                                                   FdExchange* fd_exchange,
+                                                   const DataSegment& statics);
   ~Transport();
 
   PeerPath& path(int pe) const { return *path_[static_cast<size_t>(pe)]; }
+  // The path for a symmetric object at addr (in the heap or a global/static variable).
+  PeerPath& path(int pe, const void* addr) const {
+    // One unsigned compare on the RMA fast path (the caller checked the whole range).
+    if (reinterpret_cast<uintptr_t>(addr) - static_base_ < static_size_) return *static_path_;
+    return path(pe);
+  }
+  const DataSegment& statics() const { return *statics_; }
+  // Another PE's global and static variables can be reached (the remote path is loaded).
+  bool statics_reach_peers() const { return static_path_->reaches_peers(); }
   MappedPath& mapped() const { return *mapped_; }
   RemotePath* remote() const { return remote_.get(); }
 
@@ -80,8 +94,9 @@ class Transport {
   // One atomic read of a word of our own heap that peers update (waits, signals, counters).
   // width is 2, 4 or 8. A PE that waits lets the remote path move meanwhile.
   Status read_own(const void* addr, unsigned width, uint64_t* value) {
-    if (remote_ != nullptr) remote_->progress();
-    if (host_memory_) {
+    if (progress_on_wait_) remote_->progress();
+    // Global and static variables are host memory whatever the heap is.
+    if (host_memory_ || statics_->contains(addr, width)) {
       switch (width) {
         case 2:
           *value = __atomic_load_n(static_cast<const uint16_t*>(addr), __ATOMIC_ACQUIRE);
@@ -102,7 +117,7 @@ class Transport {
   // Copies between local buffers, either of which may be heap memory (GPU memory on the cuda
   // backend).
   Status copy_local(void* dst, const void* src, size_t bytes) {
-    if (host_memory_) {
+    if (host_memory_ || (statics_->contains(dst, bytes) && statics_->contains(src, bytes))) {
       std::memcpy(dst, src, bytes);
       return Status::ok();
     }
@@ -125,6 +140,13 @@ class Transport {
 
   MemoryProvider& provider_;
   bool host_memory_ = true;
+  // Waiting PEs move the network: some peer's heap is reached through the remote path (when only
+  // the global and static variables use it, the progress thread is enough).
+  bool progress_on_wait_ = false;
+  const DataSegment* statics_ = nullptr;
+  uintptr_t static_base_ = 0;  // statics_'s, kept here for path()
+  size_t static_size_ = 0;
+  std::unique_ptr<StaticPath> static_path_;
   BarrierKind barrier_kind_ = BarrierKind::kHeapCounters;
   std::unique_ptr<MappedPath> mapped_;
   std::unique_ptr<RemotePath> remote_;

@@ -36,7 +36,7 @@ _api_error(overlap "PE [0-9]: shmem_long_fcollect: source .* and dest .* overlap
 _api_error(sig_op "PE [0-9]: shmem_long_put_signal: unknown sig_op 7")
 _api_error(cmp "PE [0-9]: shmem_long_wait_until: unknown comparison 42")
 _api_error(ivar_not_symmetric
-           "PE [0-9]: shmem_long_wait_until: ivars 0x[0-9a-f]+ .* is not inside the symmetric heap")
+           "PE [0-9]: shmem_long_wait_until: ivars 0x[0-9a-f]+ .* is not a symmetric object")
 _api_error(destroy_world "PE [0-9]: shmem_team_destroy: SHMEM_TEAM_WORLD is predefined")
 _api_error(clear_unheld_lock "PE [0-9]: shmem_clear_lock: this PE does not hold lock")
 _api_error(active_set_outside "PE [0-9]: shmem_barrier: the active set .* outside the job")

@@ -39,6 +39,9 @@ static void collectives(shmem_team_t team, int round) {
   size_t n = 1 + mpe_rand(&s) % MAXN;
   fill_source(round, n);
   poison_dest();
+  /* OpenSHMEM 1.5: dest must be ready on every member before any member calls the broadcast
+   * (the root may write it at once); our poison must land first. */
+  shmem_team_sync(team);
   ACHECK(shmem_long_broadcast(team, g_dst, g_src, n, root) == 0, "broadcast rc");
   sym_read(g_tmp, g_dst, n * sizeof(long));
   for (size_t i = 0; i < n; ++i) {
@@ -215,6 +218,7 @@ static void teams(void) {
 /* The deprecated active-set forms: evens (logPE_stride 1) and odds at the same time. */
 static void active_sets(void) {
   static long pSync[SHMEM_COLLECT_SYNC_SIZE];
+  static long pSync_ready[SHMEM_BARRIER_SYNC_SIZE];
   const int start = me % 2, size = (npes - start + 1) / 2, idx = me / 2;
   for (int round = 0; round < 6; ++round) {
     shmem_barrier(start, 1, size, pSync);
@@ -223,6 +227,7 @@ static void active_sets(void) {
     size_t n = 1 + (size_t)round * 3;
     fill_source(600 + round, n);
     poison_dest();
+    shmem_sync(start, 1, size, pSync_ready); /* dest ready on every member (see collectives) */
     shmem_broadcast64(g_dst, g_src, n, root, start, 1, size, pSync);
     sym_read(g_tmp, g_dst, n * sizeof(long));
     for (size_t i = 0; i < n; ++i) {

@@ -17,8 +17,8 @@ function(_spec16_error name regex)
 endfunction()
 _spec16_error(pe_quiet_bad_pe "PE [01]: shmem_pe_quiet: target_pes\\[1\\] = 2 is not a valid PE")
 _spec16_error(ibput_stride0 "PE [01]: shmem_long_ibput: strides must be at least 1 \\(dst 0")
-_spec16_error(ibget_outside "PE [01]: shmem_long_ibget: source .* is not inside the symmetric heap")
-_spec16_error(signal_add_not_symmetric "PE [01]: shmem_signal_add: dest .* is not inside the symmetric heap")
+_spec16_error(ibget_outside "PE [01]: shmem_long_ibget: source .* is not a symmetric object")
+_spec16_error(signal_add_not_symmetric "PE [01]: shmem_signal_add: dest .* is not a symmetric object")
 
 # The profiling interface: a tool library wraps a few shmem_* routines and forwards to pshmem_*.
 add_library(vshmem_test_pshmem_tool SHARED pshmem_tool.c)
@@ -72,3 +72,13 @@ vshmem_add_mpe_test(NAME wait_policy_bad_value TARGET mpe_cpu_access NPES 2 LAUN
                     WILL_FAIL_REGEX "VSHMEM_WAIT='often' is not one of auto\\|spin\\|yield")
 vshmem_add_mpe_test(NAME wait_policy_yield TARGET mpe_reduce_large NPES 3 LAUNCHERS vshmemrun
                     NO_GPU_RERUN ENV VSHMEM_WAIT=yield TIMEOUT 120)
+
+# Small collectives back to back: the pushed broadcast and the flat reduce (mailboxes whose
+# parity alternates per pair of PEs) on the world team, overlapping active sets and
+# SHMEM_TEAM_SHARED, with no barrier between reductions; also when PEs outnumber the cores.
+vshmem_add_mpe_test(NAME coll_small SOURCES coll_small.c NPES 2 3 4 5 LAUNCHERS vshmemrun
+                    TIMEOUT 120)
+vshmem_add_mpe_test(NAME coll_small_yield TARGET mpe_coll_small NPES 4 LAUNCHERS vshmemrun
+                    NO_GPU_RERUN ENV VSHMEM_WAIT=yield TIMEOUT 120)
+vshmem_add_mpe_test(NAME coll_small_mpirun TARGET mpe_coll_small NPES 3 LAUNCHERS mpi
+                    TIMEOUT 120)

@@ -10,7 +10,9 @@ target_include_directories(mpe_errors PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 vshmem_add_mpe_test(NAME errors_invalid_pe TARGET mpe_errors ARGS invalid_pe NPES 2 3
   WILL_FAIL_REGEX "PE [0-9]: shmem_int_put: PE [0-9]+ is not a valid PE")
 vshmem_add_mpe_test(NAME errors_out_of_heap TARGET mpe_errors ARGS out_of_heap NPES 2
-  WILL_FAIL_REGEX "shmem_putmem: dest 0x[0-9a-f]+ .* is not inside the symmetric heap")
+  WILL_FAIL_REGEX "shmem_putmem: dest 0x[0-9a-f]+ .* is not a symmetric object: only objects in the symmetric heap .* and the program's global and static variables .* are symmetric, not the stack, malloc'ed memory")
+vshmem_add_mpe_test(NAME errors_malloced TARGET mpe_errors ARGS malloced NPES 2
+  WILL_FAIL_REGEX "shmem_long_atomic_fetch_add: dest 0x[0-9a-f]+ .* is not a symmetric object: only objects in the symmetric heap")
 vshmem_add_mpe_test(NAME errors_before_init TARGET mpe_errors ARGS before_init NPES 1
   WILL_FAIL_REGEX "shmem_long_p: called before shmem_init")
 vshmem_add_mpe_test(NAME errors_bad_env TARGET mpe_errors ARGS none NPES 2

@@ -20,6 +20,12 @@ int main(int argc, char** argv) {
   } else if (strcmp(what, "out_of_heap") == 0) {
     char local[16] = {0};
     if (me == 0) shmem_putmem(local, local, sizeof(local), 1);
+  } else if (strcmp(what, "malloced") == 0) {
+    /* malloc'ed memory is private (global and static variables are symmetric, the heap of
+     * malloc is not). */
+    long* p = (long*)malloc(sizeof(long));
+    if (me == 0) shmem_long_atomic_fetch_add(p, 1, 1);
+    free(p);
   } else if (strcmp(what, "symmetry") == 0) {
     void* p = shmem_malloc(me == 0 ? 8192 : 4096);
     /* Every PE sees the mismatch and gets NULL; nothing is corrupted. */

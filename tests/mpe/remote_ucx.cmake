@@ -66,8 +66,9 @@ foreach(_tls sm tcp)
     WILL_FAIL_REGEX "shmem_long_atomic_fetch_inc: atomic on PE 1: no (progress|answer) for 2 s")
 endforeach()
 
-# The plugin is loaded only when some PE is remote: with a broken plugin first on the search path
-# a one-node job still runs, and a two-node job fails at init naming the PE and what to install.
+# The plugin is required only when some PE is remote (a one-node job loads it if it can, for
+# other PEs' global and static variables): with a broken plugin first on the search path a
+# one-node job still runs, and a two-node job fails at init naming the PE and what to install.
 set(_bogus_plugins ${CMAKE_CURRENT_BINARY_DIR}/bogus_plugins)
 file(WRITE ${_bogus_plugins}/libvshmem_transport_ucx.so "not a shared library\n")
 vshmem_add_mpe_test(NAME ucx_not_needed TARGET mpe_rma NPES 2 LAUNCHERS vshmemrun NO_GPU_RERUN

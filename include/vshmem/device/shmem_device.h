@@ -13,7 +13,9 @@
  * call either.
  *
  * Requirements: the symmetric heap in GPU memory (VSHMEM_BACKEND=cuda or auto on a GPU); peers
- * reached by device code are those mapped in this PE's window (same node). Device code traps
+ * reached by device code are those mapped in this PE's window (same node). Kernels reach the
+ * symmetric heap only: global and static variables are host memory, symmetric for host calls
+ * only (pass heap memory to kernels instead). Device code traps
  * with a message naming the PE, the call, the block and the thread on an invalid PE or an
  * unmapped peer, and, with VSHMEM_DEBUG_DEVICE=1 or in a build without NDEBUG, on addresses
  * outside the symmetric heap. */

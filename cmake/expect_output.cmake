@@ -1,0 +1,23 @@
+# Runs the command after "--"; passes when it exits 0 and its output (stdout and stderr) matches
+# REGEX, and ALSO when given (the two streams are captured apart: their order is not kept).
+set(cmd)
+set(seen FALSE)
+math(EXPR last "${CMAKE_ARGC} - 1")
+foreach(i RANGE ${last})
+  if(seen)
+    list(APPEND cmd "${CMAKE_ARGV${i}}")
+  elseif("${CMAKE_ARGV${i}}" STREQUAL "--")
+    set(seen TRUE)
+  endif()
+endforeach()
+execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                TIMEOUT 110)
+message("${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the command failed (${rc})")
+endif()
+foreach(re IN ITEMS "${REGEX}" "${ALSO}")
+  if(NOT re STREQUAL "" AND NOT "${out}${err}" MATCHES "${re}")
+    message(FATAL_ERROR "the output has no line matching: ${re}")
+  endif()
+endforeach()
