@@ -181,7 +181,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
   rt->heap = std::move(heap).value();
   if (rt->provider->is_device_memory()) {
     // The whole reserved range: the heap H and the window slots after it.
-    const uintptr_t end = rt->heap->base() + rt->heap->size() * (rt->topology.max_local_size + 1);
+    const uintptr_t end = rt->heap->base() + rt->heap->reserved_bytes();
     install_fault_report(rt->my_pe, rt->heap->base(), end);
   }
   VSHMEM_ASSIGN_OR_RETURN(rt->transport, Transport::create(*rt->bootstrap, rt->plan, *rt->provider,

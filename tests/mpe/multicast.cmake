@@ -11,7 +11,7 @@ if(TARGET vshmem_fake_cuda_driver)
     vshmem_add_mpe_test(NAME multicast_fake_${_mode} TARGET mpe_multicast_fake ARGS ${_mode}
                         NPES 2 3 4 LAUNCHERS vshmemrun NO_GPU_RERUN TIMEOUT 60)
   endforeach()
-  foreach(_mode fabric_same fabric_diff imex_missing)
+  foreach(_mode fabric_same fabric_diff imex_missing runtime_fabric)
     vshmem_add_mpe_test(NAME multicast_fake_${_mode} TARGET mpe_multicast_fake ARGS ${_mode}
                         NPES 4 LAUNCHERS vshmemrun LAUNCHER_ARGS --simulate-nodes 2 NO_GPU_RERUN
                         TIMEOUT 60)

@@ -16,7 +16,11 @@
 //   disabled           enabled=false: no multicast call at all on any PE.
 //   fabric_same        --simulate-nodes 2, one clique: PEs of the other node are fabric peers,
 //                      and a fabric handle exported on one node is imported and read on the other.
-//   fabric_diff        --simulate-nodes 2, a clique per node: no fabric peers (remote path).
+//                      The transport plan maps them (path "fabric"), the heap gives them window
+//                      slots, and a heap growth maps their chunks: their random data is read
+//                      through the window.
+//   fabric_diff        --simulate-nodes 2, a clique per node: no fabric peers: the plan sends the
+//                      other node's PEs to the remote path, the window has slots for the node.
 //   imex_missing       no IMEX channel: fabric not offered, and VSHMEM_HANDLE_TYPE=fabric fails
 //                      naming the channel directory.
 //   runtime            shmem_init on the fake: shmemx_mc_ptr non-null for the world, null for a
@@ -25,6 +29,9 @@
 //                      no multicast driver call is made.
 //   runtime_bind_fails shmem_init on the fake with one PE's bind failing: shmemx_mc_ptr is null
 //                      on every PE and RMA still works (unicast).
+//   runtime_fabric     --simulate-nodes 2, one NVLink domain: shmem_init maps the other node's PEs
+//                      (shmem_ptr non-NULL, SHMEM_TEAM_SHARED spans both nodes), puts and gets
+//                      through the window, barriers without the node's shared host counters.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,6 +51,7 @@
 #include "runtime/ipc/fd_passing.hpp"
 #include "runtime/memory/cuda_provider.hpp"
 #include "runtime/memory/fabric_domain.hpp"
+#include "runtime/transport/transport.hpp"
 #include "shmem.h"
 #include "shmemx.h"
 #include "tests/support/fake_cuda_driver.hpp"
@@ -241,6 +249,61 @@ void region_modes(Stack& s) {
   }
 }
 
+// The transport plan and the heap on the fabric: fabric peers are mapped into the window (slots
+// numbered over the NVLink domain) and their chunks of a growth are read through it; other PEs
+// of other nodes are remote and have no slot.
+void fabric_window(Stack& s, const std::vector<bool>& fabric) {
+  const int n = s.boot->size();
+  auto plan = plan_transports(*s.boot, s.topo, *s.provider);
+  check(plan.status(), "plan_transports");
+  for (int p = 0; p < n; ++p) {
+    const bool same_node = s.topo.node_of_pe[p] == s.topo.my_node;
+    const PathKind want = p == g_pe                ? PathKind::kSelf
+                          : same_node || fabric[p] ? PathKind::kMapped
+                                                   : PathKind::kRemote;
+    check(plan->path[p] == want, "PE " + std::to_string(p) + " path " +
+                                     path_kind_name(plan->path[p]) + ", expected " +
+                                     path_kind_name(want));
+    check(plan->over_fabric[p] == fabric[p], "PE " + std::to_string(p) + " over_fabric wrong");
+  }
+  check(!plan->one_node, "the plan thinks the job is on one node");
+  check(plan->job_has_remote == (g_mode == "fabric_diff"), "job_has_remote wrong");
+  const size_t gran = s.provider->granularity();
+  HeapConfig config{16 * gran, gran, true};
+  auto heap = SymmetricHeap::create(*s.provider, *s.boot, s.topo, plan->mapped(), nullptr, config);
+  check(heap.status(), "SymmetricHeap::create with fabric peers");
+  s.heap = std::move(heap).value();
+  check(s.heap->handle_kind() == HandleKind::kFabric, "the heap does not use fabric handles");
+  int domain = 0;  // PEs we map, and ourselves
+  for (int p = 0; p < n; ++p) domain += p == g_pe || plan->path[p] == PathKind::kMapped;
+  check(s.heap->reserved_bytes() == s.heap->size() * static_cast<size_t>(domain + 1),
+        "window slots: " + std::to_string(s.heap->reserved_bytes() / s.heap->size() - 1) +
+            ", expected " + std::to_string(domain));
+  check(s.heap->commit_at_least(2 * gran, "test"), "heap growth over the fabric");
+  uint64_t seed = std::random_device{}() ^ (static_cast<uint64_t>(g_pe) << 48);
+  std::vector<uint64_t> seeds(n);
+  check(s.boot->allgather(&seed, seeds.data(), sizeof(seed)), "allgather seeds");
+  auto* own = reinterpret_cast<uint64_t*>(s.heap->base());
+  std::mt19937_64 gen(seed);
+  for (size_t i = 0; i < 2 * gran / 8; ++i) own[i] = gen();
+  check(s.boot->barrier(), "barrier");
+  for (int p = 0; p < n; ++p) {
+    if (p == g_pe) continue;
+    const auto* at = static_cast<const uint64_t*>(s.heap->translate(own, p));
+    if (plan->path[p] != PathKind::kMapped) {
+      check(at == nullptr, "PE " + std::to_string(p) + " is remote but has a window address");
+      continue;
+    }
+    check(at != nullptr, "mapped PE " + std::to_string(p) + " has no window address");
+    std::mt19937_64 pg(seeds[p]);
+    for (size_t i = 0; i < 2 * gran / 8; ++i) {
+      check(at[i] == pg(), "PE " + std::to_string(p) +
+                               "'s heap differs through the window at word " + std::to_string(i));
+    }
+  }
+  check(s.boot->barrier(), "barrier");
+}
+
 void fabric_modes(Stack& s) {
   const int n = s.boot->size();
   FakeDriverConfig cfg;
@@ -319,6 +382,7 @@ void fabric_modes(Stack& s) {
     }
     check(s.boot->barrier(), "barrier");
   }
+  if (g_mode != "imex_missing") fabric_window(s, peers);
   if (g_mode != "imex_missing") remove_imex_dir(imex);
 }
 
@@ -333,13 +397,26 @@ int runtime_modes(int argc, char** argv) {
   FakeDriverConfig cfg;
   cfg.granularity = 1 << 20;
   cfg.multicast_granularity = 1 << 20;
+  std::string imex;
+  if (g_mode == "runtime_fabric") {
+    // One NVLink domain over both simulated nodes; this process's own IMEX channel stand-in.
+    imex = "/tmp/vshmem-fake-imex-rt-" + std::to_string(::getpid());
+    ::mkdir(imex.c_str(), 0700);
+    std::ofstream(imex + "/channel0") << "";
+    cfg.imex_channel_dir = imex;
+    cfg.fabric_supported = true;
+    cfg.fabric_info_result = CUDA_SUCCESS;
+    cfg.fabric_info.registered = true;
+    std::memset(cfg.fabric_info.cluster_uuid, 0x5a, sizeof(cfg.fabric_info.cluster_uuid));
+    cfg.fabric_info.clique_id = 3;
+  }
   if (g_mode == "runtime_bind_fails" && me == n - 1) {
     cfg.multicast_bind_result = CUDA_ERROR_NOT_PERMITTED;
     cfg.multicast_bind_fail_from = 0;
   }
   detail::use_fake_driver_for_tests(&testing::fake_cuda_driver(cfg));
   ::setenv("VSHMEM_BACKEND", "cuda", 1);
-  if (g_mode == "runtime_off") {
+  if (g_mode == "runtime_off" || g_mode == "runtime_fabric") {
     ::unsetenv("VSHMEM_ENABLE_MULTICAST");  // the default
   } else {
     ::setenv("VSHMEM_ENABLE_MULTICAST", "1", 1);  // this process, the fake only
@@ -372,6 +449,37 @@ int runtime_modes(int argc, char** argv) {
     check(shmemx_mc_ptr(SHMEM_TEAM_WORLD, big + (8u << 20) - 1) != nullptr,
           "no multicast address for memory of a growth");
     shmem_free(big);
+  } else if (g_mode == "runtime_fabric") {
+    remove_imex_dir(imex);
+    check(mc == nullptr, "shmemx_mc_ptr is not NULL with multicast off");
+    // Every PE of both simulated nodes is in our window: shmem_ptr reaches it, and the shared
+    // team spans the domain.
+    for (int p = 0; p < npes; ++p) {
+      check(shmem_ptr(x, p) != nullptr,
+            "shmem_ptr to PE " + std::to_string(p) + " is NULL in one NVLink domain");
+    }
+    check(shmem_team_n_pes(SHMEM_TEAM_SHARED) == npes,
+          "SHMEM_TEAM_SHARED does not span the domain");
+    // Stores through the window reach the other node's PE; every PE checks what its right
+    // neighbour on the other node stored.
+    const int other = (g_pe + npes / 2) % npes;
+    std::mt19937_64 g2(std::random_device{}());
+    std::vector<long> mine(1024);
+    for (auto& v : mine) v = static_cast<long>(g2() >> 1);
+    long* seen = static_cast<long*>(shmem_malloc(1024 * sizeof(long)));
+    for (int i = 0; i < 1024; ++i) seen[i] = -1;
+    long* published = static_cast<long*>(shmem_malloc(1024 * sizeof(long)));
+    std::memcpy(published, mine.data(), 1024 * sizeof(long));
+    shmem_barrier_all();
+    std::memcpy(shmem_ptr(seen, other), mine.data(), 1024 * sizeof(long));  // a store
+    shmem_barrier_all();
+    const int from = (g_pe + npes - npes / 2) % npes;
+    std::vector<long> theirs(1024);
+    shmem_long_get(theirs.data(), published, 1024, from);
+    check(std::memcmp(seen, theirs.data(), 1024 * sizeof(long)) == 0,
+          "PE " + std::to_string(from) + "'s stores through the window are not here");
+    shmem_free(published);
+    shmem_free(seen);
   } else if (g_mode == "runtime_off") {
     check(mc == nullptr, "shmemx_mc_ptr is not NULL with multicast off");
     for (const char* call : {"cuMulticastCreate", "cuMulticastGetGranularity",
