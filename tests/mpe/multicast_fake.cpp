@@ -23,12 +23,17 @@
 //                      other node's PEs to the remote path, the window has slots for the node.
 //   imex_missing       no IMEX channel: fabric not offered, and VSHMEM_HANDLE_TYPE=fabric fails
 //                      naming the channel directory.
-//   runtime            shmem_init on the fake: shmemx_mc_ptr non-null for the world, null for a
-//                      smaller team and outside the heap; growth keeps it valid.
+//   runtime            shmem_init on the fake: shmemx_mc_ptr non-null for the world and outside
+//                      the heap null; a smaller team gets its own region at the split (data
+//                      stored by one member seen by all; growth binds; destroy unbinds); growth
+//                      keeps the world's valid.
 //   runtime_off        shmem_init on the fake without the variable: shmemx_mc_ptr is NULL and
 //                      no multicast driver call is made.
 //   runtime_bind_fails shmem_init on the fake with one PE's bind failing: shmemx_mc_ptr is null
 //                      on every PE and RMA still works (unicast).
+//   runtime_team_partial  the last PE lacks multicast: the world has no region, a team of the
+//                      other PEs has one (its data seen by every member), a team with the last PE
+//                      has none on any member.
 //   runtime_fabric     --simulate-nodes 2, one NVLink domain: shmem_init maps the other node's PEs
 //                      (shmem_ptr non-NULL, SHMEM_TEAM_SHARED spans both nodes), puts and gets
 //                      through the window, barriers without the node's shared host counters.
@@ -386,6 +391,28 @@ void fabric_modes(Stack& s) {
   if (g_mode != "imex_missing") remove_imex_dir(imex);
 }
 
+// Member 0 of `team` stores fresh data through its multicast address `team_mc`; every member reads
+// it through its own (the fake backs a multicast object with one shared memory, so this proves
+// each member imported the team's object, not the world's).
+void team_data_check(shmem_team_t team, long* team_mc, long* seed_sym) {
+  const int me = shmem_team_my_pe(team);
+  uint64_t seed = std::random_device{}();
+  *seed_sym = static_cast<long>(seed >> 1);
+  shmem_team_sync(team);
+  seed = static_cast<uint64_t>(
+      shmem_long_g(seed_sym, shmem_team_translate_pe(team, 0, SHMEM_TEAM_WORLD)));
+  std::mt19937_64 gen(seed);
+  std::vector<long> want(256);
+  for (auto& w : want) w = static_cast<long>(gen() >> 1);
+  if (me != 0) team_mc[8] = -1;  // poison, before member 0 stores
+  shmem_team_sync(team);
+  if (me == 0) std::memcpy(team_mc + 8, want.data(), want.size() * sizeof(long));
+  shmem_team_sync(team);
+  check(std::memcmp(team_mc + 8, want.data(), want.size() * sizeof(long)) == 0,
+        "the team's multicast data differs");
+  shmem_team_sync(team);
+}
+
 int runtime_modes(int argc, char** argv) {
   (void)argc;
   (void)argv;
@@ -410,6 +437,7 @@ int runtime_modes(int argc, char** argv) {
     std::memset(cfg.fabric_info.cluster_uuid, 0x5a, sizeof(cfg.fabric_info.cluster_uuid));
     cfg.fabric_info.clique_id = 3;
   }
+  if (g_mode == "runtime_team_partial" && me == n - 1) cfg.multicast_supported = false;
   if (g_mode == "runtime_bind_fails" && me == n - 1) {
     cfg.multicast_bind_result = CUDA_ERROR_NOT_PERMITTED;
     cfg.multicast_bind_fail_from = 0;
@@ -436,12 +464,36 @@ int runtime_modes(int argc, char** argv) {
     check(shmemx_mc_ptr(SHMEM_TEAM_WORLD, &local) == nullptr, "a multicast address off the heap");
     check(shmemx_mc_ptr(SHMEM_TEAM_INVALID, x) == nullptr, "a multicast address for no team");
     if (npes > 1) {
+      // A smaller team gets a region of its own at the split (a team of one does not).
+      long* seed_sym = static_cast<long*>(shmem_malloc(sizeof(long)));
       shmem_team_t half = SHMEM_TEAM_INVALID;
+      const int creates_before = fake_calls("cuMulticastCreate");
       shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes - 1, nullptr, 0, &half);
+      const int members = npes - 1;
       if (half != SHMEM_TEAM_INVALID) {
-        check(shmemx_mc_ptr(half, x) == nullptr, "a multicast address for a smaller team");
-        shmem_team_destroy(half);
+        void* team_mc = shmemx_mc_ptr(half, x);
+        check((team_mc != nullptr) == (members > 1), "the smaller team's multicast address");
+        check(fake_calls("cuMulticastCreate") - creates_before == (g_pe == 0 && members > 1),
+              "the team's object is created once, by its first member");
+        if (members > 1) {
+          check(team_mc != mc, "the team shares the world's multicast address");
+          team_data_check(half, static_cast<long*>(team_mc), seed_sym);
+        }
       }
+      // Growth (collective over every PE) binds the new chunk in the team's region too.
+      char* more = static_cast<char*>(shmem_malloc(8u << 20));
+      check(more != nullptr, "shmem_malloc(8 MiB)");
+      if (half != SHMEM_TEAM_INVALID) {
+        check((shmemx_mc_ptr(half, more + (8u << 20) - 1) != nullptr) == (members > 1),
+              "no team multicast address for memory of a growth");
+        const int unbinds = fake_calls("cuMulticastUnbind");
+        shmem_team_destroy(half);
+        check((fake_calls("cuMulticastUnbind") > unbinds) == (members > 1),
+              "shmem_team_destroy did not unbind the team's region");
+      }
+      shmem_barrier_all();
+      shmem_free(more);
+      shmem_free(seed_sym);
     }
     // Growth past the initial heap: the new block has a multicast address too.
     char* big = static_cast<char*>(shmem_malloc(8u << 20));
@@ -449,6 +501,28 @@ int runtime_modes(int argc, char** argv) {
     check(shmemx_mc_ptr(SHMEM_TEAM_WORLD, big + (8u << 20) - 1) != nullptr,
           "no multicast address for memory of a growth");
     shmem_free(big);
+  } else if (g_mode == "runtime_team_partial") {
+    // The last PE has no multicast: the world falls back, a team without it still gets a region,
+    // a team with it does not (on any of its members).
+    check(mc == nullptr,
+          "shmemx_mc_ptr(SHMEM_TEAM_WORLD) is not NULL although a PE lacks multicast");
+    long* seed_sym = static_cast<long*>(shmem_malloc(sizeof(long)));
+    shmem_team_t first = SHMEM_TEAM_INVALID, last = SHMEM_TEAM_INVALID;
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes - 1, nullptr, 0, &first);
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 1, npes - 1, nullptr, 0, &last);
+    if (first != SHMEM_TEAM_INVALID) {
+      void* team_mc = shmemx_mc_ptr(first, x);
+      check((team_mc != nullptr) == (npes - 1 > 1),
+            "the team of the PEs with multicast has no region");
+      if (team_mc != nullptr) team_data_check(first, static_cast<long*>(team_mc), seed_sym);
+    }
+    if (last != SHMEM_TEAM_INVALID) {
+      check(shmemx_mc_ptr(last, x) == nullptr, "a region for a team whose last PE lacks multicast");
+    }
+    shmem_barrier_all();
+    if (first != SHMEM_TEAM_INVALID) shmem_team_destroy(first);
+    if (last != SHMEM_TEAM_INVALID) shmem_team_destroy(last);
+    shmem_free(seed_sym);
   } else if (g_mode == "runtime_fabric") {
     remove_imex_dir(imex);
     check(mc == nullptr, "shmemx_mc_ptr is not NULL with multicast off");
