@@ -49,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "device/state.h"
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/common/private_dir.hpp"
 #include "runtime/heap/multicast_region.hpp"
@@ -60,6 +61,7 @@
 #include "shmem.h"
 #include "shmemx.h"
 #include "tests/support/fake_cuda_driver.hpp"
+#include "vshmem/device_hooks.h"
 
 namespace {
 
@@ -69,6 +71,9 @@ using testing::FakeDriverConfig;
 
 int g_pe = -1;
 std::string g_mode;
+// The state the device library would get (device/state.h), as last published.
+vshmem::DeviceState g_published{};
+void remember_state(const vshmem::DeviceState* s) { g_published = *s; }
 
 [[noreturn]] void die(const std::string& what) {
   std::fprintf(stderr, "multicast_fake %s: PE %d: FAILED: %s\n", g_mode.c_str(), g_pe,
@@ -443,6 +448,7 @@ int runtime_modes(int argc, char** argv) {
     cfg.multicast_bind_fail_from = 0;
   }
   detail::use_fake_driver_for_tests(&testing::fake_cuda_driver(cfg));
+  vshmemi_set_device_state_listener(remember_state);
   ::setenv("VSHMEM_BACKEND", "cuda", 1);
   if (g_mode == "runtime_off" || g_mode == "runtime_fabric") {
     ::unsetenv("VSHMEM_ENABLE_MULTICAST");  // the default
@@ -477,6 +483,15 @@ int runtime_modes(int argc, char** argv) {
               "the team's object is created once, by its first member");
         if (members > 1) {
           check(team_mc != mc, "the team shares the world's multicast address");
+          // The device library is told the team's region (DeviceTeam.mc_base of its slot).
+          const uint64_t slot = (reinterpret_cast<uint64_t>(half) - g_published.team_handle_base) /
+                                g_published.team_handle_stride;
+          const uint64_t offset = reinterpret_cast<uint64_t>(x) - g_published.heap_base;
+          check(g_published.teams != nullptr &&
+                    g_published.teams[slot].mc_base + offset == reinterpret_cast<uint64_t>(team_mc),
+                "the device state does not carry the team's multicast address");
+          check(g_published.mc_base + offset == reinterpret_cast<uint64_t>(mc),
+                "the device state does not carry the world's multicast address");
           team_data_check(half, static_cast<long*>(team_mc), seed_sym);
         }
       }
