@@ -224,6 +224,7 @@ bool copy_teams(const DeviceState& s, GpuState* st) {
     teams[t].size = from.size;
     teams[t].my_index = from.my_index;
     teams[t].members = dev_members + t * n;
+    teams[t].mc_base = from.mc_base;
     std::memcpy(members + t * n, from.members, static_cast<size_t>(from.size) * sizeof(int32_t));
   }
   cudaError_t e =

@@ -15,6 +15,9 @@ struct DeviceTeam {
   int size;
   int my_index;            // this PE's number in the team
   const int32_t* members;  // host memory: the world PE of each member, in team order
+  // The multicast address of H for this team's members (a region made at the team's split,
+  // runtime/heap/multicast_region.hpp), 0 when it has none. Teams of every PE use mc_base below.
+  uint64_t mc_base;
 };
 
 struct DeviceState {

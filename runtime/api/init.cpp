@@ -80,6 +80,7 @@ void print_info_and_version(const Runtime& rt) {
 Status setup_multicast(Runtime& rt) {
   bool enabled = false;
   VSHMEM_ASSIGN_OR_RETURN(enabled, env::bool_var("VSHMEM_ENABLE_MULTICAST", false));
+  rt.multicast_enabled = enabled;
   std::string why;
   VSHMEM_ASSIGN_OR_RETURN(rt.multicast,
                           MulticastRegion::create(*rt.provider, *rt.bootstrap, *rt.heap,
@@ -182,7 +183,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
   rt->heap = std::move(heap).value();
   if (rt->provider->is_device_memory()) {
     // The whole reserved range: the heap H and the window slots after it.
-    const uintptr_t end = rt->heap->base() + rt->heap->size() * (rt->topology.max_local_size + 1);
+    const uintptr_t end = rt->heap->base() + rt->heap->reserved_bytes();
     install_fault_report(rt->my_pe, rt->heap->base(), end);
   }
   VSHMEM_ASSIGN_OR_RETURN(rt->statics, DataSegment::agree(*rt->bootstrap));
@@ -200,16 +201,19 @@ Status initialize(const BootstrapOptions& options, int requested) {
   VSHMEM_RETURN_IF_ERROR(setup_multicast(*rt));
   Runtime* raw = rt.get();
   rt->heap->set_chunk_listener([raw](size_t offset, std::shared_ptr<PhysicalAllocation> chunk) {
-    if (!raw->multicast) return;
-    Status bound = raw->multicast->bind_chunk(offset, std::move(chunk));
-    if (!bound.is_ok()) {
-      // Every PE got the same answer and drops the region with it.
-      if (raw->my_pe == 0) {
-        VSHMEM_WARN("multicast off from now on: %s; unicast algorithms on every PE",
-                    bound.message().c_str());
+    if (raw->multicast) {
+      Status bound = raw->multicast->bind_chunk(offset, chunk);
+      if (!bound.is_ok()) {
+        // Every PE got the same answer and drops the region with it.
+        if (raw->my_pe == 0) {
+          VSHMEM_WARN("multicast off from now on: %s; unicast algorithms on every PE",
+                      bound.message().c_str());
+        }
+        raw->multicast.reset();
       }
-      raw->multicast.reset();
     }
+    // The teams' own regions (every PE takes part in a growth: each binds for its teams).
+    if (raw->multicast_enabled) bind_team_regions(*raw, offset, chunk);
   });
   rt->heap->set_growth_listener([raw] {
     // During init the heap grows before the device synchronization area exists: the device

@@ -40,6 +40,9 @@ struct Runtime {
   std::unique_ptr<Transport> transport;
   // The world's multicast region over the heap; null when multicast is off (the default).
   std::unique_ptr<MulticastRegion> multicast;
+  // VSHMEM_ENABLE_MULTICAST=1: team splits try a region for each new team smaller than the world
+  // (runtime/api/team.cpp), whether or not the world got one.
+  bool multicast_enabled = false;
 
   int my_pe = -1;
   int n_pes = 0;

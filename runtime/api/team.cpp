@@ -17,9 +17,14 @@ vshmem_team_s g_team_table[kTeamSlots];
 
 namespace {
 
+// Per slot, what a team's members exchange while they make or grow its multicast region (the
+// region's step reports: runtime/heap/multicast_region.cpp).
+constexpr size_t kAgreeBytes = 512;
+
 struct Pool {
   uint64_t* signals = nullptr;       // [kTeamSlots][n_pes], symmetric
   uint64_t* words = nullptr;         // [kTeamSlots][kSlotWords], symmetric
+  char* agree = nullptr;             // [kTeamSlots][kAgreeBytes], symmetric
   std::vector<uint64_t> seen;        // [kTeamSlots][n_pes]: signals consumed so far, per sender
   unsigned char* flat = nullptr;     // [kFlatSlots][2][n_pes][kFlatCellBytes], symmetric
   std::vector<uint32_t> flat_calls;  // [kFlatSlots][n_pes]: flat calls made with each PE
@@ -46,6 +51,7 @@ void init_team(vshmem_team_s& t, int slot, std::vector<int> members, int my_pe, 
 }
 
 void reset_team(vshmem_team_s& t) {
+  t.mc_region.reset();  // unbinds our chunks and releases the object
   t.magic = 0;
   t.group = Group{};
   t.index_of_world.clear();
@@ -131,6 +137,81 @@ bool config_ok(const shmem_team_config_t* config, long mask, const char* call) {
   return true;
 }
 
+// A team's members agree through the team's pool: each writes its part into its copy of the
+// slot's agreement bytes, all meet at the team barrier, each reads every member's part, and a
+// second barrier frees the bytes again.
+class TeamRegionGroup final : public RegionGroup {
+ public:
+  TeamRegionGroup(Runtime& rt, const Group& group, uint64_t tag, const char* call)
+      : rt_(rt), group_(group), tag_(tag), call_(call) {}
+  const std::vector<int>& members() const override { return group_.members; }
+  int my_index() const override { return group_.my_index; }
+  Status allgather(const void* mine, void* all, size_t bytes) override {
+    if (bytes > kAgreeBytes) {
+      return error(Code::kInvalidArgument,
+                   log::format("%s: %zu bytes exceed a team's agreement area", call_, bytes));
+    }
+    char* area = g_pool.agree + static_cast<size_t>(group_.slot) * kAgreeBytes;
+    local_copy(rt_, area, mine, bytes, call_);
+    group_barrier(rt_, group_, call_);
+    for (int i = 0; i < group_.size(); ++i) {
+      char* to = static_cast<char*>(all) + static_cast<size_t>(i) * bytes;
+      if (i == group_.my_index) {
+        std::memcpy(to, mine, bytes);
+      } else {
+        rma_get(rt_, to, area, bytes, group_.members[i], call_);
+      }
+    }
+    group_barrier(rt_, group_, call_);
+    return Status::ok();
+  }
+  uint64_t exchange_tag() const override { return tag_; }
+
+ private:
+  Runtime& rt_;
+  Group group_;  // a copy: the region outlives nothing of the team, but keeps its own
+  uint64_t tag_;
+  const char* call_;
+};
+
+// Team regions made or tried so far by this PE: with the slot, it makes each region's handle
+// exchange tag unique for every member (fd_passing.hpp, kOneShotTag).
+uint64_t g_region_serial = 0;
+
+// Collective over the members of the new team t (after make_team on each): its multicast region
+// when multicast is asked for and the team is smaller than the world (which has its own);
+// every member ends with a region or all without, and member 0 says why not.
+void make_team_region(Runtime& rt, vshmem_team_s& t, const char* call) {
+  const Group& g = t.group;
+  if (!rt.multicast_enabled || g.size() < 2 || g.size() == rt.n_pes) return;
+  // The members' serials: the largest names this region's exchange; all move past it.
+  uint64_t serial = g_region_serial;
+  std::vector<uint64_t> serials(static_cast<size_t>(g.size()));
+  TeamRegionGroup probe(rt, g, 0, call);
+  Status st = probe.allgather(&serial, serials.data(), sizeof(serial));
+  if (!st) fail(call, st);
+  serial = *std::max_element(serials.begin(), serials.end());
+  g_region_serial = serial + 1;
+  const uint64_t tag = FdExchange::kOneShotTag | (static_cast<uint64_t>(g.slot) << 40) |
+                       (serial & ((1ull << 40) - 1));
+  std::string why;
+  auto made =
+      MulticastRegion::create(*rt.provider, std::make_unique<TeamRegionGroup>(rt, g, tag, call),
+                              *rt.heap, rt.fd_exchange.get(), true, &why);
+  if (!made) fail(call, made.status());
+  std::lock_guard<std::mutex> lock(device_state_mutex());
+  t.mc_region = std::move(made).value();
+  if (t.mc_region) {
+    VSHMEM_INFO("%s: multicast region for the team in slot %d (%d members) at %#lx", call, g.slot,
+                g.size(), static_cast<unsigned long>(t.mc_region->base()));
+  } else if (g.my_index == 0) {
+    VSHMEM_WARN(
+        "%s: the new team of %d PEs (PE %d first) has no multicast region: %s; unicast "
+        "algorithms on its members",
+        call, g.size(), g.members[0], why.c_str());
+  }
+}
+
 void make_team(Runtime& rt, int slot, std::vector<int> members, const shmem_team_config_t* config,
                long mask, shmem_team_t* out) {
   vshmem_team_s& t = g_team_table[slot];
@@ -146,11 +227,13 @@ void make_team(Runtime& rt, int slot, std::vector<int> members, const shmem_team
 Status api_init(Runtime& rt) {
   const size_t n = static_cast<size_t>(rt.n_pes);
   const size_t words = kTeamSlots * n + kTeamSlots * kSlotWords;
+  const size_t bytes = words * sizeof(uint64_t) + kTeamSlots * kAgreeBytes;
   void* p = nullptr;
-  VSHMEM_ASSIGN_OR_RETURN(p, rt.heap->allocate(words * sizeof(uint64_t), 64, "shmem_init"));
-  VSHMEM_RETURN_IF_ERROR(rt.provider->fill(p, 0, words * sizeof(uint64_t)));
+  VSHMEM_ASSIGN_OR_RETURN(p, rt.heap->allocate(bytes, 64, "shmem_init"));
+  VSHMEM_RETURN_IF_ERROR(rt.provider->fill(p, 0, bytes));
   g_pool.signals = static_cast<uint64_t*>(p);
   g_pool.words = g_pool.signals + kTeamSlots * n;
+  g_pool.agree = reinterpret_cast<char*>(g_pool.words + kTeamSlots * kSlotWords);
   g_pool.seen.assign(kTeamSlots * n, 0);
   g_pool.n_pes = rt.n_pes;
   // n is the same on every PE, so every PE makes (or skips) this allocation alike. Never read
@@ -181,6 +264,23 @@ void api_finalize(Runtime& rt) {
   g_pool = Pool{};
 }
 
+void bind_team_regions(Runtime& rt, size_t offset,
+                       const std::shared_ptr<PhysicalAllocation>& chunk) {
+  for (int s = kLastPredefinedSlot + 1; s < kTeamSlots; ++s) {
+    vshmem_team_s& t = g_team_table[s];
+    if (t.magic != kTeamMagic || !t.mc_region) continue;
+    Status bound = t.mc_region->bind_chunk(offset, chunk);
+    if (bound.is_ok()) continue;
+    // Every member got the same answer and drops the region with it.
+    if (t.group.my_index == 0) {
+      VSHMEM_WARN("the team of %d PEs in slot %d has no multicast region from now on: %s",
+                  t.group.size(), s, bound.message().c_str());
+    }
+    std::lock_guard<std::mutex> lock(device_state_mutex());
+    t.mc_region.reset();
+  }
+}
+
 size_t team_slot_bytes(int n_pes) {
   return 2 * static_cast<size_t>(n_pes) * sizeof(uint64_t) + kTeamScratchBytes;
 }
@@ -197,6 +297,7 @@ void describe_teams(std::vector<DeviceTeam>* teams, uint64_t* handle_base,
     (*teams)[s].size = t.group.size();
     (*teams)[s].my_index = t.group.my_index;
     (*teams)[s].members = reinterpret_cast<const int32_t*>(t.group.members.data());
+    (*teams)[s].mc_base = t.mc_region ? t.mc_region->base() : 0;
   }
   *handle_base = reinterpret_cast<uintptr_t>(&g_team_table[0]);
   *handle_stride = sizeof(vshmem_team_s);
@@ -364,6 +465,7 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
   }
   if (member) {
     make_team(rt, slots[0], std::move(members), config, config_mask, new_team);
+    make_team_region(rt, **new_team, kCall);
     publish_device_state(rt);  // kernels can use the team as soon as the split returns
   }
   return 0;
@@ -416,6 +518,9 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
   for (int i = x; i < n; i += xrange) column.push_back(parent->group.members[i]);
   make_team(rt, slots[0], std::move(row), xaxis_config, xaxis_mask, xaxis_team);
   make_team(rt, slots[1], std::move(column), yaxis_config, yaxis_mask, yaxis_team);
+  // Every PE is in one row and one column: all rows first, then all columns.
+  make_team_region(rt, **xaxis_team, kCall);
+  make_team_region(rt, **yaxis_team, kCall);
   publish_device_state(rt);
   return 0;
 }
@@ -444,10 +549,10 @@ void shmem_team_destroy(shmem_team_t team) {
 void* shmemx_mc_ptr(shmem_team_t team, const void* ptr) {
   Runtime* rt = g_runtime;
   vshmem_team_s* t = team_lookup(team);
-  if (rt == nullptr || !rt->multicast || t == nullptr || t->group.size() != rt->n_pes) {
-    return nullptr;  // the region spans every PE
-  }
-  return rt->multicast->translate(ptr);
+  if (rt == nullptr || t == nullptr) return nullptr;
+  // A team of every PE uses the world's region, a smaller one its own (made at its split).
+  MulticastRegion* region = t->group.size() == rt->n_pes ? rt->multicast.get() : t->mc_region.get();
+  return region != nullptr ? region->translate(ptr) : nullptr;
 }
 
 void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe) {

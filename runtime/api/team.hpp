@@ -18,6 +18,7 @@
 #include <pthread.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "runtime/api/runtime.hpp"
@@ -61,6 +62,9 @@ struct Group {
 struct vshmem_team_s {
   uint32_t magic = 0;  // kTeamMagic while the team is live on this PE
   vshmem::detail::Group group;
+  // The team's multicast region (a team smaller than the world, VSHMEM_ENABLE_MULTICAST=1, every
+  // member able): made at the split, dropped at destroy. Teams of every PE use the world's.
+  std::unique_ptr<vshmem::MulticastRegion> mc_region;
   std::vector<int> index_of_world;  // team number of each world PE, -1 for non-members
   shmem_team_config_t config{};
   long config_mask = 0;
@@ -83,6 +87,12 @@ extern vshmem_team_s g_team_table[kTeamSlots];
 vshmem_team_s* team_lookup(shmem_team_t team);
 // As team_lookup; a fatal error naming the call for an invalid handle.
 vshmem_team_s& team_for(shmem_team_t team, const char* call);
+
+// Collective over every PE, at each heap growth: binds this PE's new chunk in each of its teams'
+// multicast regions, in slot order (each with its members); a team whose binding failed on any
+// member loses its region on every member.
+void bind_team_regions(Runtime& rt, size_t offset,
+                       const std::shared_ptr<PhysicalAllocation>& chunk);
 
 // Destroys (quiets and releases) every context created from team.
 void destroy_team_contexts(vshmem_team_s* team);

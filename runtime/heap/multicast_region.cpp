@@ -25,7 +25,28 @@ struct StepReport {
   char cause[472];
 };
 
+class BootstrapGroup final : public RegionGroup {
+ public:
+  explicit BootstrapGroup(Bootstrap& bootstrap) : bootstrap_(bootstrap) {
+    for (int p = 0; p < bootstrap.size(); ++p) members_.push_back(p);
+  }
+  const std::vector<int>& members() const override { return members_; }
+  int my_index() const override { return bootstrap_.rank(); }
+  Status allgather(const void* mine, void* all, size_t bytes) override {
+    return bootstrap_.allgather(mine, all, bytes);
+  }
+  uint64_t exchange_tag() const override { return kMulticastExchangeTag; }
+
+ private:
+  Bootstrap& bootstrap_;
+  std::vector<int> members_;
+};
+
 }  // namespace
+
+std::unique_ptr<RegionGroup> bootstrap_group(Bootstrap& bootstrap) {
+  return std::make_unique<BootstrapGroup>(bootstrap);
+}
 
 const char* multicast_step_name(MulticastStep step) {
   switch (step) {
@@ -40,21 +61,22 @@ const char* multicast_step_name(MulticastStep step) {
   return "?";
 }
 
-Status agree_on_step(Bootstrap& bootstrap, MulticastStep step, const Status& mine) {
+Status agree_on_step(RegionGroup& group, MulticastStep step, const Status& mine) {
   StepReport report = {};
   report.failed = mine.is_ok() ? 0 : 1;
   report.step = static_cast<int32_t>(step);
   if (!mine.is_ok()) {
     std::snprintf(report.cause, sizeof(report.cause), "%s", mine.message().c_str());
   }
-  std::vector<StepReport> all(bootstrap.size());
-  VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&report, all.data(), sizeof(report)));
-  for (int p = 0; p < bootstrap.size(); ++p) {
+  const int n = static_cast<int>(group.members().size());
+  std::vector<StepReport> all(n);
+  VSHMEM_RETURN_IF_ERROR(group.allgather(&report, all.data(), sizeof(report)));
+  for (int p = 0; p < n; ++p) {
     if (all[p].failed) {
       all[p].cause[sizeof(all[p].cause) - 1] = '\0';
       return error(
           Code::kUnsupported,
-          log::format("PE %d failed at %s: %s", p,
+          log::format("PE %d failed at %s: %s", group.members()[p],
                       multicast_step_name(static_cast<MulticastStep>(all[p].step)), all[p].cause));
     }
   }
@@ -66,13 +88,22 @@ Result<std::unique_ptr<MulticastRegion>> MulticastRegion::create(MemoryProvider&
                                                                  const SymmetricHeap& heap,
                                                                  FdExchange* fd_exchange,
                                                                  bool enabled, std::string* why) {
-  const int n = bootstrap.size();
-  const int me = bootstrap.rank();
+  return create(provider, bootstrap_group(bootstrap), heap, fd_exchange, enabled, why);
+}
+
+Result<std::unique_ptr<MulticastRegion>> MulticastRegion::create(
+    MemoryProvider& provider, std::unique_ptr<RegionGroup> members, const SymmetricHeap& heap,
+    FdExchange* fd_exchange, bool enabled, std::string* why) {
+  const int n = static_cast<int>(members->members().size());
+  const int me = members->my_index();
   if (!enabled) {
     *why = "VSHMEM_ENABLE_MULTICAST is not set to 1";
     return std::unique_ptr<MulticastRegion>();
   }
-  std::unique_ptr<MulticastRegion> region(new MulticastRegion(bootstrap, heap.base(), heap.size()));
+  RegionGroup& group = *members;
+  const std::vector<int> pes = members->members();
+  std::unique_ptr<MulticastRegion> region(
+      new MulticastRegion(std::move(members), heap.base(), heap.size()));
   // Each step: what this PE did, then what all PEs did. A kUnsupported from the agreement is the
   // fallback; anything else (the bootstrap failing) is an error of its own.
   auto off = [&](const Status& agreed) -> Result<std::unique_ptr<MulticastRegion>> {
@@ -80,10 +111,10 @@ Result<std::unique_ptr<MulticastRegion>> MulticastRegion::create(MemoryProvider&
     *why = agreed.message();
     return std::unique_ptr<MulticastRegion>();
   };
-#define VSHMEM_MC_STEP(step, status)                         \
-  do {                                                       \
-    Status agreed_ = agree_on_step(bootstrap, step, status); \
-    if (!agreed_.is_ok()) return off(agreed_);               \
+#define VSHMEM_MC_STEP(step, status)                     \
+  do {                                                   \
+    Status agreed_ = agree_on_step(group, step, status); \
+    if (!agreed_.is_ok()) return off(agreed_);           \
   } while (0)
 
   MulticastSupport* mc = provider.multicast();
@@ -96,11 +127,11 @@ Result<std::unique_ptr<MulticastRegion>> MulticastRegion::create(MemoryProvider&
   }
   if (capable.is_ok()) {
     for (int p = 0; p < n; ++p) {
-      if (p != me && heap.peer_slots()[p] < 0) {
+      if (p != me && heap.peer_slots()[pes[p]] < 0) {
         capable = error(Code::kUnsupported,
                         log::format("PE %d's memory is not mapped here (multicast spans PEs that "
                                     "map each other)",
-                                    p));
+                                    pes[p]));
         break;
       }
     }
@@ -116,7 +147,7 @@ Result<std::unique_ptr<MulticastRegion>> MulticastRegion::create(MemoryProvider&
     st = g.status();
   }
   std::vector<uint64_t> grans(n);
-  VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&gran, grans.data(), sizeof(gran)));
+  VSHMEM_RETURN_IF_ERROR(group.allgather(&gran, grans.data(), sizeof(gran)));
   gran = *std::max_element(grans.begin(), grans.end());
   if (st.is_ok() && provider.granularity() % gran != 0) {
     st = error(Code::kUnsupported,
@@ -156,11 +187,13 @@ Result<std::unique_ptr<MulticastRegion>> MulticastRegion::create(MemoryProvider&
   VSHMEM_MC_STEP(MulticastStep::kCreate, st);
 
   if (kind == HandleKind::kFabric) {
+    // Member 0's handle to every member (an allgather: groups have no broadcast).
     std::array<uint8_t, ShareableHandle::kFabricBytes> bytes{};
     if (me == 0) bytes = exported.fabric();
-    VSHMEM_RETURN_IF_ERROR(bootstrap.broadcast(bytes.data(), bytes.size(), 0));
+    std::vector<uint8_t> all(static_cast<size_t>(n) * bytes.size());
+    VSHMEM_RETURN_IF_ERROR(group.allgather(bytes.data(), all.data(), bytes.size()));
     if (me != 0) {
-      auto imported = mc->import(ShareableHandle::from_fabric(bytes.data()), region->size_);
+      auto imported = mc->import(ShareableHandle::from_fabric(all.data()), region->size_);
       if (imported) {
         region->object_ = std::move(imported).value();
       } else {
@@ -171,9 +204,8 @@ Result<std::unique_ptr<MulticastRegion>> MulticastRegion::create(MemoryProvider&
     if (fd_exchange == nullptr) {
       st = error(Code::kState, "no handle exchange for the multicast handle");
     } else if (me == 0) {
-      std::vector<int> others;
-      for (int p = 1; p < n; ++p) others.push_back(p);
-      auto sent = fd_exchange->exchange(others, {exported.fd()}, kMulticastExchangeTag);
+      std::vector<int> others(pes.begin() + 1, pes.end());
+      auto sent = fd_exchange->exchange(others, {exported.fd()}, group.exchange_tag());
       if (!sent) {
         st = sent.status();
       } else {
@@ -182,11 +214,11 @@ Result<std::unique_ptr<MulticastRegion>> MulticastRegion::create(MemoryProvider&
         }
       }
     } else {
-      auto got = fd_exchange->exchange({0}, {}, kMulticastExchangeTag);
+      auto got = fd_exchange->exchange({pes[0]}, {}, group.exchange_tag());
       if (!got) {
         st = got.status();
       } else {
-        std::vector<int> fds = got.value()[0];
+        std::vector<int> fds = got.value()[pes[0]];
         for (size_t i = 1; i < fds.size(); ++i) ::close(fds[i]);
         if (fds.empty()) {
           st = error(Code::kPeerFailure, "PE 0 sent no multicast handle");
@@ -221,7 +253,7 @@ Result<std::unique_ptr<MulticastRegion>> MulticastRegion::create(MemoryProvider&
   VSHMEM_MC_STEP(MulticastStep::kMap, st);
 #undef VSHMEM_MC_STEP
   region->base_ = va;
-  VSHMEM_INFO("multicast region: %zu bytes at %#lx for H=%#lx, granularity %zu, %d PEs",
+  VSHMEM_INFO("multicast region: %zu bytes at %#lx for H=%#lx, granularity %zu, %d members",
               region->size_, static_cast<unsigned long>(va),
               static_cast<unsigned long>(heap.base()), region->granularity_, n);
   return region;
@@ -232,7 +264,7 @@ MulticastRegion::~MulticastRegion() = default;
 Status MulticastRegion::bind_chunk(size_t offset, std::shared_ptr<PhysicalAllocation> chunk) {
   const size_t bytes = chunk->size();
   Status st = object_->bind(offset, std::move(chunk));
-  VSHMEM_RETURN_IF_ERROR(agree_on_step(bootstrap_, MulticastStep::kBind, st));
+  VSHMEM_RETURN_IF_ERROR(agree_on_step(*group_, MulticastStep::kBind, st));
   bound_end_ = std::max(bound_end_, offset + bytes);
   return Status::ok();
 }

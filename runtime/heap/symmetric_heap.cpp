@@ -41,20 +41,22 @@ Result<std::unique_ptr<SymmetricHeap>> SymmetricHeap::create(
   cfg.size = round_up(std::max<size_t>(cfg.size, gran), gran);
   cfg.chunk_size = round_up(std::max<size_t>(cfg.chunk_size, gran), gran);
 
+  // The window has one slot per PE of our mapping domain (the PEs we map and ourselves), in PE
+  // order: on one node that is the node's PEs; across the nodes of an NVLink domain, the domain's.
+  // Our own slot stays unmapped (we address our memory at H only).
   std::vector<int32_t> slots(n, -1);
   std::vector<int> mapped_peers;
+  bool cross_node = false;
+  int32_t domain_size = 0;
   for (int p = 0; p < n; ++p) {
-    if (p != me && mapped[p]) {
-      if (topology.node_of_pe[p] != topology.my_node) {
-        return error(Code::kInvalidArgument,
-                     log::format("PE %d is on another node and cannot be mapped", p));
+    if (p == me || mapped[p]) {
+      if (p != me) {
+        slots[p] = domain_size;
+        mapped_peers.push_back(p);
+        cross_node |= topology.node_of_pe[p] != topology.my_node;
       }
-      slots[p] = topology.local_rank_of_pe[p];
-      mapped_peers.push_back(p);
+      ++domain_size;
     }
-  }
-  if (!mapped_peers.empty() && fd_exchange == nullptr) {
-    return error(Code::kState, "peers to map but no handle exchange");
   }
   HandleKind kind = HandleKind::kNone;
   VSHMEM_ASSIGN_OR_RETURN(kind, agree_handle_kind(provider, bootstrap));
@@ -63,9 +65,25 @@ Result<std::unique_ptr<SymmetricHeap>> SymmetricHeap::create(
                  log::format("the %s memory provider has no handle type every PE can share",
                              provider.name()));
   }
+  if (cross_node && kind != HandleKind::kFabric) {
+    for (int p : mapped_peers) {
+      if (topology.node_of_pe[p] != topology.my_node) {
+        return error(Code::kInvalidArgument,
+                     log::format("PE %d is on another node: mapping it needs fabric handles on "
+                                 "every PE, and the PEs share %s handles only",
+                                 p, handle_kind_name(kind)));
+      }
+    }
+  }
+  if (!mapped_peers.empty() && kind != HandleKind::kFabric && fd_exchange == nullptr) {
+    return error(Code::kState, "peers to map but no handle exchange");
+  }
 
-  // The range: H plus one window slot per local rank of the largest node (same on every PE).
-  size_t slots_total = static_cast<size_t>(topology.max_local_size);
+  // The range: H plus as many window slots as the largest mapping domain (same on every PE).
+  std::vector<int32_t> domain_sizes(n);
+  VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&domain_size, domain_sizes.data(), sizeof(int32_t)));
+  size_t slots_total =
+      static_cast<size_t>(*std::max_element(domain_sizes.begin(), domain_sizes.end()));
   if (cfg.size > (SIZE_MAX / 2) / (slots_total + 1)) {
     return error(Code::kInvalidArgument, log::format("symmetric size %zu is too large", cfg.size));
   }
@@ -77,13 +95,14 @@ Result<std::unique_ptr<SymmetricHeap>> SymmetricHeap::create(
               handle_kind_name(kind), mapped_peers.size());
   return std::unique_ptr<SymmetricHeap>(
       new SymmetricHeap(provider, bootstrap, cfg, std::move(range), std::move(slots),
-                        std::move(mapped_peers), fd_exchange, kind, me));
+                        std::move(mapped_peers), fd_exchange, kind, me, slots_total));
 }
 
 SymmetricHeap::SymmetricHeap(MemoryProvider& provider, Bootstrap& bootstrap,
                              const HeapConfig& config, std::shared_ptr<VirtualReservation> range,
                              std::vector<int32_t> peer_slot, std::vector<int> mapped_peers,
-                             FdExchange* fd_exchange, HandleKind kind, int my_pe)
+                             FdExchange* fd_exchange, HandleKind kind, int my_pe,
+                             size_t window_slots)
     : provider_(provider),
       bootstrap_(bootstrap),
       config_(config),
@@ -95,6 +114,7 @@ SymmetricHeap::SymmetricHeap(MemoryProvider& provider, Bootstrap& bootstrap,
       fd_exchange_(fd_exchange),
       handle_kind_(kind),
       my_pe_(my_pe),
+      window_slots_(window_slots),
       allocator_(config.size, base_) {}
 
 SymmetricHeap::~SymmetricHeap() {

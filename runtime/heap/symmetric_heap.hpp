@@ -1,6 +1,8 @@
 // The symmetric heap: H (this PE's memory, identical addresses on every PE) followed by the
-// window W, whose slot s holds the memory of the node-local PE with local rank s, at the same
-// offsets as in that PE's own heap (DESIGN.md, The address space). H and W are one contiguous
+// window W, whose slot s holds the memory of the s-th PE (in PE order, this PE counted) of this
+// PE's mapping domain - the node-local PEs it maps, and the PEs of other nodes of its NVLink
+// domain that it maps with fabric handles - at the same offsets as in that PE's own heap
+// (DESIGN.md, The address space). H and W are one contiguous
 // agreed range: [H | slot 0 | slot 1 | ... ], each part S bytes. A PE never maps its own slot:
 // its own memory is addressed at H only, so no alias of it exists (DESIGN.md, virtual aliasing).
 #pragma once
@@ -27,8 +29,8 @@ struct HeapConfig {
 class SymmetricHeap {
  public:
   // Collective. mapped[p] says whether PE p's memory is mapped into our window (the transport
-  // layer's choice; must be false for ourselves and for PEs of other nodes). fd_exchange may be
-  // null when no peer is mapped.
+  // layer's choice; false for ourselves; a PE of another node only when every PE shares fabric
+  // handles). fd_exchange may be null when no peer is mapped or the handles are fabric handles.
   static Result<std::unique_ptr<SymmetricHeap>> create(
       MemoryProvider& provider, Bootstrap& bootstrap, const Topology& topology,
       std::vector<bool> mapped, FdExchange* fd_exchange, const HeapConfig& config);
@@ -37,6 +39,8 @@ class SymmetricHeap {
   uintptr_t base() const { return base_; }
   size_t size() const { return size_; }
   uintptr_t window_base() const { return base_ + size_; }
+  // The whole reserved range: H and the window's slots (the same size on every PE).
+  size_t reserved_bytes() const { return size_ * (window_slots_ + 1); }
   size_t committed() const { return allocator_.committed(); }
   const std::vector<int32_t>& peer_slots() const { return peer_slot_; }
   HandleKind handle_kind() const { return handle_kind_; }
@@ -86,7 +90,8 @@ class SymmetricHeap {
  private:
   SymmetricHeap(MemoryProvider& provider, Bootstrap& bootstrap, const HeapConfig& config,
                 std::shared_ptr<VirtualReservation> range, std::vector<int32_t> peer_slot,
-                std::vector<int> mapped_peers, FdExchange* fd_exchange, HandleKind kind, int my_pe);
+                std::vector<int> mapped_peers, FdExchange* fd_exchange, HandleKind kind, int my_pe,
+                size_t window_slots);
   Status grow(size_t bytes);
   // Growth's second step: import and map every mapped peer's new chunk (into *peer_maps).
   Status map_peer_chunks(PhysicalAllocation& own, size_t offset, size_t bytes, uint64_t tag,
@@ -108,6 +113,7 @@ class SymmetricHeap {
   FdExchange* fd_exchange_;
   HandleKind handle_kind_;
   int my_pe_;
+  size_t window_slots_;
   Allocator allocator_;
   std::vector<std::unique_ptr<Mapping>> mappings_;  // own chunks and peers' chunks
   uint64_t growth_count_ = 0;

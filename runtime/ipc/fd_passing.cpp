@@ -193,7 +193,11 @@ Result<std::map<int, std::vector<int>>> FdExchange::exchange(const std::vector<i
                                                              uint64_t tag) {
   const Deadline deadline = deadline_after(timeout_);
   // Messages of earlier exchanges that did not complete (a failed growth) are never used.
-  std::erase_if(pending_, [&](const auto& entry) { return entry.first.first < tag; });
+  if ((tag & kOneShotTag) == 0) {
+    std::erase_if(pending_, [&](const auto& entry) {
+      return (entry.first.first & kOneShotTag) == 0 && entry.first.first < tag;
+    });
+  }
   const auto fail = [&](const std::vector<int>& who, const char* what, const Status& st) {
     std::string cause = st.message();
     if (!last_rejection_.empty() && last_rejection_ != cause) {

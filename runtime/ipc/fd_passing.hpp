@@ -38,9 +38,14 @@ class FdExchange {
   // Collective among `peers` (which must not include my_pe): sends `fds` (not consumed) to every
   // peer and returns, per peer, the descriptors it sent (owned by the caller), for exchange `tag`.
   // Tags must increase from call to call; a message for a later tag that arrives early is kept.
+  // Tags with kOneShotTag set are outside that order (a team's multicast handle: teams of
+  // different members make theirs in any order): they neither drop nor are dropped by others, and
+  // each is used once.
   // Bounded by the timeout given at create.
   Result<std::map<int, std::vector<int>>> exchange(const std::vector<int>& peers,
                                                    const std::vector<int>& fds, uint64_t tag);
+
+  static constexpr uint64_t kOneShotTag = 1ull << 63;
 
   // Where PE `pe` listens, for tests and messages.
   static std::string socket_path(const std::string& dir, int pe);

@@ -150,6 +150,53 @@ class ScopedContext {
   bool pushed_ = false;
 };
 
+// Exports and imports of a generic allocation handle, shared by heap chunks and multicast
+// objects (the driver treats both alike): `what` names the object in messages.
+Result<ShareableHandle> export_generic(const CudaDriver& drv, CUmemGenericAllocationHandle handle,
+                                       HandleKind kind, const std::string& what) {
+  const std::string call =
+      log::format("cuMemExportToShareableHandle(%s, %s)", what.c_str(), handle_kind_name(kind));
+  if (kind == HandleKind::kPosixFd) {
+    int fd = -1;
+    VSHMEM_RETURN_IF_ERROR(drv.check(
+        drv.cuMemExportToShareableHandle(&fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+        call));
+    return ShareableHandle::from_fd(fd);
+  }
+  if (kind == HandleKind::kFabric) {
+    CUmemFabricHandle fabric = {};
+    VSHMEM_RETURN_IF_ERROR(drv.check(
+        drv.cuMemExportToShareableHandle(&fabric, handle, CU_MEM_HANDLE_TYPE_FABRIC, 0), call));
+    return ShareableHandle::from_fabric(fabric.data);
+  }
+  return error(Code::kInvalidArgument, call + ": not a handle kind that can be exported");
+}
+
+// The caller keeps `handle` (a descriptor is not consumed: the driver takes its own reference).
+Result<CUmemGenericAllocationHandle> import_generic(const CudaDriver& drv,
+                                                    const ShareableHandle& handle,
+                                                    const std::string& what) {
+  const std::string call = log::format("cuMemImportFromShareableHandle(%s, %s)",
+                                       handle_kind_name(handle.kind()), what.c_str());
+  CUmemGenericAllocationHandle imported = 0;
+  if (handle.kind() == HandleKind::kPosixFd) {
+    if (handle.fd() < 0) return error(Code::kInvalidArgument, call + ": no descriptor");
+    VSHMEM_RETURN_IF_ERROR(
+        drv.check(drv.cuMemImportFromShareableHandle(
+                      &imported, reinterpret_cast<void*>(static_cast<uintptr_t>(handle.fd())),
+                      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                  call));
+  } else if (handle.kind() == HandleKind::kFabric) {
+    CUmemFabricHandle fabric = {};
+    std::memcpy(fabric.data, handle.fabric().data(), sizeof(fabric.data));
+    VSHMEM_RETURN_IF_ERROR(drv.check(
+        drv.cuMemImportFromShareableHandle(&imported, &fabric, CU_MEM_HANDLE_TYPE_FABRIC), call));
+  } else {
+    return error(Code::kInvalidArgument, call + ": empty handle");
+  }
+  return imported;
+}
+
 class CudaPhysical final : public PhysicalAllocation {
  public:
   CudaPhysical(std::shared_ptr<CudaDevice> device, CUmemGenericAllocationHandle handle, size_t size,
@@ -167,26 +214,9 @@ class CudaPhysical final : public PhysicalAllocation {
   bool imported() const { return imported_; }
 
   Result<ShareableHandle> export_handle(HandleKind kind) override {
-    const CudaDriver& drv = device_->driver();
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
-    const std::string call =
-        log::format("cuMemExportToShareableHandle(%zu bytes, %s)", size_, handle_kind_name(kind));
-    if (kind == HandleKind::kPosixFd) {
-      int fd = -1;
-      VSHMEM_RETURN_IF_ERROR(
-          drv.check(drv.cuMemExportToShareableHandle(&fd, handle_,
-                                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-                    call));
-      return ShareableHandle::from_fd(fd);
-    }
-    if (kind == HandleKind::kFabric) {
-      CUmemFabricHandle fabric = {};
-      VSHMEM_RETURN_IF_ERROR(drv.check(
-          drv.cuMemExportToShareableHandle(&fabric, handle_, CU_MEM_HANDLE_TYPE_FABRIC, 0), call));
-      return ShareableHandle::from_fabric(fabric.data);
-    }
-    return error(Code::kInvalidArgument, call + ": not a handle kind that can be exported");
+    return export_generic(device_->driver(), handle_, kind, log::format("%zu bytes", size_));
   }
 
  private:
@@ -267,26 +297,9 @@ class CudaMulticastObject final : public MulticastObject {
   size_t size() const override { return size_; }
 
   Result<ShareableHandle> export_handle(HandleKind kind) override {
-    const CudaDriver& drv = device_->driver();
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
-    const std::string call =
-        log::format("cuMemExportToShareableHandle(multicast object, %s)", handle_kind_name(kind));
-    if (kind == HandleKind::kPosixFd) {
-      int fd = -1;
-      VSHMEM_RETURN_IF_ERROR(
-          drv.check(drv.cuMemExportToShareableHandle(&fd, handle_,
-                                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-                    call));
-      return ShareableHandle::from_fd(fd);
-    }
-    if (kind == HandleKind::kFabric) {
-      CUmemFabricHandle fabric = {};
-      VSHMEM_RETURN_IF_ERROR(drv.check(
-          drv.cuMemExportToShareableHandle(&fabric, handle_, CU_MEM_HANDLE_TYPE_FABRIC, 0), call));
-      return ShareableHandle::from_fabric(fabric.data);
-    }
-    return error(Code::kInvalidArgument, call + ": not a handle kind that can be exported");
+    return export_generic(device_->driver(), handle_, kind, "multicast object");
   }
 
   Status add_device() override {
@@ -423,22 +436,7 @@ class CudaMulticast final : public MulticastSupport {
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
     CUmemGenericAllocationHandle imported = 0;
-    const std::string call = log::format("cuMemImportFromShareableHandle(multicast object, %s)",
-                                         handle_kind_name(handle.kind()));
-    if (handle.kind() == HandleKind::kPosixFd) {
-      VSHMEM_RETURN_IF_ERROR(
-          drv.check(drv.cuMemImportFromShareableHandle(
-                        &imported, reinterpret_cast<void*>(static_cast<uintptr_t>(handle.fd())),
-                        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
-                    call));
-    } else if (handle.kind() == HandleKind::kFabric) {
-      CUmemFabricHandle fabric = {};
-      std::memcpy(fabric.data, handle.fabric().data(), sizeof(fabric.data));
-      VSHMEM_RETURN_IF_ERROR(drv.check(
-          drv.cuMemImportFromShareableHandle(&imported, &fabric, CU_MEM_HANDLE_TYPE_FABRIC), call));
-    } else {
-      return error(Code::kInvalidArgument, call + ": empty handle");
-    }
+    VSHMEM_ASSIGN_OR_RETURN(imported, import_generic(drv, handle, "multicast object"));
     // The granularity this object checks bindings against. The importer does not know the
     // creator's device count, so it asks for one device; the multicast region has already
     // checked every chunk against the granularity for all devices (the largest any PE got),
@@ -755,25 +753,7 @@ class CudaProvider final : public MemoryProvider {
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
     CUmemGenericAllocationHandle imported = 0;
-    const std::string call = log::format("cuMemImportFromShareableHandle(%s, %zu bytes)",
-                                         handle_kind_name(handle.kind()), size);
-    if (handle.kind() == HandleKind::kPosixFd) {
-      if (handle.fd() < 0) return error(Code::kInvalidArgument, call + ": no descriptor");
-      // The driver takes its own reference; ours is closed when `handle` goes.
-      VSHMEM_RETURN_IF_ERROR(
-          drv_.check(drv_.cuMemImportFromShareableHandle(
-                         &imported, reinterpret_cast<void*>(static_cast<uintptr_t>(handle.fd())),
-                         CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
-                     call));
-    } else if (handle.kind() == HandleKind::kFabric) {
-      CUmemFabricHandle fabric = {};
-      std::memcpy(fabric.data, handle.fabric().data(), sizeof(fabric.data));
-      VSHMEM_RETURN_IF_ERROR(drv_.check(
-          drv_.cuMemImportFromShareableHandle(&imported, &fabric, CU_MEM_HANDLE_TYPE_FABRIC),
-          call));
-    } else {
-      return error(Code::kInvalidArgument, call + ": empty handle");
-    }
+    VSHMEM_ASSIGN_OR_RETURN(imported, import_generic(drv_, handle, log::format("%zu bytes", size)));
     return std::shared_ptr<PhysicalAllocation>(
         std::make_shared<CudaPhysical>(device_, imported, size, true));
   }

@@ -80,13 +80,51 @@ Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topo
   for (int p = 0; p < bootstrap.size(); ++p) {
     if (topology.node_of_pe[p] == topology.my_node && tokens[p] == token) ++plan.same_locality_pes;
   }
+  // Other nodes of our NVLink domain: the memory layer says who shares our fabric; mapping them
+  // needs fabric handles on every PE, because the heap exchanges one handle kind job-wide.
+  struct FabricReport {
+    FabricIdentity identity;
+    uint32_t offers_fabric_handles;
+  };
+  FabricReport mine_fabric{provider.fabric_identity(), 0};
+  for (HandleKind k : provider.handle_kinds()) {
+    mine_fabric.offers_fabric_handles |= k == HandleKind::kFabric ? 1u : 0u;
+  }
+  std::vector<FabricReport> fabric_reports(bootstrap.size());
+  VSHMEM_RETURN_IF_ERROR(
+      bootstrap.allgather(&mine_fabric, fabric_reports.data(), sizeof(FabricReport)));
+  std::vector<FabricIdentity> identities(bootstrap.size());
+  int without_fabric_handles = -1;
+  for (int p = 0; p < bootstrap.size(); ++p) {
+    identities[p] = fabric_reports[p].identity;
+    if (!fabric_reports[p].offers_fabric_handles && without_fabric_handles < 0) {
+      without_fabric_handles = p;
+    }
+  }
+  std::vector<bool> domain = fabric_peers(identities, topology.node_of_pe, bootstrap.rank());
+  plan.over_fabric.assign(bootstrap.size(), false);
+  plan.one_node = topology.n_nodes <= 1;
+  bool domain_refused = false;
   for (int p = 0; p < bootstrap.size(); ++p) {
     if (p == bootstrap.rank()) {
       plan.path[p] = PathKind::kSelf;
     } else if (!disable_p2p && topology.node_of_pe[p] == topology.my_node &&
                provider.can_map_peer(tokens[p])) {
       plan.path[p] = PathKind::kMapped;
+    } else if (!disable_p2p && domain[p]) {
+      if (without_fabric_handles < 0) {
+        plan.path[p] = PathKind::kMapped;
+        plan.over_fabric[p] = true;
+      } else {
+        domain_refused = true;
+      }
     }
+  }
+  if (domain_refused) {
+    VSHMEM_INFO(
+        "PEs of other nodes share this PE's NVLink domain but use the remote path: PE %d "
+        "cannot share fabric handles (no IMEX channel, or the device lacks them)",
+        without_fabric_handles);
   }
   // Mapping is mutual: if either side cannot map the other, both use the remote path.
   std::vector<uint8_t> mine(bootstrap.size()), all(bootstrap.size() * bootstrap.size());
@@ -95,6 +133,7 @@ Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topo
   for (int p = 0; p < bootstrap.size(); ++p) {
     if (plan.path[p] == PathKind::kMapped && !all[p * bootstrap.size() + bootstrap.rank()]) {
       plan.path[p] = PathKind::kRemote;
+      plan.over_fabric[p] = false;
     }
   }
   plan.shared_team = shared_team_of(all, bootstrap.size(), bootstrap.rank());
@@ -109,7 +148,8 @@ Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topo
   if (log::enabled(log::Level::kInfo)) {
     std::string s;
     for (int p = 0; p < bootstrap.size(); ++p) {
-      s += log::format("%s%d:%s", p ? " " : "", p, path_kind_name(plan.path[p]));
+      s += log::format("%s%d:%s", p ? " " : "", p,
+                       plan.over_fabric[p] ? "fabric" : path_kind_name(plan.path[p]));
     }
     VSHMEM_INFO("transports: %s", s.c_str());
   }
@@ -128,8 +168,10 @@ Result<std::unique_ptr<Transport>> Transport::create(Bootstrap& bootstrap,
   t->static_base_ = statics.base;
   t->static_size_ = statics.size;
   std::unique_ptr<HostSyncArea> sync;
-  if (n > 1 && !plan.job_has_remote) {
-    // Every PE maps every other (one node): the barrier counters go in shared host pages.
+  if (n > 1 && !plan.job_has_remote && plan.one_node) {
+    // Every PE maps every other on one node: the barrier counters go in shared host pages. PEs
+    // mapped across the nodes of an NVLink domain share GPU memory, not host memory: they use
+    // the barrier of the heap's kind below.
     std::vector<int> peers;
     for (int p = 0; p < n; ++p) {
       if (p != me) peers.push_back(p);

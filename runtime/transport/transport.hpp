@@ -2,7 +2,9 @@
 // can do; this layer chooses, and gives every PE one PeerPath:
 //   kSelf    - our own memory, at its symmetric address (the mapped path);
 //   kMapped  - the peer's memory is mapped in our window: loads, stores and atomics go straight
-//              through the mapping (mapped_path.hpp);
+//              through the mapping (mapped_path.hpp). A peer of our node (P2P, POSIX FD handles)
+//              or of another node of our NVLink domain (same cluster UUID and clique: fabric
+//              handles, runtime/memory/fabric_domain.hpp);
 //   kRemote  - not mappable (another node, or no P2P between the GPUs): the remote path, UCX
 //              loaded as a plugin (remote_path.hpp); shmem_ptr returns NULL for it.
 #pragma once
@@ -40,6 +42,10 @@ struct TransportPlan {
   // The members of SHMEM_TEAM_SHARED for this PE (ascending, ourselves included): the same set on
   // every member. See shared_team_of.
   std::vector<int> shared_team;
+  // Per PE: mapped through the NVLink fabric (a PE of another node of our NVLink domain).
+  std::vector<bool> over_fabric;
+  // Every PE of the job is on one node: node-local host memory (HostSyncArea) can serve them all.
+  bool one_node = true;
   // Node-local PEs, this one included, whose memory has the same locality token as ours (for
   // the cuda provider: PEs sharing our GPU).
   int same_locality_pes = 1;
@@ -53,7 +59,9 @@ struct TransportPlan {
 // PEs would otherwise disagree on who is in the team.
 std::vector<int> shared_team_of(const std::vector<uint8_t>& mapped, int n, int me);
 
-// Collective. VSHMEM_DISABLE_P2P=1 forces every other PE onto the remote path (for tests).
+// Collective. VSHMEM_DISABLE_P2P=1 forces every other PE onto the remote path (for tests). PEs of
+// other nodes are mapped when both are in one NVLink domain and every PE of the job can share
+// fabric handles (the heap uses one handle kind for all: symmetric_heap.cpp).
 Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topology,
                                       MemoryProvider& provider);
 

@@ -7,11 +7,11 @@ if(TARGET vshmem_fake_cuda_driver)
   target_link_libraries(mpe_multicast_fake PRIVATE vshmem vshmem_fake_cuda_driver
                                                    vshmem_internal_for_tests)
   foreach(_mode ok ok_fabric bind_fails grow_bind_fails no_attribute disabled runtime runtime_off
-                runtime_bind_fails)
+                runtime_bind_fails runtime_team_partial)
     vshmem_add_mpe_test(NAME multicast_fake_${_mode} TARGET mpe_multicast_fake ARGS ${_mode}
                         NPES 2 3 4 LAUNCHERS vshmemrun NO_GPU_RERUN TIMEOUT 60)
   endforeach()
-  foreach(_mode fabric_same fabric_diff imex_missing)
+  foreach(_mode fabric_same fabric_diff imex_missing runtime_fabric)
     vshmem_add_mpe_test(NAME multicast_fake_${_mode} TARGET mpe_multicast_fake ARGS ${_mode}
                         NPES 4 LAUNCHERS vshmemrun LAUNCHER_ARGS --simulate-nodes 2 NO_GPU_RERUN
                         TIMEOUT 60)

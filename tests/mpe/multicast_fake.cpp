@@ -16,15 +16,27 @@
 //   disabled           enabled=false: no multicast call at all on any PE.
 //   fabric_same        --simulate-nodes 2, one clique: PEs of the other node are fabric peers,
 //                      and a fabric handle exported on one node is imported and read on the other.
-//   fabric_diff        --simulate-nodes 2, a clique per node: no fabric peers (remote path).
+//                      The transport plan maps them (path "fabric"), the heap gives them window
+//                      slots, and a heap growth maps their chunks: their random data is read
+//                      through the window.
+//   fabric_diff        --simulate-nodes 2, a clique per node: no fabric peers: the plan sends the
+//                      other node's PEs to the remote path, the window has slots for the node.
 //   imex_missing       no IMEX channel: fabric not offered, and VSHMEM_HANDLE_TYPE=fabric fails
 //                      naming the channel directory.
-//   runtime            shmem_init on the fake: shmemx_mc_ptr non-null for the world, null for a
-//                      smaller team and outside the heap; growth keeps it valid.
+//   runtime            shmem_init on the fake: shmemx_mc_ptr non-null for the world and outside
+//                      the heap null; a smaller team gets its own region at the split (data
+//                      stored by one member seen by all; growth binds; destroy unbinds); growth
+//                      keeps the world's valid.
 //   runtime_off        shmem_init on the fake without the variable: shmemx_mc_ptr is NULL and
 //                      no multicast driver call is made.
 //   runtime_bind_fails shmem_init on the fake with one PE's bind failing: shmemx_mc_ptr is null
 //                      on every PE and RMA still works (unicast).
+//   runtime_team_partial  the last PE lacks multicast: the world has no region, a team of the
+//                      other PEs has one (its data seen by every member), a team with the last PE
+//                      has none on any member.
+//   runtime_fabric     --simulate-nodes 2, one NVLink domain: shmem_init maps the other node's PEs
+//                      (shmem_ptr non-NULL, SHMEM_TEAM_SHARED spans both nodes), puts and gets
+//                      through the window, barriers without the node's shared host counters.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "device/state.h"
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/common/private_dir.hpp"
 #include "runtime/heap/multicast_region.hpp"
@@ -44,9 +57,11 @@
 #include "runtime/ipc/fd_passing.hpp"
 #include "runtime/memory/cuda_provider.hpp"
 #include "runtime/memory/fabric_domain.hpp"
+#include "runtime/transport/transport.hpp"
 #include "shmem.h"
 #include "shmemx.h"
 #include "tests/support/fake_cuda_driver.hpp"
+#include "vshmem/device_hooks.h"
 
 namespace {
 
@@ -56,6 +71,9 @@ using testing::FakeDriverConfig;
 
 int g_pe = -1;
 std::string g_mode;
+// The state the device library would get (device/state.h), as last published.
+vshmem::DeviceState g_published{};
+void remember_state(const vshmem::DeviceState* s) { g_published = *s; }
 
 [[noreturn]] void die(const std::string& what) {
   std::fprintf(stderr, "multicast_fake %s: PE %d: FAILED: %s\n", g_mode.c_str(), g_pe,
@@ -241,6 +259,61 @@ void region_modes(Stack& s) {
   }
 }
 
+// The transport plan and the heap on the fabric: fabric peers are mapped into the window (slots
+// numbered over the NVLink domain) and their chunks of a growth are read through it; other PEs
+// of other nodes are remote and have no slot.
+void fabric_window(Stack& s, const std::vector<bool>& fabric) {
+  const int n = s.boot->size();
+  auto plan = plan_transports(*s.boot, s.topo, *s.provider);
+  check(plan.status(), "plan_transports");
+  for (int p = 0; p < n; ++p) {
+    const bool same_node = s.topo.node_of_pe[p] == s.topo.my_node;
+    const PathKind want = p == g_pe                ? PathKind::kSelf
+                          : same_node || fabric[p] ? PathKind::kMapped
+                                                   : PathKind::kRemote;
+    check(plan->path[p] == want, "PE " + std::to_string(p) + " path " +
+                                     path_kind_name(plan->path[p]) + ", expected " +
+                                     path_kind_name(want));
+    check(plan->over_fabric[p] == fabric[p], "PE " + std::to_string(p) + " over_fabric wrong");
+  }
+  check(!plan->one_node, "the plan thinks the job is on one node");
+  check(plan->job_has_remote == (g_mode == "fabric_diff"), "job_has_remote wrong");
+  const size_t gran = s.provider->granularity();
+  HeapConfig config{16 * gran, gran, true};
+  auto heap = SymmetricHeap::create(*s.provider, *s.boot, s.topo, plan->mapped(), nullptr, config);
+  check(heap.status(), "SymmetricHeap::create with fabric peers");
+  s.heap = std::move(heap).value();
+  check(s.heap->handle_kind() == HandleKind::kFabric, "the heap does not use fabric handles");
+  int domain = 0;  // PEs we map, and ourselves
+  for (int p = 0; p < n; ++p) domain += p == g_pe || plan->path[p] == PathKind::kMapped;
+  check(s.heap->reserved_bytes() == s.heap->size() * static_cast<size_t>(domain + 1),
+        "window slots: " + std::to_string(s.heap->reserved_bytes() / s.heap->size() - 1) +
+            ", expected " + std::to_string(domain));
+  check(s.heap->commit_at_least(2 * gran, "test"), "heap growth over the fabric");
+  uint64_t seed = std::random_device{}() ^ (static_cast<uint64_t>(g_pe) << 48);
+  std::vector<uint64_t> seeds(n);
+  check(s.boot->allgather(&seed, seeds.data(), sizeof(seed)), "allgather seeds");
+  auto* own = reinterpret_cast<uint64_t*>(s.heap->base());
+  std::mt19937_64 gen(seed);
+  for (size_t i = 0; i < 2 * gran / 8; ++i) own[i] = gen();
+  check(s.boot->barrier(), "barrier");
+  for (int p = 0; p < n; ++p) {
+    if (p == g_pe) continue;
+    const auto* at = static_cast<const uint64_t*>(s.heap->translate(own, p));
+    if (plan->path[p] != PathKind::kMapped) {
+      check(at == nullptr, "PE " + std::to_string(p) + " is remote but has a window address");
+      continue;
+    }
+    check(at != nullptr, "mapped PE " + std::to_string(p) + " has no window address");
+    std::mt19937_64 pg(seeds[p]);
+    for (size_t i = 0; i < 2 * gran / 8; ++i) {
+      check(at[i] == pg(), "PE " + std::to_string(p) +
+                               "'s heap differs through the window at word " + std::to_string(i));
+    }
+  }
+  check(s.boot->barrier(), "barrier");
+}
+
 void fabric_modes(Stack& s) {
   const int n = s.boot->size();
   FakeDriverConfig cfg;
@@ -319,7 +392,30 @@ void fabric_modes(Stack& s) {
     }
     check(s.boot->barrier(), "barrier");
   }
+  if (g_mode != "imex_missing") fabric_window(s, peers);
   if (g_mode != "imex_missing") remove_imex_dir(imex);
+}
+
+// Member 0 of `team` stores fresh data through its multicast address `team_mc`; every member reads
+// it through its own (the fake backs a multicast object with one shared memory, so this proves
+// each member imported the team's object, not the world's).
+void team_data_check(shmem_team_t team, long* team_mc, long* seed_sym) {
+  const int me = shmem_team_my_pe(team);
+  uint64_t seed = std::random_device{}();
+  *seed_sym = static_cast<long>(seed >> 1);
+  shmem_team_sync(team);
+  seed = static_cast<uint64_t>(
+      shmem_long_g(seed_sym, shmem_team_translate_pe(team, 0, SHMEM_TEAM_WORLD)));
+  std::mt19937_64 gen(seed);
+  std::vector<long> want(256);
+  for (auto& w : want) w = static_cast<long>(gen() >> 1);
+  if (me != 0) team_mc[8] = -1;  // poison, before member 0 stores
+  shmem_team_sync(team);
+  if (me == 0) std::memcpy(team_mc + 8, want.data(), want.size() * sizeof(long));
+  shmem_team_sync(team);
+  check(std::memcmp(team_mc + 8, want.data(), want.size() * sizeof(long)) == 0,
+        "the team's multicast data differs");
+  shmem_team_sync(team);
 }
 
 int runtime_modes(int argc, char** argv) {
@@ -333,13 +429,28 @@ int runtime_modes(int argc, char** argv) {
   FakeDriverConfig cfg;
   cfg.granularity = 1 << 20;
   cfg.multicast_granularity = 1 << 20;
+  std::string imex;
+  if (g_mode == "runtime_fabric") {
+    // One NVLink domain over both simulated nodes; this process's own IMEX channel stand-in.
+    imex = "/tmp/vshmem-fake-imex-rt-" + std::to_string(::getpid());
+    ::mkdir(imex.c_str(), 0700);
+    std::ofstream(imex + "/channel0") << "";
+    cfg.imex_channel_dir = imex;
+    cfg.fabric_supported = true;
+    cfg.fabric_info_result = CUDA_SUCCESS;
+    cfg.fabric_info.registered = true;
+    std::memset(cfg.fabric_info.cluster_uuid, 0x5a, sizeof(cfg.fabric_info.cluster_uuid));
+    cfg.fabric_info.clique_id = 3;
+  }
+  if (g_mode == "runtime_team_partial" && me == n - 1) cfg.multicast_supported = false;
   if (g_mode == "runtime_bind_fails" && me == n - 1) {
     cfg.multicast_bind_result = CUDA_ERROR_NOT_PERMITTED;
     cfg.multicast_bind_fail_from = 0;
   }
   detail::use_fake_driver_for_tests(&testing::fake_cuda_driver(cfg));
+  vshmemi_set_device_state_listener(remember_state);
   ::setenv("VSHMEM_BACKEND", "cuda", 1);
-  if (g_mode == "runtime_off") {
+  if (g_mode == "runtime_off" || g_mode == "runtime_fabric") {
     ::unsetenv("VSHMEM_ENABLE_MULTICAST");  // the default
   } else {
     ::setenv("VSHMEM_ENABLE_MULTICAST", "1", 1);  // this process, the fake only
@@ -359,12 +470,45 @@ int runtime_modes(int argc, char** argv) {
     check(shmemx_mc_ptr(SHMEM_TEAM_WORLD, &local) == nullptr, "a multicast address off the heap");
     check(shmemx_mc_ptr(SHMEM_TEAM_INVALID, x) == nullptr, "a multicast address for no team");
     if (npes > 1) {
+      // A smaller team gets a region of its own at the split (a team of one does not).
+      long* seed_sym = static_cast<long*>(shmem_malloc(sizeof(long)));
       shmem_team_t half = SHMEM_TEAM_INVALID;
+      const int creates_before = fake_calls("cuMulticastCreate");
       shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes - 1, nullptr, 0, &half);
+      const int members = npes - 1;
       if (half != SHMEM_TEAM_INVALID) {
-        check(shmemx_mc_ptr(half, x) == nullptr, "a multicast address for a smaller team");
-        shmem_team_destroy(half);
+        void* team_mc = shmemx_mc_ptr(half, x);
+        check((team_mc != nullptr) == (members > 1), "the smaller team's multicast address");
+        check(fake_calls("cuMulticastCreate") - creates_before == (g_pe == 0 && members > 1),
+              "the team's object is created once, by its first member");
+        if (members > 1) {
+          check(team_mc != mc, "the team shares the world's multicast address");
+          // The device library is told the team's region (DeviceTeam.mc_base of its slot).
+          const uint64_t slot = (reinterpret_cast<uint64_t>(half) - g_published.team_handle_base) /
+                                g_published.team_handle_stride;
+          const uint64_t offset = reinterpret_cast<uint64_t>(x) - g_published.heap_base;
+          check(g_published.teams != nullptr &&
+                    g_published.teams[slot].mc_base + offset == reinterpret_cast<uint64_t>(team_mc),
+                "the device state does not carry the team's multicast address");
+          check(g_published.mc_base + offset == reinterpret_cast<uint64_t>(mc),
+                "the device state does not carry the world's multicast address");
+          team_data_check(half, static_cast<long*>(team_mc), seed_sym);
+        }
       }
+      // Growth (collective over every PE) binds the new chunk in the team's region too.
+      char* more = static_cast<char*>(shmem_malloc(8u << 20));
+      check(more != nullptr, "shmem_malloc(8 MiB)");
+      if (half != SHMEM_TEAM_INVALID) {
+        check((shmemx_mc_ptr(half, more + (8u << 20) - 1) != nullptr) == (members > 1),
+              "no team multicast address for memory of a growth");
+        const int unbinds = fake_calls("cuMulticastUnbind");
+        shmem_team_destroy(half);
+        check((fake_calls("cuMulticastUnbind") > unbinds) == (members > 1),
+              "shmem_team_destroy did not unbind the team's region");
+      }
+      shmem_barrier_all();
+      shmem_free(more);
+      shmem_free(seed_sym);
     }
     // Growth past the initial heap: the new block has a multicast address too.
     char* big = static_cast<char*>(shmem_malloc(8u << 20));
@@ -372,6 +516,59 @@ int runtime_modes(int argc, char** argv) {
     check(shmemx_mc_ptr(SHMEM_TEAM_WORLD, big + (8u << 20) - 1) != nullptr,
           "no multicast address for memory of a growth");
     shmem_free(big);
+  } else if (g_mode == "runtime_team_partial") {
+    // The last PE has no multicast: the world falls back, a team without it still gets a region,
+    // a team with it does not (on any of its members).
+    check(mc == nullptr,
+          "shmemx_mc_ptr(SHMEM_TEAM_WORLD) is not NULL although a PE lacks multicast");
+    long* seed_sym = static_cast<long*>(shmem_malloc(sizeof(long)));
+    shmem_team_t first = SHMEM_TEAM_INVALID, last = SHMEM_TEAM_INVALID;
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes - 1, nullptr, 0, &first);
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 1, npes - 1, nullptr, 0, &last);
+    if (first != SHMEM_TEAM_INVALID) {
+      void* team_mc = shmemx_mc_ptr(first, x);
+      check((team_mc != nullptr) == (npes - 1 > 1),
+            "the team of the PEs with multicast has no region");
+      if (team_mc != nullptr) team_data_check(first, static_cast<long*>(team_mc), seed_sym);
+    }
+    if (last != SHMEM_TEAM_INVALID) {
+      check(shmemx_mc_ptr(last, x) == nullptr, "a region for a team whose last PE lacks multicast");
+    }
+    shmem_barrier_all();
+    if (first != SHMEM_TEAM_INVALID) shmem_team_destroy(first);
+    if (last != SHMEM_TEAM_INVALID) shmem_team_destroy(last);
+    shmem_free(seed_sym);
+  } else if (g_mode == "runtime_fabric") {
+    remove_imex_dir(imex);
+    check(mc == nullptr, "shmemx_mc_ptr is not NULL with multicast off");
+    // Every PE of both simulated nodes is in our window: shmem_ptr reaches it, and the shared
+    // team spans the domain.
+    for (int p = 0; p < npes; ++p) {
+      check(shmem_ptr(x, p) != nullptr,
+            "shmem_ptr to PE " + std::to_string(p) + " is NULL in one NVLink domain");
+    }
+    check(shmem_team_n_pes(SHMEM_TEAM_SHARED) == npes,
+          "SHMEM_TEAM_SHARED does not span the domain");
+    // Stores through the window reach the other node's PE; every PE checks what its right
+    // neighbour on the other node stored.
+    const int other = (g_pe + npes / 2) % npes;
+    std::mt19937_64 g2(std::random_device{}());
+    std::vector<long> mine(1024);
+    for (auto& v : mine) v = static_cast<long>(g2() >> 1);
+    long* seen = static_cast<long*>(shmem_malloc(1024 * sizeof(long)));
+    for (int i = 0; i < 1024; ++i) seen[i] = -1;
+    long* published = static_cast<long*>(shmem_malloc(1024 * sizeof(long)));
+    std::memcpy(published, mine.data(), 1024 * sizeof(long));
+    shmem_barrier_all();
+    std::memcpy(shmem_ptr(seen, other), mine.data(), 1024 * sizeof(long));  // a store
+    shmem_barrier_all();
+    const int from = (g_pe + npes - npes / 2) % npes;
+    std::vector<long> theirs(1024);
+    shmem_long_get(theirs.data(), published, 1024, from);
+    check(std::memcmp(seen, theirs.data(), 1024 * sizeof(long)) == 0,
+          "PE " + std::to_string(from) + "'s stores through the window are not here");
+    shmem_free(published);
+    shmem_free(seen);
   } else if (g_mode == "runtime_off") {
     check(mc == nullptr, "shmemx_mc_ptr is not NULL with multicast off");
     for (const char* call : {"cuMulticastCreate", "cuMulticastGetGranularity",

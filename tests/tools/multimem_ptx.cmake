@@ -25,6 +25,7 @@ foreach(_want "multimem.ld_reduce.relaxed.sys.global.add.f32"
               "multimem.ld_reduce.relaxed.sys.global.max.s64"
               "multimem.ld_reduce.relaxed.sys.global.xor.b32"
               "multimem.ld_reduce.relaxed.sys.global.min.s32"
+              "multimem.ld_reduce.relaxed.sys.global.and.b64"
               "multimem.st.relaxed.sys.global.v4.f32" "multimem.st.relaxed.sys.global.b32"
               "multimem.red.release.sys.global.add.u64" "fence.proxy.alias")
   string(FIND "${_p90}" "${_want}" _at)

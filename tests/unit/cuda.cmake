@@ -26,3 +26,7 @@ if(TARGET vshmem_fake_cuda_driver)
                        SOURCES ${CMAKE_CURRENT_LIST_DIR}/staging_buffer_test.cpp
                        LIBS vshmem vshmem_fake_cuda_driver)
 endif()
+# Which device collectives choose the multicast path (include/vshmem/device/impl/mc_select.h):
+# plain C++, so it runs here, where multimem cannot.
+vshmem_add_unit_test(NAME mc_select_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/mc_select_test.cpp
+                     LIBS vshmem)

@@ -244,5 +244,69 @@ TEST(FdExchangeSecurity, AStrangerWithoutTheSecretIsRefused) {
   remove_private_dir(*dir);
 }
 
+// A team's multicast handle travels on a one-shot tag (runtime/api/team.cpp): a PE that makes two
+// team regions in a row must keep a growth message that another PE sent early (it ran ahead to
+// the next shmem_malloc), or its growth would wait for a message it threw away.
+TEST(FdExchangeTags, OneShotTagsDropNoEarlyMessage) {
+  const std::string job = fresh_job("oneshot");
+  const std::string secret = "0123456789abcdef0123456789abcdef";
+  auto dir = private_job_dir(job);
+  ASSERT_TRUE(dir.is_ok()) << dir.status().message();
+  constexpr uint64_t kGrowth = 5;
+  const uint64_t team1 = FdExchange::kOneShotTag | (7ull << 40) | 1;
+  const uint64_t team2 = FdExchange::kOneShotTag | (9ull << 40) | 2;
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  // PE 0 and PE 2 in children: PE 0 sends its growth handle at once; PE 2 makes two team
+  // regions with PE 1, the first after a pause (so that PE 0's message reaches PE 1 meanwhile).
+  std::vector<pid_t> children;
+  for (int pe : {0, 2}) {
+    pid_t child = fork();
+    if (child == 0) {
+      alarm(60);
+      auto ex = FdExchange::create(*dir, job, secret, pe, std::chrono::seconds(10));
+      if (!ex.is_ok()) _exit(10);
+      char c = 1;
+      if (write(ready[1], &c, 1) != 1) _exit(11);
+      int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (pe == 0) {
+        auto got = (*ex)->exchange({1}, {fd}, kGrowth);
+        _exit(got.is_ok() ? 0 : 12);
+      }
+      usleep(300 * 1000);
+      for (uint64_t tag : {team1, team2}) {
+        if (!(*ex)->exchange({1}, {fd}, tag).is_ok()) _exit(13);
+      }
+      _exit(0);
+    }
+    children.push_back(child);
+  }
+  auto ex = FdExchange::create(*dir, job, secret, 1, std::chrono::seconds(3));
+  ASSERT_TRUE(ex.is_ok()) << ex.status().message();
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  for (uint64_t tag : {team1, team2}) {
+    auto got = (*ex)->exchange({2}, {fd}, tag);
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    for (int f : (*got)[2]) close(f);
+  }
+  auto grown = (*ex)->exchange({0}, {fd}, kGrowth);
+  close(fd);
+  EXPECT_TRUE(grown.is_ok()) << "PE 0's early growth message was dropped: "
+                             << grown.status().message();
+  if (grown.is_ok()) {
+    for (int f : (*grown)[0]) close(f);
+  }
+  for (pid_t child : children) {
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  ex->reset();
+  remove_private_dir(*dir);
+}
+
 }  // namespace
 }  // namespace vshmem

@@ -209,5 +209,22 @@ TEST(FabricPeers, SameCliqueOnOtherNodesOnly) {
   EXPECT_EQ(fabric_peers(ids, nodes, 3), std::vector<bool>(6, false));  // its clique is alone
 }
 
+// Heap chunks and multicast objects import through one function: both refuse a handle without a
+// descriptor before the driver sees it, and both name what was imported.
+TEST_F(FakeDriverTest, ImportsShareOneHandlePath) {
+  auto p = provider(FakeDriverConfig{});
+  ASSERT_NE(p, nullptr);
+  auto chunk = p->import(ShareableHandle::from_fd(-1), 64 << 10);
+  ASSERT_FALSE(chunk.is_ok());
+  EXPECT_TRUE(contains(chunk.status().message(), "no descriptor")) << chunk.status().message();
+  auto object = p->multicast()->import(ShareableHandle::from_fd(-1), 64 << 10);
+  ASSERT_FALSE(object.is_ok());
+  EXPECT_EQ(object.status().code(), Code::kInvalidArgument);
+  EXPECT_TRUE(contains(object.status().message(), "multicast object") &&
+              contains(object.status().message(), "no descriptor"))
+      << object.status().message();
+  EXPECT_EQ(fake_calls("cuMemImportFromShareableHandle"), 0);
+}
+
 }  // namespace
 }  // namespace vshmem

@@ -19,10 +19,13 @@ __global__ void max_kernel(shmem_team_t team, long* dest, const long* source, si
 __global__ void xor_kernel(shmem_team_t team, unsigned* dest, const unsigned* source, size_t n) {
   shmemx_uint_xor_reduce_warp(team, dest, source, n);
 }
-// The reduce-scatter building block (no public device reduce-scatter calls it yet).
-__global__ void reduce_scatter_kernel(int* dest, const int* source, size_t n) {
-  vshmem::device::mc_reduce_scatter<vshmem::device::BlockGroup, vshmem::device::McOp::kMin>(
-      dest, source, n, shmem_my_pe());
+// The device reduce-scatter (min.s32 appears nowhere else; and.b64 neither).
+__global__ void reduce_scatter_kernel(shmem_team_t team, int* dest, const int* source, size_t n) {
+  shmemx_int_min_reducescatter_block(team, dest, source, n);
+}
+__global__ void reduce_scatter_and_kernel(shmem_team_t team, unsigned long* dest,
+                                          const unsigned long* source, size_t n) {
+  shmemx_ulong_and_reducescatter_warp(team, dest, source, n);
 }
 __global__ void mc_ptr_kernel(shmem_team_t team, const void* p, void** out) {
   *out = shmemx_mc_ptr(team, p);

@@ -85,12 +85,13 @@ __device__ __forceinline__ int broadcast_group(const char* call, shmem_team_t te
   }
   // With a multicast region, root stores its source into every PE's dest at once. Whether it
   // can is decided from arguments every PE shares, so all take the same path.
-  if (mc_on(v.size) &&
-      ((reinterpret_cast<uint64_t>(dest) | reinterpret_cast<uint64_t>(source) | bytes) & 3) == 0) {
+  const uint64_t mc = mc_team(v.slot, v.size);
+  if (mc_broadcast_ok(mc, reinterpret_cast<uint64_t>(dest), reinterpret_cast<uint64_t>(source),
+                      bytes)) {
     check_symmetric(call, dest, bytes);
     if (v.my_index == root) {
       check_symmetric(call, source, bytes);
-      mc_broadcast_store<G>(dest, source, bytes);
+      mc_broadcast_store<G>(dest, source, bytes, mc);
     }
     team_sync_group<G>(call, team, true);
     return 0;
@@ -264,9 +265,10 @@ __device__ __forceinline__ int reduce_group(const char* call, shmem_team_t team,
   if constexpr (McOpOf<Op>::kHas && Multimem<McOpOf<Op>::kOp, T>::kSupported) {
     // With a multicast region each PE reduces its share of the elements in the switch and
     // stores the results to every PE (impl/multimem.cuh); in place too, not partly overlapping.
-    if (mc_on(n) && (!overlap || d == src)) {
+    const uint64_t mc = mc_team(v.slot, n);
+    if (mc_reduce_ok(mc, true, d, src, bytes)) {
       team_sync_group<G>(call, team, true);
-      mc_reduce_share<G, McOpOf<Op>::kOp>(dest, source, nreduce, v.my_index, n);
+      mc_reduce_share<G, McOpOf<Op>::kOp>(dest, source, nreduce, v.my_index, n, mc);
       team_sync_group<G>(call, team, true);
       return 0;
     }
@@ -313,6 +315,16 @@ __device__ __forceinline__ int reducescatter_group(const char* call, shmem_team_
   }
   const T* block = source + static_cast<size_t>(v.my_index) * nreduce;
   team_sync_group<G>(call, team, true);
+  if constexpr (McOpOf<Op>::kHas && Multimem<McOpOf<Op>::kOp, T>::kSupported) {
+    // With a multicast region one multimem.ld_reduce per element reads our block of every
+    // member's source in the switch (impl/multimem.cuh).
+    const uint64_t mc = mc_team(v.slot, n);
+    if (mc_reducescatter_ok(mc, true)) {
+      mc_reduce_scatter<G, McOpOf<Op>::kOp>(dest, source, nreduce, v.my_index, mc);
+      team_sync_group<G>(call, team, true);
+      return 0;
+    }
+  }
   combine_range<Op>(call, v, dest, block, nreduce, G::rank(), G::size());
   team_sync_group<G>(call, team, true);
   return 0;

@@ -1,7 +1,9 @@
 // Multicast (NVLink SHARP) forms of the team barrier, broadcast and reductions, used when the
 // runtime made a multicast region over the heap (VSHMEM_ENABLE_MULTICAST=1 and every PE's device
-// reports CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: runtime/heap/multicast_region.hpp) and the team
-// spans every PE (the region does). Otherwise every caller keeps its unicast algorithm.
+// reports CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: runtime/heap/multicast_region.hpp) for the
+// team: the world's region for teams of every PE, the team's own for a smaller team that got one
+// at its split (barriers of smaller teams stay unicast). Which collective takes it: mc_select.h.
+// Otherwise every caller keeps its unicast algorithm.
 //
 //   multimem.st        one store reaches every PE's copy (broadcast, the results of reductions);
 //   multimem.ld_reduce one load reads every PE's copy and combines them in the switch;
@@ -13,6 +15,7 @@
 // before and after.
 #pragma once
 
+#include "vshmem/device/impl/mc_select.h"
 #include "vshmem/device/impl/memory.cuh"
 #include "vshmem/device/impl/state.cuh"
 
@@ -48,11 +51,25 @@ __device__ __forceinline__ bool mc_on(int team_size) {
 #endif
 }
 
-// The multicast address of the symmetric address p.
-template <class T>
-__device__ __forceinline__ T* mc_addr(T* p) {
+// The multicast address of H for the team in `slot` of team_size PEs (0: none here).
+__device__ __forceinline__ uint64_t mc_team(int slot, int team_size) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const GpuState& s = vshmemi_device_state;
-  return reinterpret_cast<T*>(s.mc_base + (reinterpret_cast<uint64_t>(p) - s.heap_base));
+  const uint64_t own =
+      s.teams != nullptr && slot > 0 && slot < s.team_slots ? s.teams[slot].mc_base : 0;
+  return mc_team_base(s.mc_base, own, team_size, s.n_pes);
+#else
+  (void)slot;
+  (void)team_size;
+  return 0;
+#endif
+}
+
+// The multicast address of the symmetric address p in the region at mc (default: the world's).
+template <class T>
+__device__ __forceinline__ T* mc_addr(T* p, uint64_t mc = vshmemi_device_state.mc_base) {
+  const GpuState& s = vshmemi_device_state;
+  return reinterpret_cast<T*>(mc + (reinterpret_cast<uint64_t>(p) - s.heap_base));
 }
 
 __device__ __forceinline__ void fence_proxy_alias() {
@@ -192,7 +209,8 @@ __device__ __forceinline__ void mc_barrier(bool quiet) {
 // Root's `bytes` at `source` into every PE's `dest` with multimem.st, by the group G; false (and
 // nothing done) when the sizes or alignments do not suit multimem (4-byte words at least).
 template <class G>
-__device__ __forceinline__ bool mc_broadcast_store(void* dest, const void* source, size_t bytes) {
+__device__ __forceinline__ bool mc_broadcast_store(void* dest, const void* source, size_t bytes,
+                                                   uint64_t mc = vshmemi_device_state.mc_base) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const uint64_t d = reinterpret_cast<uint64_t>(dest), sa = reinterpret_cast<uint64_t>(source);
   if (((d | sa | bytes) & 3) != 0) return false;
@@ -200,12 +218,12 @@ __device__ __forceinline__ bool mc_broadcast_store(void* dest, const void* sourc
   size_t done = 0;
   if (((d | sa) & 15) == 0) {
     const size_t vecs = bytes / 16;
-    float4* to = mc_addr(static_cast<float4*>(dest));
+    float4* to = mc_addr(static_cast<float4*>(dest), mc);
     const float4* from = static_cast<const float4*>(source);
     for (size_t i = G::rank(); i < vecs; i += G::size()) mc_store(to + i, from[i]);
     done = vecs * 16;
   }
-  uint32_t* to = mc_addr(reinterpret_cast<uint32_t*>(static_cast<char*>(dest) + done));
+  uint32_t* to = mc_addr(reinterpret_cast<uint32_t*>(static_cast<char*>(dest) + done), mc);
   const uint32_t* from = reinterpret_cast<const uint32_t*>(static_cast<const char*>(source) + done);
   for (size_t i = G::rank(); i < (bytes - done) / 4; i += G::size()) mc_store(to + i, from[i]);
   fence_proxy_alias();
@@ -214,6 +232,7 @@ __device__ __forceinline__ bool mc_broadcast_store(void* dest, const void* sourc
   (void)dest;
   (void)source;
   (void)bytes;
+  (void)mc;
   return false;
 #endif
 }
@@ -225,15 +244,16 @@ __device__ __forceinline__ bool mc_broadcast_store(void* dest, const void* sourc
 // otherwise. The caller synchronizes before and after.
 template <class G, McOp kOp, class T>
 __device__ __forceinline__ void mc_reduce_share(T* dest, const T* source, size_t nreduce,
-                                                int my_index, int n) {
+                                                int my_index, int n,
+                                                uint64_t mc = vshmemi_device_state.mc_base) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const size_t per = (nreduce + n - 1) / n;
   const size_t begin = per * static_cast<size_t>(my_index);
   const size_t end = begin + per < nreduce ? begin + per : nreduce;
   fence_proxy_alias();
   for (size_t i = begin + G::rank(); i < end; i += G::size()) {
-    const T v = Multimem<kOp, T>::ld_reduce(mc_addr(source + i));
-    mc_store_value(mc_addr(dest + i), v);
+    const T v = Multimem<kOp, T>::ld_reduce(mc_addr(source + i, mc));
+    mc_store_value(mc_addr(dest + i, mc), v);
   }
   fence_proxy_alias();
 #else
@@ -242,30 +262,32 @@ __device__ __forceinline__ void mc_reduce_share(T* dest, const T* source, size_t
   (void)nreduce;
   (void)my_index;
   (void)n;
+  (void)mc;
 #endif
 }
 
-// Reduce-scatter of every PE's `source` (n blocks of nelems, block j for team member j) into
+// Reduce-scatter of every member's `source` (n blocks of nelems, block j for team member j) into
 // this PE's `dest` (nelems), by the group G of member my_index: one multimem.ld_reduce per element
-// of our block, stored locally. For a device reduce-scatter to call when mc_on(n) and
-// Multimem<kOp, T>::kSupported (there is none in this tree yet); the caller synchronizes before
-// (sources ready) and after (sources free again). dest must not overlap any PE's source block
-// that another PE still reads, i.e. not source itself.
+// of our block (it reads that element of every member's source in the switch), stored locally.
+// reducescatter_group (impl/coll.cuh) calls it when mc_reducescatter_ok; the caller synchronizes
+// before (sources ready) and after (sources free again). dest must not overlap any source.
 template <class G, McOp kOp, class T>
 __device__ __forceinline__ void mc_reduce_scatter(T* dest, const T* source, size_t nelems,
-                                                  int my_index) {
+                                                  int my_index,
+                                                  uint64_t mc = vshmemi_device_state.mc_base) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const T* block = source + nelems * static_cast<size_t>(my_index);
-  fence_proxy_alias();
+  fence_proxy_alias();  // the unicast writes of the sources (ordered by the sync) come first
   for (size_t i = G::rank(); i < nelems; i += G::size()) {
-    dest[i] = Multimem<kOp, T>::ld_reduce(mc_addr(block + i));
+    dest[i] = Multimem<kOp, T>::ld_reduce(mc_addr(block + i, mc));
   }
-  fence_proxy_alias();
+  fence_proxy_alias();  // before any later unicast access to the sources
 #else
   (void)dest;
   (void)source;
   (void)nelems;
   (void)my_index;
+  (void)mc;
 #endif
 }
 

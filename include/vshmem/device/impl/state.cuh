@@ -28,6 +28,7 @@ struct GpuTeam {
   int size;
   int my_index;
   const int32_t* members;  // device memory: world PE of each member, in team order
+  uint64_t mc_base;        // the team's own multicast address of H (0: none; mc_select.h)
 };
 
 struct GpuState {

@@ -304,17 +304,21 @@ __device__ __forceinline__ void* shmem_team_ptr(shmem_team_t team, const void* d
   return shmem_ptr(dest, v.world_pe(pe));
 }
 
-// The multicast address of ptr for a team spanning every PE; NULL otherwise, when multicast is
-// off, and outside the committed heap (as on the host: shmemx.h).
+// The multicast address of ptr for the team (the world's region for a team of every PE, the
+// team's own for a smaller one); NULL when the team has none, when multicast is off, and outside
+// the committed heap (as on the host: shmemx.h).
 __device__ __forceinline__ void* shmemx_mc_ptr(shmem_team_t team, const void* ptr) {
   const vshmem::device::GpuState& s = vshmemi_device_state;
   vshmem::device::TeamView v{};
   const uint64_t a = reinterpret_cast<uint64_t>(ptr);
-  if (s.mc_base == 0 || !vshmem::device::team_lookup(team, &v) || v.size != s.n_pes ||
-      a < s.heap_base || a - s.heap_base >= s.heap_committed) {
+  if (!vshmem::device::team_lookup(team, &v) || a < s.heap_base ||
+      a - s.heap_base >= s.heap_committed) {
     return nullptr;
   }
-  return reinterpret_cast<void*>(s.mc_base + (a - s.heap_base));
+  const uint64_t own =
+      s.teams != nullptr && v.slot > 0 && v.slot < s.team_slots ? s.teams[v.slot].mc_base : 0;
+  const uint64_t mc = vshmem::device::mc_team_base(s.mc_base, own, v.size, s.n_pes);
+  return mc == 0 ? nullptr : reinterpret_cast<void*>(mc + (a - s.heap_base));
 }
 
 __device__ __forceinline__ void shmem_fence(void) { vshmem::device::fence_sys(); }
