@@ -153,3 +153,17 @@ if(_cubin_arch)
   endforeach()
 endif()
 
+# The application's own cuMemCreate memory joins the heap (nvshmemx_buffer_register_symmetric),
+# and a synchronous cudaMemcpy into the heap has landed when it returns (SYNC_MEMOPS).
+vshmem_add_mpe_test(NAME nvshmem_register SOURCES ${CMAKE_CURRENT_LIST_DIR}/nvshmem_register.cu
+                    NPES 1 2 4 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS register
+                    LIBS vshmem_nvshmem ENV VSHMEM_BACKEND=cuda)
+vshmem_device_link(mpe_nvshmem_register)
+vshmem_add_mpe_test(NAME nvshmem_sync_memops TARGET mpe_nvshmem_register NPES 2 4
+                    LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS sync_memops
+                    ENV VSHMEM_BACKEND=cuda)
+foreach(_t nvshmem_register.vshmemrun.1 nvshmem_register.vshmemrun.2
+        nvshmem_register.vshmemrun.4 nvshmem_sync_memops.vshmemrun.2
+        nvshmem_sync_memops.vshmemrun.4)
+  set_tests_properties(mpe.${_t} PROPERTIES FIXTURES_REQUIRED device_mps)
+endforeach()
