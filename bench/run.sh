@@ -233,7 +233,13 @@ if ((ngpus > 0)); then
     fi
     # NVSHMEM loads its bootstrap plugins from its lib folder.
     export LD_LIBRARY_PATH="$nvhome/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    mpi_env=(-x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH)
+    # Several PEs on one GPU is "limited MPG" to NVSHMEM unless CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
+    # is set to 100/PEs: its on-stream reductions then refuse to run ("Called NVSHMEM API not
+    # supported with limited MPG", exit 255: run 12 lost its bf16 comparison so). vshmem's PEs
+    # share the GPU's SMs under MPS without a cap; NVSHMEM is told to do the same.
+    export NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1
+    mpi_env=(-x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH
+             -x NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE)
     if ((!nv_built)); then
       echo "run.sh: FAILED: the NVSHMEM variant did not build: no comparison" >&2
       failures=$((failures + 1))

@@ -66,6 +66,23 @@ int shmemx_set_attr_uniqueid_args(int rank, int nranks, const shmemx_uniqueid_t*
  * Host code may not dereference it. */
 VSHMEM_HOSTDEV void* shmemx_mc_ptr(shmem_team_t team, const void* ptr);
 
+/* The application's own GPU memory joins the symmetric heap. Collective: every PE passes a
+ * buffer of the same size, made of whole allocations of its device that the application created
+ * with cuMemCreate (requestedHandleTypes including POSIX file descriptors, or fabric handles where
+ * the job uses those) and mapped with cuMemMap; PyTorch's expandable segments are such memory.
+ * The same physical memory is mapped again into the heap, at an address that is the same on
+ * every PE, and into every peer's window: the returned address is symmetric and works with every
+ * RMA, AMO, signal, collective and device call, and stores through either address are seen
+ * through the other. The application keeps its own mapping and must not release the memory
+ * before unregistering. flags must be 0. Returns NULL on every PE when any PE's buffer cannot be
+ * shared this way (cudaMalloc or host memory, a part of an allocation, another device, a job
+ * whose PEs do not all map each other's memory), with the cause in the error message. Ends with
+ * a barrier. */
+void* shmemx_buffer_register_symmetric(void* buf, size_t size, int flags);
+/* Collective: unmaps what shmemx_buffer_register_symmetric(ptr's buffer, size, 0) mapped, after
+ * a barrier. ptr is the address it returned. Returns 0, or non-zero with an error message. */
+int shmemx_buffer_unregister_symmetric(void* ptr, size_t size);
+
 VSHMEM_END_C
 
 #if __has_include("vshmem/shmemx_error.h")

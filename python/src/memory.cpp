@@ -124,6 +124,14 @@ void bind_memory(py::module_& m) {
         [](uintptr_t addr, std::vector<ssize_t> shape, py::dtype dtype, py::object owner) {
           return py::array(dtype, shape, {}, reinterpret_cast<void*>(addr), owner);
         });
+  // (address, bytes, C-contiguous) of a NumPy array, or None for anything else: one call instead
+  // of __array_interface__, which builds a dict (about 2 us a call) on every RMA and collective.
+  m.def("array_info", [](py::handle x) -> py::object {
+    if (!py::isinstance<py::array>(x)) return py::none();
+    auto a = py::reinterpret_borrow<py::array>(x);
+    const bool c_contiguous = (a.flags() & py::array::c_style) != 0;
+    return py::make_tuple(reinterpret_cast<uintptr_t>(a.data()), a.nbytes(), c_contiguous);
+  });
   m.def("to_dlpack", &to_dlpack, py::arg("addr"), py::arg("shape"), py::arg("dtype"),
         py::arg("cuda"), py::arg("device_id"), py::arg("owner"));
 }

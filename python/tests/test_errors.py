@@ -125,3 +125,31 @@ def test_gpu_tensor_on_host_heap(shmem):
         shmem.get(_FakeCudaTensor(), x, 0)
     shmem.barrier_all()
     shmem.free(x)
+
+
+def test_reduce_fast_path_falls_back_with_the_same_checks(shmem):
+    """reduce's short path (C-contiguous NumPy arrays, world team) takes only what it can check
+    cheaply; everything else gets the general path's messages, and nothing is reduced."""
+    x = shmem.empty(64, np.int64)
+    y = shmem.empty(64, np.int64)
+    x[:] = 5
+    y[:] = 7
+    shmem.barrier_all()
+    assert shmem._host_reduce_fast(y, x, "sum") is True
+    assert (y == 5 * shmem.n_pes()).all()
+    shmem.barrier_all()
+    with pytest.raises(ValueError, match="contiguous"):
+        shmem.reduce(y[::2], x[::2], "sum")
+    with pytest.raises(shmem.VshmemError, match="overlap"):
+        shmem.reduce(x[1:], x[:-1], "sum")
+    with pytest.raises(shmem.VshmemError, match="not symmetric"):
+        shmem.reduce(y, np.zeros(64, np.int64), "sum")
+    with pytest.raises(shmem.VshmemError, match="must match"):
+        shmem.reduce(y, x.view(np.float64), "sum")
+    with pytest.raises(shmem.VshmemError, match="op must be"):
+        shmem.reduce(y, x, "mean")
+    assert shmem._host_reduce_fast(y, np.zeros(64, np.int64), "sum") is False
+    assert (y == 5 * shmem.n_pes()).all()
+    shmem.barrier_all()
+    shmem.free(y)
+    shmem.free(x)

@@ -155,3 +155,43 @@ def test_gpu_errors(shmem):
     with pytest.raises(shmem.VshmemError, match="not symmetric"):
         shmem.put(local, x, 0)
     free_all(shmem, x)
+
+
+def test_reduce_fast_path_and_its_fallbacks(shmem):
+    """The common case (contiguous tensors, world team) takes the short path; everything else
+    still gets the general path's checks and messages."""
+    me, n = shmem.my_pe(), shmem.n_pes()
+    torch.manual_seed(4242 + me)
+    local = torch.randn(2048, device="cuda")
+    x = shmem.empty(2048, torch.float32, device="cuda")
+    y = shmem.empty(2048, torch.float32, device="cuda")
+    x.copy_(local)
+    y.fill_(float("nan"))
+    all_ = everyone(shmem, local)
+    torch.cuda.synchronize()
+    shmem.barrier_all()
+    assert shmem._gpu_reduce_fast(y, x, "sum", None, False) is True
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, all_.sum(0), rtol=1e-5, atol=1e-5)
+    shmem.barrier_all()
+    y.fill_(float("nan"))
+    torch.cuda.synchronize()
+    shmem.barrier_all()
+    shmem.reduce(y[1024:], x[:1024], "max")          # views inside the allocations
+    torch.cuda.synchronize()
+    assert torch.equal(y[1024:], all_[:, :1024].amax(0))
+    assert torch.isnan(y[:1024]).all()
+    shmem.barrier_all()
+    with pytest.raises(ValueError, match="contiguous"):
+        shmem.reduce(y.view(32, 64).t(), x.view(32, 64).t(), "sum")
+    with pytest.raises(shmem.VshmemError, match="overlap"):
+        shmem.reduce(x[1:], x[:-1], "sum")
+    with pytest.raises(shmem.VshmemError, match="not symmetric"):
+        shmem.reduce(y, local, "sum")
+    with pytest.raises(shmem.VshmemError, match="op must be one of"):
+        shmem.reduce(y, x, "bogus")
+    with pytest.raises(shmem.VshmemError, match="source must hold"):
+        shmem.reduce_scatter(y[:16], x[:16 * n + 1], "sum")
+    assert shmem._gpu_reduce_fast(y, local, "sum", None, False) is False
+    del all_, local
+    free_all(shmem, y, x)

@@ -53,6 +53,7 @@ class _State:
         self.allocs = {}          # start address -> _Allocation
         self.starts = []          # sorted start addresses
         self.inits = 0
+        self.npes = 0
 
 
 _state = _State()
@@ -86,6 +87,8 @@ def init(uid=None, rank=None, nranks=None, store=None):
     _state.inits += 1
     _state.scratch = _c.malloc(16 * 8, 64)
     _state.heap_gpu, _state.heap_device = _c.device_of(_state.scratch)
+    _state.npes = _c.n_pes()
+    _fast_reduce_table()
 
 
 def is_initialized():
@@ -174,11 +177,13 @@ class _Allocation:
         return f"<vshmem allocation {self.addr:#x} +{self.nbytes}>"
 
 
-def _find(addr, nbytes):
-    i = bisect.bisect_right(_state.starts, addr) - 1
+def _find(addr, nbytes, _bisect_right=bisect.bisect_right):
+    # Called twice by every collective: its lookups are bound once (default argument, locals).
+    starts = _state.starts
+    i = _bisect_right(starts, addr) - 1
     if i < 0:
         return None
-    a = _state.allocs[_state.starts[i]]
+    a = _state.allocs[starts[i]]
     return a if addr + nbytes <= a.addr + a.nbytes else None
 
 
@@ -298,11 +303,15 @@ def _buffer(x, call, what):
         if not x.is_contiguous():
             raise ValueError(f"{call}: {what} must be contiguous")
         return x.data_ptr(), x.nbytes, _dtypes.name_of(x.dtype), x.is_cuda
-    ai = getattr(x, "__array_interface__", None)
-    if ai is not None:                                            # NumPy and friends
-        if not x.flags.c_contiguous:
+    info = _c.array_info(x)                                      # NumPy
+    if info is None:
+        ai = getattr(x, "__array_interface__", None)             # NumPy-like
+        if ai is not None:
+            info = (ai["data"][0], x.nbytes, x.flags.c_contiguous)
+    if info is not None:
+        if not info[2]:
             raise ValueError(f"{call}: {what} must be C-contiguous")
-        return ai["data"][0], x.nbytes, _dtypes.name_of(x.dtype), False
+        return info[0], info[1], _dtypes.name_of(x.dtype), False
     raise TypeError(f"{call}: {what} must be a NumPy array or a torch.Tensor, not "
                     f"{type(x).__name__}")
 
@@ -457,17 +466,18 @@ def _stream_handle(stream):
     """cudaStream_t as an int from an int, a torch.cuda.Stream, or an object with
     __cuda_stream__ (the CUDA stream protocol: a method returning (version, handle))."""
     if stream is None:
-        torch = sys.modules.get("torch")
-        return torch.cuda.current_stream().cuda_stream if torch is not None else 0
+        return _current_stream()
     if isinstance(stream, int):
         return stream
+    # torch.cuda.Stream: its C property (its __cuda_stream__ says the same, at a Python call's
+    # cost).
+    handle = getattr(stream, "cuda_stream", None)
+    if handle is not None:
+        return int(handle)
     proto = getattr(stream, "__cuda_stream__", None)
     if proto is not None:
         v = proto() if callable(proto) else proto
         return int(v[1]) if isinstance(v, tuple) else int(v)
-    handle = getattr(stream, "cuda_stream", None)
-    if handle is not None:
-        return int(handle)
     raise TypeError(f"stream must be an int, a torch.cuda.Stream or have __cuda_stream__, not "
                     f"{type(stream).__name__}")
 
@@ -688,11 +698,114 @@ def _overlap(a, b):
     return a[1] < b[1] + b[2] and b[1] < a[1] + a[2]
 
 
+def _gpu_reduce_fast(dest, source, op, stream, scatter):
+    """The common GPU case in few Python steps (it is what a training loop calls): contiguous
+    torch tensors of one dtype with an on-stream reduction, each inside one allocation, the world
+    team. True when the call was made; False leaves every check and message to the general path
+    (nothing was done)."""
+    if not _FAST_REDUCE:
+        _fast_reduce_table()
+    try:
+        dt = dest.dtype
+        key = _FAST_REDUCE.get((dt, op, scatter))
+        if key is None or source.dtype is not dt or not (dest.is_contiguous() and
+                                                          source.is_contiguous()):
+            return False
+        da, sa = dest.data_ptr(), source.data_ptr()
+        dn, sn = dest.nbytes, source.nbytes
+    except (AttributeError, TypeError):
+        return False
+    if scatter:
+        if sn != dn * _state.npes or (da < sa + sn and sa < da + dn):
+            return False
+    elif dn != sn or (da != sa and da < sa + sn and sa < da + dn):
+        return False
+    if dn == 0 or _find(da, dn) is None or _find(sa, sn) is None:
+        return False
+    if stream is None:
+        st = _current_stream()
+    elif type(stream) is int:
+        st = stream
+    else:
+        st = _stream_handle(stream)
+    _c.reduce_on_stream(_c.TEAM_WORLD, key[0], key[1], da, sa, dn // key[2], st, scatter)
+    return True
+
+
+def _host_reduce_fast(dest, source, op):
+    """The host heap's common case (C-contiguous NumPy arrays of one dtype, the world team), as
+    _gpu_reduce_fast: True when the call was made, False to leave it to the general path."""
+    di = _c.array_info(dest)
+    si = _c.array_info(source)
+    if di is None or si is None or not (di[2] and si[2]):
+        return False
+    dt = dest.dtype
+    if not _FAST_HOST_REDUCE:
+        _fast_host_table()
+    key = _FAST_HOST_REDUCE.get((dt, op))
+    if key is None or source.dtype != dt:
+        return False
+    da, dn, sa, sn = di[0], di[1], si[0], si[1]
+    if dn != sn or dn == 0 or (da != sa and da < sa + sn and sa < da + dn):
+        return False
+    if _find(da, dn) is None or _find(sa, sn) is None:
+        return False
+    _c.reduce(_c.TEAM_WORLD, key[0], key[1], da, sa, dn // key[2])
+    return True
+
+
+# (NumPy dtype, op name) -> (op code, dtype code, element size) of the host reductions.
+_FAST_HOST_REDUCE = {}
+
+
+def _fast_host_table():
+    import numpy as np
+    for name, code in _dtypes.CODE.items():
+        if name == "bfloat16":
+            continue
+        for op, opc in _dtypes.OPS.items():
+            if _c.has_host_reduce(code, opc):
+                _FAST_HOST_REDUCE[(np.dtype(name), op)] = (opc, code, _dtypes.SIZE[name])
+
+
+# (torch dtype, op name, scatter) -> (op code, dtype code, element size), for the reductions that
+# have an on-stream form; filled when torch is first seen (_fast_reduce_table).
+_FAST_REDUCE = {}
+
+
+def _fast_reduce_table():
+    torch = sys.modules.get("torch")
+    if torch is None or _FAST_REDUCE:
+        return
+    for name, code in _dtypes.CODE.items():
+        tdt = getattr(torch, name, None)
+        if tdt is None or _dtypes.name_of(tdt) != name:
+            continue
+        for op, opc in _dtypes.OPS.items():
+            for scatter in (False, True):
+                if (code, opc, scatter) in _STREAM_REDUCE:
+                    _FAST_REDUCE[(tdt, op, scatter)] = (opc, code, _dtypes.SIZE[name])
+
+
+def _current_stream():
+    """torch's current stream on the heap's device, as an int."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return 0
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(_state.heap_device)
+    return torch.cuda.current_stream().cuda_stream
+
+
 def reduce(dest, source, op="sum", team=None, stream=None):
     """All-reduce: every member's dest receives the combination of the members' source ('sum',
     'prod', 'min', 'max'; 'and', 'or', 'xor' for integers). dest and source are symmetric, of
     one dtype and size, the same array or disjoint. GPU heap: on `stream` (default torch's
     current stream), including float16 and bfloat16."""
+    if team is None and (_gpu_reduce_fast(dest, source, op, stream, False) if _state.heap_gpu
+                         else _host_reduce_fast(dest, source, op)):
+        return
     call = "vshmem.reduce"
     h, team, d, s = _coll(call, dest, source, team)
     if d[2] != s[2] or d[3] != s[3]:
@@ -738,6 +851,8 @@ _STREAM_REDUCE = {(d, o, sc) for d in range(len(_dtypes.CODE)) for o in range(le
 def reduce_scatter(dest, source, op="sum", team=None, stream=None):
     """source holds one block of dest's size per team member; member j's dest receives the
     combination of block j of every member's source. dest and source must not overlap."""
+    if team is None and _state.heap_gpu and _gpu_reduce_fast(dest, source, op, stream, True):
+        return
     call = "vshmem.reduce_scatter"
     h, team, d, s = _coll(call, dest, source, team)
     npes = _c.team_n_pes(h)

@@ -1,4 +1,5 @@
-// Symmetric memory management: shmem_malloc, calloc, align, realloc, free, malloc_with_hints.
+// Symmetric memory management: shmem_malloc, calloc, align, realloc, free, malloc_with_hints,
+// and the application's own GPU memory joining the heap (shmemx_buffer_register_symmetric).
 // Each is collective; each ends with a barrier so that no PE touches a peer's new object before
 // the peer has it.
 #include <algorithm>
@@ -7,6 +8,7 @@
 
 #include "runtime/api/runtime.hpp"
 #include "shmem.h"
+#include "shmemx.h"
 
 using namespace vshmem;
 using namespace vshmem::detail;
@@ -123,6 +125,33 @@ void* shmem_realloc(void* ptr, size_t size) {
   if (!st) fail("shmem_realloc", st);
   shmem_barrier_all();
   return *r;
+}
+
+void* shmemx_buffer_register_symmetric(void* buf, size_t size, int flags) {
+  const char* call = "shmemx_buffer_register_symmetric";
+  Runtime& rt = runtime_for(call);
+  auto r = rt.heap->register_buffer(buf, size, flags, call);
+  void* out = nullptr;
+  if (r) {
+    out = *r;
+  } else {
+    report_failure(call, r.status());
+  }
+  shmem_barrier_all();
+  return out;
+}
+
+int shmemx_buffer_unregister_symmetric(void* ptr, size_t size) {
+  const char* call = "shmemx_buffer_unregister_symmetric";
+  Runtime& rt = runtime_for(call);
+  // Every PE's transfers to and from the buffer are complete before its mappings go.
+  shmem_barrier_all();
+  Status st = rt.heap->unregister_buffer(ptr, size, call);
+  if (!st) {
+    report_failure(call, st);
+    return 1;
+  }
+  return 0;
 }
 
 void* shmalloc(size_t size) { return shmem_malloc(size); }

@@ -35,6 +35,9 @@ class Allocator {
   std::optional<size_t> growth_needed(size_t size, size_t alignment) const;
   // Adds [committed, committed + bytes) to the free space.
   void grow(size_t bytes);
+  // Moves the committed end by `bytes` without adding free space: the range is backed by
+  // memory the allocator never hands out (a registered application buffer).
+  void skip(size_t bytes) { committed_ += bytes; }
 
   // Frees the block at offset; false when offset is not the start of a live block.
   bool free(size_t offset);

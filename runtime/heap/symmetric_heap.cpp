@@ -221,10 +221,11 @@ Status SymmetricHeap::map_peer_chunks(PhysicalAllocation& own, size_t offset, si
   return Status::ok();
 }
 
-Status SymmetricHeap::agree_on_outcome(const Status& mine, const std::string& what) {
+Status SymmetricHeap::agree_on_outcome(const Status& mine, const std::string& what,
+                                       const char* consequence) {
   struct Outcome {
     int32_t code;
-    char cause[252];
+    char cause[508];
   };
   Outcome out{};
   out.code = static_cast<int32_t>(mine.code());
@@ -242,10 +243,9 @@ Status SymmetricHeap::agree_on_outcome(const Status& mine, const std::string& wh
     for (int q : failed) who += (who.empty() ? "" : ", ") + std::to_string(q);
     // `what` has one %s for "its"/"their".
     const std::string did = log::format(what.c_str(), failed.size() > 1 ? "their" : "its");
-    return error(
-        static_cast<Code>(all[p].code),
-        log::format("PE%s %s %s; no PE grew its heap. PE %d: %s", failed.size() > 1 ? "s" : "",
-                    who.c_str(), did.c_str(), p, all[p].cause));
+    return error(static_cast<Code>(all[p].code),
+                 log::format("PE%s %s %s; %s. PE %d: %s", failed.size() > 1 ? "s" : "", who.c_str(),
+                             did.c_str(), consequence, p, all[p].cause));
   }
   return Status::ok();
 }
@@ -337,6 +337,215 @@ Result<size_t> SymmetricHeap::block_size(const void* ptr) const {
                  log::format("%p is not the start of a live symmetric allocation", ptr));
   }
   return *s;
+}
+
+namespace {
+// At most this many separate allocations in one registered buffer (their descriptors travel in
+// one message).
+constexpr size_t kMaxPieces = 128;
+}  // namespace
+
+Status SymmetricHeap::map_peer_pieces(const std::vector<std::shared_ptr<PhysicalAllocation>>& own,
+                                      const std::vector<std::vector<uint64_t>>& peer_sizes,
+                                      size_t offset, uint64_t tag,
+                                      std::vector<std::unique_ptr<Mapping>>* peer_maps) {
+  const int n = bootstrap_.size();
+  std::vector<ShareableHandle> imported_order;
+  std::map<int, std::vector<ShareableHandle>> handles;
+  if (handle_kind_ == HandleKind::kFabric) {
+    const size_t hb = ShareableHandle::kFabricBytes;
+    std::vector<uint8_t> mine(kMaxPieces * hb), all(static_cast<size_t>(n) * mine.size());
+    Status exported;
+    for (size_t i = 0; i < own.size() && exported.is_ok(); ++i) {
+      auto h = own[i]->export_handle(HandleKind::kFabric);
+      if (h) {
+        std::memcpy(&mine[i * hb], h->fabric().data(), hb);
+      } else {
+        exported = h.status();
+      }
+    }
+    // Everyone takes part in the allgather even after a failed export (collectives in step).
+    VSHMEM_RETURN_IF_ERROR(bootstrap_.allgather(mine.data(), all.data(), mine.size()));
+    VSHMEM_RETURN_IF_ERROR(exported);
+    for (int p : mapped_peers_) {
+      for (size_t i = 0; i < peer_sizes[p].size(); ++i) {
+        handles[p].push_back(
+            ShareableHandle::from_fabric(&all[static_cast<size_t>(p) * mine.size() + i * hb]));
+      }
+    }
+  } else if (!mapped_peers_.empty()) {
+    std::vector<ShareableHandle> exported;
+    std::vector<int> fds;
+    for (const auto& piece : own) {
+      ShareableHandle h;
+      VSHMEM_ASSIGN_OR_RETURN(h, piece->export_handle(HandleKind::kPosixFd));
+      fds.push_back(h.fd());
+      exported.push_back(std::move(h));
+    }
+    std::map<int, std::vector<int>> received;
+    VSHMEM_ASSIGN_OR_RETURN(received, fd_exchange_->exchange(mapped_peers_, fds, tag));
+    for (auto& [p, got] : received) {
+      for (int fd : got) handles[p].push_back(ShareableHandle::from_fd(fd));
+    }
+  }
+  for (int p : mapped_peers_) {
+    auto& hs = handles[p];
+    if (hs.size() != peer_sizes[p].size()) {
+      return error(Code::kPeerFailure, log::format("PE %d sent %zu memory handles, not %zu", p,
+                                                   hs.size(), peer_sizes[p].size()));
+    }
+    size_t at = offset;
+    for (size_t i = 0; i < hs.size(); ++i) {
+      std::shared_ptr<PhysicalAllocation> phys;
+      VSHMEM_ASSIGN_OR_RETURN(phys, provider_.import(std::move(hs[i]), peer_sizes[p][i]));
+      std::unique_ptr<Mapping> m;
+      VSHMEM_ASSIGN_OR_RETURN(
+          m, provider_.map(range_, size_ * (1 + static_cast<size_t>(peer_slot_[p])) + at, phys));
+      peer_maps->push_back(std::move(m));
+      at += peer_sizes[p][i];
+    }
+  }
+  return Status::ok();
+}
+
+Result<void*> SymmetricHeap::register_buffer(void* buf, size_t size, int flags, const char* call) {
+  VSHMEM_RETURN_IF_ERROR(check_symmetric(call, 3, size, static_cast<uint32_t>(flags)));
+  const int n = bootstrap_.size();
+  // 1. This PE's pieces, and whether the job can share them: every peer must be one we map
+  //    (a PE of another node would need the network to register the memory).
+  std::vector<std::shared_ptr<PhysicalAllocation>> pieces;
+  Status mine;
+  if (flags != 0) {
+    mine = error(Code::kInvalidArgument, log::format("flags %#x: no flags are defined", flags));
+  } else if (buf == nullptr || size == 0) {
+    mine = error(Code::kInvalidArgument,
+                 log::format("buffer %p, %zu bytes: nothing to register", buf, size));
+  } else if (mapped_peers_.size() + 1 != static_cast<size_t>(n)) {
+    int unmapped = -1;
+    for (int p = 0; p < n && unmapped < 0; ++p) {
+      if (p != my_pe_ && peer_slot_[p] < 0) unmapped = p;
+    }
+    mine = error(Code::kUnsupported,
+                 log::format("PE %d's memory is not mapped here (another node, or no peer "
+                             "access): registered buffers reach only PEs that map each other's "
+                             "memory",
+                             unmapped));
+  } else if (auto r = provider_.retain_mapped(buf, size, handle_kind_)) {
+    pieces = std::move(r).value();
+    if (pieces.size() > kMaxPieces) {
+      mine = error(Code::kUnsupported,
+                   log::format("the buffer is made of %zu separate allocations (at most %zu)",
+                               pieces.size(), kMaxPieces));
+    }
+  } else {
+    mine = r.status();
+  }
+  // 2. Where it goes: the first unregistered range that holds it, else after the committed part.
+  const size_t span = round_up(size, provider_.granularity());
+  size_t offset = 0;
+  bool from_hole = false;
+  for (const auto& [off, len] : holes_) {
+    if (len >= span) {
+      offset = off;
+      from_hole = true;
+      break;
+    }
+  }
+  if (!from_hole) {
+    offset = allocator_.committed();
+    if (mine.is_ok() && span > size_ - offset) {
+      mine = error(Code::kOutOfMemory,
+                   log::format("%zu bytes do not fit in the symmetric heap's address range "
+                               "(%zu of %zu bytes committed; raise SHMEM_SYMMETRIC_SIZE)",
+                               size, offset, size_));
+    }
+  }
+  // 3. Map ours at H + offset.
+  Registered reg{offset, size, {}};
+  size_t at = offset;
+  for (size_t i = 0; i < pieces.size() && mine.is_ok(); ++i) {
+    if (auto m = provider_.map(range_, at, pieces[i])) {
+      reg.maps.push_back(std::move(m).value());
+      at += pieces[i]->size();
+    } else {
+      mine = m.status();
+    }
+  }
+  VSHMEM_RETURN_IF_ERROR(
+      agree_on_outcome(mine.with_context(std::string(call) + ": "),
+                       log::format("could not register %s buffer of %zu bytes", "%s", size),
+                       "nothing was registered"));
+  // 4. Every PE learns the others' piece sizes, then maps the peers' pieces.
+  std::vector<uint64_t> my_sizes(kMaxPieces + 1, 0),
+      all_sizes(static_cast<size_t>(n) * (kMaxPieces + 1));
+  my_sizes[0] = pieces.size();
+  for (size_t i = 0; i < pieces.size(); ++i) my_sizes[i + 1] = pieces[i]->size();
+  VSHMEM_RETURN_IF_ERROR(
+      bootstrap_.allgather(my_sizes.data(), all_sizes.data(), my_sizes.size() * sizeof(uint64_t)));
+  std::vector<std::vector<uint64_t>> peer_sizes(n);
+  for (int p = 0; p < n; ++p) {
+    const uint64_t* row = &all_sizes[static_cast<size_t>(p) * (kMaxPieces + 1)];
+    peer_sizes[p].assign(row + 1, row + 1 + row[0]);
+  }
+  std::vector<std::unique_ptr<Mapping>> peer_maps;
+  const uint64_t tag = growth_attempts_++;
+  Status mapped = map_peer_pieces(pieces, peer_sizes, offset, tag, &peer_maps);
+  VSHMEM_RETURN_IF_ERROR(agree_on_outcome(
+      mapped.with_context(std::string(call) + ": "),
+      log::format("could not map %s peers' registered buffers", "%s"), "nothing was registered"));
+  for (auto& m : peer_maps) reg.maps.push_back(std::move(m));
+  if (from_hole) {
+    const size_t hole = holes_[offset];
+    holes_.erase(offset);
+    if (hole > span) holes_[offset + span] = hole - span;
+  } else {
+    allocator_.skip(span);
+  }
+  registered_.push_back(std::move(reg));
+  VSHMEM_INFO("%s: %zu bytes (%zu allocation%s) at %#lx", call, size, pieces.size(),
+              pieces.size() == 1 ? "" : "s", static_cast<unsigned long>(base_ + offset));
+  if (on_growth_) on_growth_();
+  return reinterpret_cast<void*>(base_ + offset);
+}
+
+Status SymmetricHeap::unregister_buffer(void* sym, size_t size, const char* call) {
+  const uint64_t off = sym == nullptr ? ~0ull : reinterpret_cast<uintptr_t>(sym) - base_;
+  VSHMEM_RETURN_IF_ERROR(check_symmetric(call, 4, off, size));
+  auto it = std::find_if(registered_.begin(), registered_.end(),
+                         [&](const Registered& r) { return r.offset == off; });
+  if (sym == nullptr || it == registered_.end()) {
+    return error(Code::kInvalidArgument, log::format("%s(%p): not an address returned by "
+                                                     "shmemx_buffer_register_symmetric",
+                                                     call, sym));
+  }
+  if (it->size != size) {
+    return error(Code::kInvalidArgument,
+                 log::format("%s(%p, %zu bytes): it was registered with %zu bytes", call, sym, size,
+                             it->size));
+  }
+  // No peer may still be using it when the mappings go (every PE reached this call).
+  VSHMEM_RETURN_IF_ERROR(bootstrap_.barrier());
+  while (!it->maps.empty()) it->maps.pop_back();  // peers' first, ours last
+  size_t span = round_up(it->size, provider_.granularity());
+  size_t start = it->offset;
+  registered_.erase(it);
+  // Merge with neighbouring holes.
+  auto next = holes_.find(start + span);
+  if (next != holes_.end()) {
+    span += next->second;
+    holes_.erase(next);
+  }
+  auto prev = holes_.lower_bound(start);
+  if (prev != holes_.begin()) {
+    --prev;
+    if (prev->first + prev->second == start) {
+      start = prev->first;
+      span += prev->second;
+      holes_.erase(prev);
+    }
+  }
+  holes_[start] = span;
+  return Status::ok();
 }
 
 }  // namespace vshmem

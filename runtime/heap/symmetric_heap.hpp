@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,6 +73,18 @@ class SymmetricHeap {
   // Size of the live block that starts at ptr.
   Result<size_t> block_size(const void* ptr) const;
 
+  // Collective, same size and flags (0: none are defined) on every PE (always checked): the
+  // application's own memory
+  // [buf, buf + size) (provider.retain_mapped: for cuda, whole cuMemCreate allocations) is
+  // mapped again into H, at the same offset on every PE, and every mapped peer's into its window
+  // slot; returns that symmetric address. buf's own mapping stays the application's. Every PE
+  // fails alike, naming the PEs and the first cause, when one cannot; nothing is left mapped.
+  Result<void*> register_buffer(void* buf, size_t size, int flags, const char* call);
+  // Collective: undoes register_buffer (sym: its result, size: the same size). The range of H
+  // is reused by later registrations.
+  Status unregister_buffer(void* sym, size_t size, const char* call);
+  size_t registered_count() const { return registered_.size(); }
+
   // Called after every growth (the device state must learn the new committed size).
   void set_growth_listener(std::function<void()> listener) { on_growth_ = std::move(listener); }
   // Called during every growth, collectively, once the new memory [offset, offset + bytes) is
@@ -99,7 +112,13 @@ class SymmetricHeap {
   // Collective: ok when every PE's `mine` is ok; else every PE gets the same error naming the
   // failed PEs, what they could not do (`what`, with one %s for "its"/"their") and the first
   // one's cause.
-  Status agree_on_outcome(const Status& mine, const std::string& what);
+  Status agree_on_outcome(const Status& mine, const std::string& what,
+                          const char* consequence = "no PE grew its heap");
+  // Every mapped peer's pieces (their sizes: peer_sizes[p]) imported and mapped at `offset` of
+  // the peer's slot, in order; ours exported. Collective.
+  Status map_peer_pieces(const std::vector<std::shared_ptr<PhysicalAllocation>>& own,
+                         const std::vector<std::vector<uint64_t>>& peer_sizes, size_t offset,
+                         uint64_t tag, std::vector<std::unique_ptr<Mapping>>* peer_maps);
   Status check_symmetric(const char* call, uint64_t op, uint64_t a, uint64_t b);
 
   MemoryProvider& provider_;
@@ -121,6 +140,13 @@ class SymmetricHeap {
   std::function<void()> on_growth_;
   std::function<Status(uint64_t, size_t)> region_hook_;
   ChunkListener on_chunk_;
+  struct Registered {
+    size_t offset;  // in H
+    size_t size;
+    std::vector<std::unique_ptr<Mapping>> maps;  // ours first, then the peers'
+  };
+  std::vector<Registered> registered_;
+  std::map<size_t, size_t> holes_;  // offset -> size: unregistered ranges of H, reused
 };
 
 }  // namespace vshmem

@@ -48,6 +48,8 @@ namespace vshmem::detail {
   X(cuMemExportToShareableHandle, 10020)           \
   X(cuMemImportFromShareableHandle, 10020)         \
   X(cuMemGetAllocationPropertiesFromHandle, 10020) \
+  X(cuMemRetainAllocationHandle, 11000)            \
+  X(cuPointerSetAttribute, 6000)                   \
   X(cuMemAlloc, 3020)                              \
   X(cuMemFree, 3020)                               \
   X(cuMemHostAlloc, 2020)                          \

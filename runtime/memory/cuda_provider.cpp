@@ -614,6 +614,7 @@ class CudaProvider final : public MemoryProvider {
                                               "multiple of minimum=%zu",
                                               dc.ordinal, granularity_, minimum));
     }
+    minimum_ = minimum;
 
     VSHMEM_RETURN_IF_ERROR(
         drv_.check(drv_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
@@ -768,12 +769,12 @@ class CudaProvider final : public MemoryProvider {
                    "map: the reservation and the allocation must both come from a cuda provider");
     }
     const size_t size = phys->size();
-    if (offset % granularity_ != 0 || offset > reservation->size() ||
+    if (offset % minimum_ != 0 || offset > reservation->size() ||
         size > reservation->size() - offset) {
       return error(Code::kInvalidArgument,
                    log::format("map(offset %zu, %zu bytes): outside the %zu-byte reservation or "
                                "not a multiple of the granularity %zu",
-                               offset, size, reservation->size(), granularity_));
+                               offset, size, reservation->size(), minimum_));
     }
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
@@ -785,8 +786,111 @@ class CudaProvider final : public MemoryProvider {
     auto mapping =
         std::make_unique<CudaMapping>(device_, std::move(reservation), offset, std::move(physical));
     VSHMEM_RETURN_IF_ERROR(set_access(va, *phys));
+    // Synchronous CUDA memory calls on this range (cudaMemcpy, cudaMemset) complete before they
+    // return, as NVSHMEM's heap does: without it a cudaMemcpy of up to 64 KiB from pageable
+    // memory returns once the data is staged, and a peer reading after the next barrier can see
+    // the old contents. Drivers before 12.1 refuse it for VMM memory: then only async ordering.
+    const int sync_memops = 1;
+    CUresult sr = drv_.cuPointerSetAttribute(&sync_memops, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, va);
+    if (sr != CUDA_SUCCESS && !sync_memops_warned_) {
+      sync_memops_warned_ = true;
+      VSHMEM_INFO(
+          "cuPointerSetAttribute(SYNC_MEMOPS, 0x%zx): %s: synchronous cudaMemcpy to the "
+          "heap may return before the copy lands; synchronize before a barrier",
+          static_cast<size_t>(va), drv_.describe(sr).c_str());
+    }
     device_->add_range(va, size);
     return std::unique_ptr<Mapping>(std::move(mapping));
+  }
+
+  // Walks [address, address + size) one minimum granule at a time: each run of granules showing
+  // the same allocation (cuMemRetainAllocationHandle) is one piece. A mapping always starts at
+  // its allocation's first byte (cuMemMap takes offset 0 only), so a run that starts after
+  // another run starts its allocation; the first and the last run are checked at their outer
+  // edges.
+  Result<std::vector<std::shared_ptr<PhysicalAllocation>>> retain_mapped(void* address, size_t size,
+                                                                         HandleKind kind) override {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(address);
+    if (a == 0 || size == 0) {
+      return error(Code::kInvalidArgument,
+                   log::format("%p, %zu bytes: nothing to register", address, size));
+    }
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    std::vector<std::shared_ptr<PhysicalAllocation>> pieces;
+    // Every probe takes a reference; `probes` drops them all when this call returns.
+    std::vector<std::unique_ptr<CudaPhysical>> probes;
+    auto probe_at = [&](uintptr_t at) -> CUmemGenericAllocationHandle {
+      CUmemGenericAllocationHandle h = 0;
+      if (drv_.cuMemRetainAllocationHandle(&h, reinterpret_cast<void*>(at)) != CUDA_SUCCESS) {
+        return 0;
+      }
+      probes.push_back(std::make_unique<CudaPhysical>(device_, h, minimum_, false));
+      return h;
+    };
+    auto not_vmm = [&](size_t off) {
+      return error(Code::kUnsupported,
+                   log::format("%p (%zu bytes into the buffer) is not memory mapped with "
+                               "cuMemCreate/cuMemMap (cudaMalloc, cudaMallocAsync, managed and "
+                               "host memory cannot be shared by handle: allocate with the VMM "
+                               "API, e.g. PyTorch's expandable_segments, or use shmem_malloc)",
+                               reinterpret_cast<void*>(a + off), off));
+    };
+    if (probe_at(a) == 0) return not_vmm(0);
+    if (a % minimum_ != 0 || size % minimum_ != 0) {
+      return error(Code::kInvalidArgument,
+                   log::format("%p, %zu bytes: the address and the size must be multiples of the "
+                               "allocation granularity %zu (whole cuMemCreate allocations)",
+                               address, size, minimum_));
+    }
+    if (a >= minimum_) {
+      CUmemGenericAllocationHandle before = probe_at(a - minimum_);
+      if (before != 0 && before == probe_at(a)) {
+        return error(Code::kInvalidArgument,
+                     log::format("%p is inside an allocation, not at its start: register whole "
+                                 "cuMemCreate allocations",
+                                 address));
+      }
+    }
+    size_t off = 0;
+    while (off < size) {
+      CUmemGenericAllocationHandle h = probe_at(a + off);
+      if (h == 0) return not_vmm(off);
+      size_t len = minimum_;
+      while (off + len < size && probe_at(a + off + len) == h) len += minimum_;
+      CUmemAllocationProp props = {};
+      VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuMemGetAllocationPropertiesFromHandle(&props, h),
+                                        "cuMemGetAllocationPropertiesFromHandle"));
+      if (props.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+          props.location.id != device_->ordinal()) {
+        return error(Code::kUnsupported,
+                     log::format("%p: the allocation is not memory of this PE's device %d",
+                                 reinterpret_cast<void*>(a + off), device_->ordinal()));
+      }
+      if ((props.requestedHandleTypes & cu_handle_type(kind)) == 0) {
+        return error(Code::kUnsupported,
+                     log::format("%p: the allocation was made without the %s handle type that "
+                                 "this job shares memory with (cuMemCreate's "
+                                 "prop.requestedHandleTypes)",
+                                 reinterpret_cast<void*>(a + off), handle_kind_name(kind)));
+      }
+      // The piece keeps one reference of its own.
+      CUmemGenericAllocationHandle kept = 0;
+      VSHMEM_RETURN_IF_ERROR(
+          drv_.check(drv_.cuMemRetainAllocationHandle(&kept, reinterpret_cast<void*>(a + off)),
+                     "cuMemRetainAllocationHandle"));
+      pieces.push_back(std::make_shared<CudaPhysical>(device_, kept, len, false));
+      off += len;
+    }
+    const CUmemGenericAllocationHandle last =
+        static_cast<const CudaPhysical&>(*pieces.back()).handle();
+    if (probe_at(a + size) == last) {
+      return error(Code::kInvalidArgument,
+                   log::format("%p, %zu bytes: the buffer ends inside an allocation: register "
+                               "whole cuMemCreate allocations",
+                               address, size));
+    }
+    return pieces;
   }
 
   Status copy(void* dst, const void* src, size_t bytes) override {
@@ -984,6 +1088,8 @@ class CudaProvider final : public MemoryProvider {
   const CudaDriver& drv_;
   CUmemAllocationProp prop_ = {};
   size_t granularity_ = 0;
+  size_t minimum_ = 0;  // the smallest allocation and mapping step
+  bool sync_memops_warned_ = false;
   std::vector<HandleKind> kinds_;
   CUstream stream_ = nullptr;
   CUmodule module_ = nullptr;

@@ -171,6 +171,24 @@ class MemoryProvider {
                                                size_t offset,
                                                std::shared_ptr<PhysicalAllocation> physical) = 0;
 
+  // The memory the application itself mapped at [address, address + size), as this provider's
+  // physical allocations in address order (each holding its own reference; their sizes add up
+  // to size), exportable as `kind`: what shmemx_buffer_register_symmetric maps into the heap.
+  // cuda: whole cuMemCreate allocations of this PE's device, found with
+  // cuMemRetainAllocationHandle. kUnsupported with the cause for memory that cannot be shared by
+  // handle (cudaMalloc memory; any memory for the host provider).
+  virtual Result<std::vector<std::shared_ptr<PhysicalAllocation>>> retain_mapped(void* address,
+                                                                                 size_t size,
+                                                                                 HandleKind kind) {
+    (void)address;
+    (void)size;
+    (void)kind;
+    return error(Code::kUnsupported,
+                 std::string("the symmetric heap is ") + name() +
+                     " memory: only GPU memory made with cuMemCreate can join it "
+                     "(VSHMEM_BACKEND=cuda)");
+  }
+
   // Host-issued data movement between any two addresses this process can name (mapped memory or
   // ordinary host memory). Completes before returning.
   virtual Status copy(void* dst, const void* src, size_t bytes) = 0;

@@ -131,11 +131,18 @@ if(_cubin_arch)
     COMMAND ${CMAKE_CUDA_COMPILER} -arch=sm_${_cubin_arch} -std=c++17 -rdc=true -dc
             -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_SOURCE_DIR}/include/nvshmem
             -o ${CMAKE_CURRENT_BINARY_DIR}/cubin_kernel.o ${CMAKE_CURRENT_LIST_DIR}/cubin_kernel.cu
-    COMMAND ${CMAKE_CUDA_COMPILER} -arch=sm_${_cubin_arch} -dlink -cubin -o ${_cubin}
-            ${CMAKE_CURRENT_BINARY_DIR}/cubin_kernel.o $<TARGET_FILE:vshmem_device>
+    # -ignore-host-info: libvshmem_device's objects carry nvcc's table of the kernels their host
+    # code launches; given one, nvlink drops every kernel no host code of the link launches,
+    # which is every kernel of a cubin loaded at run time (cubin_ring vanished without it).
+    COMMAND ${CMAKE_CUDA_COMPILER} -arch=sm_${_cubin_arch} -dlink -cubin -Xnvlink -ignore-host-info
+            -o ${_cubin} ${CMAKE_CURRENT_BINARY_DIR}/cubin_kernel.o $<TARGET_FILE:vshmem_device>
     DEPENDS ${CMAKE_CURRENT_LIST_DIR}/cubin_kernel.cu vshmem_device
     COMMENT "cubin_kernel.cubin (device-linked with libvshmem_device)")
   add_custom_target(cubin_kernel ALL DEPENDS ${_cubin})
+  # No GPU needed: the cubin must hold the kernels that nvshmem_cubin asks the driver for.
+  add_test(NAME unit.cubin_kernels_present
+           COMMAND ${CMAKE_COMMAND} -DCUBIN=${_cubin} "-DKERNELS=cubin_ring;cubin_query"
+                   -P ${PROJECT_SOURCE_DIR}/tests/tools/check_cubin_kernels.cmake)
   vshmem_add_mpe_test(NAME nvshmem_cubin SOURCES ${CMAKE_CURRENT_LIST_DIR}/nvshmem_cubin.cu
                       NPES 1 2 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS ${_cubin}
                       LIBS vshmem_nvshmem ENV VSHMEM_BACKEND=cuda)
@@ -145,3 +152,18 @@ if(_cubin_arch)
     set_tests_properties(mpe.nvshmem_cubin.vshmemrun.${_n} PROPERTIES FIXTURES_REQUIRED device_mps)
   endforeach()
 endif()
+
+# The application's own cuMemCreate memory joins the heap (nvshmemx_buffer_register_symmetric),
+# and a synchronous cudaMemcpy into the heap has landed when it returns (SYNC_MEMOPS).
+vshmem_add_mpe_test(NAME nvshmem_register SOURCES ${CMAKE_CURRENT_LIST_DIR}/nvshmem_register.cu
+                    NPES 1 2 4 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS register
+                    LIBS vshmem_nvshmem ENV VSHMEM_BACKEND=cuda)
+vshmem_device_link(mpe_nvshmem_register)
+vshmem_add_mpe_test(NAME nvshmem_sync_memops TARGET mpe_nvshmem_register NPES 2 4
+                    LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120 ARGS sync_memops
+                    ENV VSHMEM_BACKEND=cuda)
+foreach(_t nvshmem_register.vshmemrun.1 nvshmem_register.vshmemrun.2
+        nvshmem_register.vshmemrun.4 nvshmem_sync_memops.vshmemrun.2
+        nvshmem_sync_memops.vshmemrun.4)
+  set_tests_properties(mpe.${_t} PROPERTIES FIXTURES_REQUIRED device_mps)
+endforeach()

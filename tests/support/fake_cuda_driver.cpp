@@ -22,6 +22,12 @@ struct Object {
   int fd = -1;
   size_t size = 0;
   bool multicast = false;
+  int refs = 1;  // cuMemRetainAllocationHandle adds one, cuMemRelease drops one
+};
+
+struct Mapped {  // one cuMemMap: [start, start + size) shows handle
+  size_t size = 0;
+  CUmemGenericAllocationHandle handle = 0;
 };
 
 struct Fabric {  // what a fake fabric handle carries
@@ -38,6 +44,8 @@ FakeDriverConfig g_config;
 std::map<CUmemGenericAllocationHandle, Object> g_objects;
 CUmemGenericAllocationHandle g_next = 0x1000;
 std::map<std::string, int> g_calls;
+std::map<uintptr_t, Mapped> g_mapped;    // by start address
+std::map<uintptr_t, int> g_sync_memops;  // address -> times CU_POINTER_ATTRIBUTE_SYNC_MEMOPS set
 int g_binds = 0;
 thread_local std::vector<CUcontext> t_ctx;
 
@@ -229,6 +237,7 @@ CUresult fk_cuMemRelease(CUmemGenericAllocationHandle h) {
   std::lock_guard<std::mutex> lock(g_mu);
   Object* o = find(h);
   if (o == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (--o->refs > 0) return CUDA_SUCCESS;
   ::close(o->fd);
   g_objects.erase(h);
   return CUDA_SUCCESS;
@@ -245,10 +254,18 @@ CUresult fk_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAl
   }
   void* p = ::mmap(reinterpret_cast<void*>(ptr), size, PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_FIXED, fd, static_cast<off_t>(offset));
-  return p == MAP_FAILED ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+  if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_mapped[static_cast<uintptr_t>(ptr)] = Mapped{size, h};
+  return CUDA_SUCCESS;
 }
 CUresult fk_cuMemUnmap(CUdeviceptr ptr, size_t size) {
   FAKE(cuMemUnmap);
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_mapped.erase(static_cast<uintptr_t>(ptr));
+    g_sync_memops.erase(static_cast<uintptr_t>(ptr));
+  }
   void* p = ::mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
   return p == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
@@ -295,11 +312,47 @@ CUresult fk_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* h, void
   return CUDA_ERROR_INVALID_VALUE;
 }
 CUresult fk_cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,
-                                                   CUmemGenericAllocationHandle) {
+                                                   CUmemGenericAllocationHandle h) {
   *prop = {};
   prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop->location.id = 0;
+  std::lock_guard<std::mutex> lock(g_mu);
+  Object* o = find(h);
+  if (o == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  prop->requestedHandleTypes = g_config.unshareable_handles.count(h) != 0
+                                   ? CU_MEM_HANDLE_TYPE_NONE
+                                   : CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  if (g_config.fabric_supported && g_config.unshareable_handles.count(h) == 0) {
+    prop->requestedHandleTypes = static_cast<CUmemAllocationHandleType>(prop->requestedHandleTypes |
+                                                                        CU_MEM_HANDLE_TYPE_FABRIC);
+  }
+  return CUDA_SUCCESS;
+}
+// The allocation mapped at addr (anywhere inside one cuMemMap), with one more reference.
+CUresult fk_cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* h, void* addr) {
+  FAKE(cuMemRetainAllocationHandle);
+  std::lock_guard<std::mutex> lock(g_mu);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  auto it = g_mapped.upper_bound(a);
+  if (it == g_mapped.begin()) return CUDA_ERROR_INVALID_VALUE;
+  --it;
+  if (a - it->first >= it->second.size) return CUDA_ERROR_INVALID_VALUE;
+  Object* o = find(it->second.handle);
+  if (o == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ++o->refs;
+  *h = it->second.handle;
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuPointerSetAttribute(const void* value, CUpointer_attribute attribute,
+                                  CUdeviceptr ptr) {
+  FAKE(cuPointerSetAttribute);
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS) return CUDA_ERROR_INVALID_VALUE;
+  const uintptr_t a = static_cast<uintptr_t>(ptr);
+  auto it = g_mapped.find(a);
+  if (it == g_mapped.end()) return CUDA_ERROR_INVALID_VALUE;
+  if (*static_cast<const int*>(value) != 0) ++g_sync_memops[a];
   return CUDA_SUCCESS;
 }
 CUresult fk_cuMemAlloc(CUdeviceptr* p, size_t bytes) {
@@ -475,6 +528,23 @@ int fake_calls(const std::string& name) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = g_calls.find(name);
   return it == g_calls.end() ? 0 : it->second;
+}
+
+int fake_sync_memops(const void* address) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(address);
+  auto m = g_mapped.upper_bound(a);
+  if (m == g_mapped.begin()) return 0;
+  --m;
+  if (a - m->first >= m->second.size) return 0;
+  auto it = g_sync_memops.find(m->first);
+  return it == g_sync_memops.end() ? 0 : it->second;
+}
+
+int fake_refs(CUmemGenericAllocationHandle handle) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  Object* o = find(handle);
+  return o == nullptr ? 0 : o->refs;
 }
 
 void reset_fake_calls() {

@@ -10,6 +10,7 @@
 
 #include <cuda.h>
 
+#include <set>
 #include <string>
 
 #include "runtime/memory/cuda_driver.hpp"
@@ -33,6 +34,9 @@ struct FakeDriverConfig {
   CUresult fabric_info_result = CUDA_ERROR_NOT_SUPPORTED;
   detail::CudaFabricInfo fabric_info;
   std::string imex_channel_dir = "/dev/nvidia-caps-imex-channels";
+  // Allocations made without a shareable handle type (cuMemGetAllocationPropertiesFromHandle
+  // reports CU_MEM_HANDLE_TYPE_NONE for them).
+  std::set<CUmemGenericAllocationHandle> unshareable_handles;
 };
 
 // The fake table, configured with `config` (the configuration may be changed again later; the
@@ -41,6 +45,11 @@ const detail::CudaDriver& fake_cuda_driver(const FakeDriverConfig& config);
 // How often the named entry point was called since the process started (or the last reset).
 int fake_calls(const std::string& name);
 void reset_fake_calls();
+// How often CU_POINTER_ATTRIBUTE_SYNC_MEMOPS was set on the mapping that holds `address` (0 when
+// none does).
+int fake_sync_memops(const void* address);
+// The references an allocation holds (0: released).
+int fake_refs(CUmemGenericAllocationHandle handle);
 // Whether the real libcuda.so.1 is loaded in this process (it must never be in a fake test).
 bool real_libcuda_loaded();
 

@@ -1,0 +1,21 @@
+# cmake -DCUBIN=file.cubin -DKERNELS="a;b" -P check_cubin_kernels.cmake: fails unless every named
+# kernel is a function symbol of the cubin (what cuModuleGetFunction looks up).
+find_program(READELF readelf REQUIRED)
+if(NOT EXISTS "${CUBIN}")
+  message(FATAL_ERROR "${CUBIN} does not exist (target cubin_kernel not built)")
+endif()
+execute_process(COMMAND ${READELF} -sW ${CUBIN} OUTPUT_VARIABLE _symbols ERROR_QUIET
+                RESULT_VARIABLE _rc)
+if(NOT _rc EQUAL 0)
+  message(FATAL_ERROR "readelf -sW ${CUBIN} failed (${_rc})")
+endif()
+set(_missing "")
+foreach(_k IN LISTS KERNELS)
+  if(NOT _symbols MATCHES "FUNC[^\n]* ${_k}\n")
+    list(APPEND _missing ${_k})
+  endif()
+endforeach()
+if(_missing)
+  message(FATAL_ERROR "${CUBIN} lacks the kernel(s) ${_missing}: cuModuleGetFunction would fail")
+endif()
+message(STATUS "${CUBIN}: ${KERNELS} present")
