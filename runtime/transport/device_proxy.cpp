@@ -1,5 +1,6 @@
 #include "runtime/transport/device_proxy.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -36,11 +37,13 @@ void store_release(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RE
 }  // namespace
 
 DeviceProxy::DeviceProxy(const proxy::RingView& ring, ProxyBackend& backend, int my_pe,
-                         size_t stage_bytes)
+                         size_t stage_bytes, void* stage)
     : ring_(ring),
       backend_(backend),
       my_pe_(my_pe),
-      stage_(stage_bytes > 0 ? stage_bytes : 1),
+      own_stage_(stage == nullptr ? std::max<size_t>(stage_bytes, 1) : 0),
+      stage_(stage != nullptr ? static_cast<unsigned char*>(stage) : own_stage_.data()),
+      stage_bytes_(std::max<size_t>(stage_bytes, 1)),
       awaiting_ack_(ring.n_slots, 0) {
   head_ = retired_ = load_acquire(&ring_.control->consumed);
 }
@@ -182,10 +185,10 @@ int32_t DeviceProxy::handle(Slot& slot) {
         if (Status st = path->put(pe, dest, slot.data, slot.bytes); !st) return path_failed(st);
         return proxy::kOk;
       }
-      for (uint64_t off = 0; off < slot.bytes; off += stage_.size()) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(stage_.size(), slot.bytes - off));
-        if (Status st = backend_.copy(stage_.data(), source + off, n); !st) return copy_failed(st);
-        if (Status st = path->put(pe, dest + off, stage_.data(), n); !st) return path_failed(st);
+      for (uint64_t off = 0; off < slot.bytes; off += stage_bytes_) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(stage_bytes_, slot.bytes - off));
+        if (Status st = backend_.copy(stage_, source + off, n); !st) return copy_failed(st);
+        if (Status st = path->put(pe, dest + off, stage_, n); !st) return path_failed(st);
       }
       return proxy::kOk;
     case proxy::kOpGet:
@@ -194,10 +197,10 @@ int32_t DeviceProxy::handle(Slot& slot) {
         if (Status st = path->get(pe, slot.data, source, slot.bytes); !st) return path_failed(st);
         return proxy::kOk;
       }
-      for (uint64_t off = 0; off < slot.bytes; off += stage_.size()) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(stage_.size(), slot.bytes - off));
-        if (Status st = path->get(pe, stage_.data(), source + off, n); !st) return path_failed(st);
-        if (Status st = backend_.copy(dest + off, stage_.data(), n); !st) return copy_failed(st);
+      for (uint64_t off = 0; off < slot.bytes; off += stage_bytes_) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(stage_bytes_, slot.bytes - off));
+        if (Status st = path->get(pe, stage_, source + off, n); !st) return path_failed(st);
+        if (Status st = backend_.copy(dest + off, stage_, n); !st) return copy_failed(st);
       }
       return proxy::kOk;
     case proxy::kOpAtomic: {

@@ -41,9 +41,10 @@ class ProxyBackend {
 
 class DeviceProxy {
  public:
-  // stage_bytes: the proxy's host buffer for requests whose data is not in the slot.
+  // stage_bytes: the proxy's host buffer for requests whose data is not in the slot; `stage`
+  // (pinned memory, for fast copies to and from the GPU) or, when null, a buffer of its own.
   DeviceProxy(const proxy::RingView& ring, ProxyBackend& backend, int my_pe,
-              size_t stage_bytes = size_t{1} << 20);
+              size_t stage_bytes = size_t{1} << 20, void* stage = nullptr);
   ~DeviceProxy();
   DeviceProxy(const DeviceProxy&) = delete;
   DeviceProxy& operator=(const DeviceProxy&) = delete;
@@ -69,7 +70,9 @@ class DeviceProxy {
   proxy::RingView ring_;
   ProxyBackend& backend_;
   int my_pe_;
-  std::vector<unsigned char> stage_;
+  std::vector<unsigned char> own_stage_;
+  unsigned char* stage_;
+  size_t stage_bytes_;
   uint64_t head_ = 0;     // next ticket to handle
   uint64_t retired_ = 0;  // == control->consumed
   std::vector<uint8_t> awaiting_ack_;  // per slot: handled, its producer has not acknowledged
