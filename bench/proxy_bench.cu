@@ -15,14 +15,14 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(expr)                                                                              \
-  do {                                                                                        \
-    cudaError_t e_ = (expr);                                                                  \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "proxy_bench: PE %d: %s: %s\n", shmem_my_pe(), #expr,              \
-                   cudaGetErrorString(e_));                                                   \
-      shmem_global_exit(1);                                                                   \
-    }                                                                                         \
+#define CK(expr)                                                                 \
+  do {                                                                           \
+    cudaError_t e_ = (expr);                                                     \
+    if (e_ != cudaSuccess) {                                                     \
+      std::fprintf(stderr, "proxy_bench: PE %d: %s: %s\n", shmem_my_pe(), #expr, \
+                   cudaGetErrorString(e_));                                      \
+      shmem_global_exit(1);                                                      \
+    }                                                                            \
   } while (0)
 
 namespace {
@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
     shmem_global_exit(1);
   }
   if (me == 0 && shmem_ptr(word, peer) != nullptr) {
-    std::printf("proxy_bench: PE 1 is mapped (not behind the proxy): run with --simulate-nodes 2\n");
+    std::printf(
+        "proxy_bench: PE 1 is mapped (not behind the proxy): run with --simulate-nodes 2\n");
     shmem_global_exit(1);
   }
   CK(cudaMemset(word, 0, sizeof(long) * 2));

@@ -429,8 +429,7 @@ int shmemx_putmem_signal_on_stream(void* dest, const void* source, size_t nelems
   const char* call = "shmemx_putmem_signal_on_stream";
   if (host_proxy_peer(call, dest, nelems, pe) &&
       host_proxy_peer(call, sig_addr, sizeof(uint64_t), pe) && valid_sig_op(call, sig_op)) {
-    if (nelems > 0 &&
-        launch(call, proxy_put_kernel, 1, 1, stream, dest, source, nelems, pe) != 0) {
+    if (nelems > 0 && launch(call, proxy_put_kernel, 1, 1, stream, dest, source, nelems, pe) != 0) {
       return 1;
     }
     return launch(call, signal_kernel, 1, 1, stream, sig_addr, signal, sig_op, pe);
@@ -527,44 +526,44 @@ int shmemx_putmem_signal_nbi_on_stream(void* dest, const void* source, size_t ne
   return shmemx_putmem_signal_on_stream(dest, source, nelems, sig_addr, signal, sig_op, pe, stream);
 }
 
-#define VSHMEMI_RMA_ON_STREAM(NAME, TYPE)                                                       \
-  int shmemx_##NAME##_put_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,      \
-                                    cudaStream_t stream) {                                      \
-    const char* call = "shmemx_" #NAME "_put_on_stream";                                        \
-    if (host_proxy_peer(call, dest, nelems * sizeof(TYPE), pe)) {                               \
-      return nelems == 0 ? 0                                                                    \
+#define VSHMEMI_RMA_ON_STREAM(NAME, TYPE)                                                         \
+  int shmemx_##NAME##_put_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,        \
+                                    cudaStream_t stream) {                                        \
+    const char* call = "shmemx_" #NAME "_put_on_stream";                                          \
+    if (host_proxy_peer(call, dest, nelems * sizeof(TYPE), pe)) {                                 \
+      return nelems == 0 ? 0                                                                      \
                          : launch(call, proxy_put_kernel, 1, 1, stream, static_cast<void*>(dest), \
-                                  static_cast<const void*>(source), nelems * sizeof(TYPE), pe);  \
-    }                                                                                           \
-    void* to = host_peer_ptr(call, dest, nelems * sizeof(TYPE), pe);                            \
-    return to == nullptr ? 1 : enqueue_copy(call, to, source, nelems * sizeof(TYPE), stream);   \
-  }                                                                                             \
-  int shmemx_##NAME##_get_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,      \
-                                    cudaStream_t stream) {                                      \
-    const char* call = "shmemx_" #NAME "_get_on_stream";                                        \
-    if (host_proxy_peer(call, source, nelems * sizeof(TYPE), pe)) {                             \
-      return nelems == 0 ? 0                                                                    \
+                                  static_cast<const void*>(source), nelems * sizeof(TYPE), pe);   \
+    }                                                                                             \
+    void* to = host_peer_ptr(call, dest, nelems * sizeof(TYPE), pe);                              \
+    return to == nullptr ? 1 : enqueue_copy(call, to, source, nelems * sizeof(TYPE), stream);     \
+  }                                                                                               \
+  int shmemx_##NAME##_get_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,        \
+                                    cudaStream_t stream) {                                        \
+    const char* call = "shmemx_" #NAME "_get_on_stream";                                          \
+    if (host_proxy_peer(call, source, nelems * sizeof(TYPE), pe)) {                               \
+      return nelems == 0 ? 0                                                                      \
                          : launch(call, proxy_get_kernel, 1, 1, stream, static_cast<void*>(dest), \
-                                  static_cast<const void*>(source), nelems * sizeof(TYPE), pe);  \
-    }                                                                                           \
-    void* from = host_peer_ptr(call, source, nelems * sizeof(TYPE), pe);                        \
-    return from == nullptr ? 1 : enqueue_copy(call, dest, from, nelems * sizeof(TYPE), stream); \
-  }                                                                                             \
-  int shmemx_##NAME##_put_nbi_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,  \
-                                        cudaStream_t stream) {                                  \
-    return shmemx_##NAME##_put_on_stream(dest, source, nelems, pe, stream);                     \
-  }                                                                                             \
-  int shmemx_##NAME##_get_nbi_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,  \
-                                        cudaStream_t stream) {                                  \
-    return shmemx_##NAME##_get_on_stream(dest, source, nelems, pe, stream);                     \
-  }                                                                                             \
-  int shmemx_##NAME##_p_on_stream(TYPE* dest, TYPE value, int pe, cudaStream_t stream) {        \
-    const char* call = "shmemx_" #NAME "_p_on_stream";                                          \
-    if (host_proxy_peer(call, dest, sizeof(TYPE), pe)) {                                        \
-      return launch(call, proxy_p_kernel<TYPE>, 1, 1, stream, dest, value, pe);                 \
-    }                                                                                           \
-    TYPE* to = static_cast<TYPE*>(host_peer_ptr(call, dest, sizeof(TYPE), pe));                 \
-    return to == nullptr ? 1 : launch(call, p_kernel<TYPE>, 1, 1, stream, to, value);           \
+                                  static_cast<const void*>(source), nelems * sizeof(TYPE), pe);   \
+    }                                                                                             \
+    void* from = host_peer_ptr(call, source, nelems * sizeof(TYPE), pe);                          \
+    return from == nullptr ? 1 : enqueue_copy(call, dest, from, nelems * sizeof(TYPE), stream);   \
+  }                                                                                               \
+  int shmemx_##NAME##_put_nbi_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,    \
+                                        cudaStream_t stream) {                                    \
+    return shmemx_##NAME##_put_on_stream(dest, source, nelems, pe, stream);                       \
+  }                                                                                               \
+  int shmemx_##NAME##_get_nbi_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,    \
+                                        cudaStream_t stream) {                                    \
+    return shmemx_##NAME##_get_on_stream(dest, source, nelems, pe, stream);                       \
+  }                                                                                               \
+  int shmemx_##NAME##_p_on_stream(TYPE* dest, TYPE value, int pe, cudaStream_t stream) {          \
+    const char* call = "shmemx_" #NAME "_p_on_stream";                                            \
+    if (host_proxy_peer(call, dest, sizeof(TYPE), pe)) {                                          \
+      return launch(call, proxy_p_kernel<TYPE>, 1, 1, stream, dest, value, pe);                   \
+    }                                                                                             \
+    TYPE* to = static_cast<TYPE*>(host_peer_ptr(call, dest, sizeof(TYPE), pe));                   \
+    return to == nullptr ? 1 : launch(call, p_kernel<TYPE>, 1, 1, stream, to, value);             \
   }
 VSHMEM_RMA_DEVICE_TYPES(VSHMEMI_RMA_ON_STREAM)
 

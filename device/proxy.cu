@@ -19,8 +19,8 @@ using namespace vshmem::proxy;
 namespace {
 
 __device__ __noinline__ __attribute__((noreturn)) void proxy_fail(const char* call, int pe,
-                                                                 const char* what,
-                                                                 unsigned long long ms) {
+                                                                  const char* what,
+                                                                  unsigned long long ms) {
   const GpuState& s = vshmemi_device_state;
   printf(
       "vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): request to PE %d through the device "
@@ -150,7 +150,8 @@ __device__ void vshmemi_proxy_strided(const char* call, int kind, void* dest, co
   auto* d = static_cast<unsigned char*>(dest);
   auto* s = static_cast<const unsigned char*>(source);
   for (size_t i = 0; i < nelems; ++i) {
-    vshmemi_proxy_rma(call, kind, d + static_cast<ptrdiff_t>(i) * dst * static_cast<ptrdiff_t>(elem),
+    vshmemi_proxy_rma(call, kind,
+                      d + static_cast<ptrdiff_t>(i) * dst * static_cast<ptrdiff_t>(elem),
                       s + static_cast<ptrdiff_t>(i) * sst * static_cast<ptrdiff_t>(elem), elem, pe);
   }
 }
@@ -233,8 +234,8 @@ namespace vshmem::device {
 namespace {
 
 struct RingMemory {
-  void* pinned = nullptr;   // control block, then the slots
-  void* stage = nullptr;    // pinned staging buffer for the proxy
+  void* pinned = nullptr;  // control block, then the slots
+  void* stage = nullptr;   // pinned staging buffer for the proxy
   uint64_t* tickets = nullptr;
   RingView view{};
   size_t stage_bytes = 0;

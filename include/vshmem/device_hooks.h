@@ -10,7 +10,7 @@ struct DeviceState;
 namespace proxy {
 struct RingView;
 }
-}
+}  // namespace vshmem
 extern "C" {
 /* Registers the function that receives the device state (device/state.h) after shmem_init,
  * after every heap growth and at shmem_finalize (initialized == 0). If the library is already

@@ -258,8 +258,8 @@ void start_device_proxy(Runtime& rt) {
   if (!g_proxy_request.set || rt.device_proxy != nullptr || rt.transport == nullptr) return;
   const ProxyRequest& r = g_proxy_request;
   rt.proxy_backend = std::make_unique<TransportProxyBackend>(*rt.transport, rt.n_pes, r.copy);
-  rt.device_proxy = std::make_unique<DeviceProxy>(r.ring, *rt.proxy_backend, rt.my_pe,
-                                                  r.stage_bytes, r.stage);
+  rt.device_proxy =
+      std::make_unique<DeviceProxy>(r.ring, *rt.proxy_backend, rt.my_pe, r.stage_bytes, r.stage);
   rt.device_proxy->start();
   VSHMEM_INFO("PE %d: device proxy started (%u request slots)", rt.my_pe, r.ring.n_slots);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <future>
 
 #include "runtime/common/log.hpp"
 
@@ -14,20 +15,13 @@ namespace {
 
 const char* op_name(uint32_t op) {
   switch (op) {
-    case proxy::kOpPut:
-      return "put";
-    case proxy::kOpGet:
-      return "get";
-    case proxy::kOpAtomic:
-      return "atomic";
-    case proxy::kOpSignal:
-      return "signal";
-    case proxy::kOpFence:
-      return "fence";
-    case proxy::kOpQuiet:
-      return "quiet";
-    default:
-      return "request";
+    case proxy::kOpPut: return "put";
+    case proxy::kOpGet: return "get";
+    case proxy::kOpAtomic: return "atomic";
+    case proxy::kOpSignal: return "signal";
+    case proxy::kOpFence: return "fence";
+    case proxy::kOpQuiet: return "quiet";
+    default: return "request";
   }
 }
 
@@ -151,6 +145,58 @@ int32_t DeviceProxy::fail(int32_t code, int pe, uint64_t ticket, const std::stri
   return code;
 }
 
+// Large transfers are staged through the two halves of the stage buffer, so that the copy of one
+// piece between GPU and host memory overlaps the network transfer of the other.
+template <class PathFailed, class CopyFailed>
+int32_t DeviceProxy::staged_put(PeerPath& path, int pe, unsigned char* dest,
+                                const unsigned char* source, uint64_t bytes,
+                                const PathFailed& path_failed, const CopyFailed& copy_failed) {
+  const size_t half = std::max<size_t>(stage_bytes_ / 2, 1);
+  unsigned char* buf[2] = {stage_, stage_ + (stage_bytes_ >= 2 ? half : 0)};
+  auto piece = [&](uint64_t off) {
+    return static_cast<size_t>(std::min<uint64_t>(half, bytes - off));
+  };
+  if (Status st = backend_.copy(buf[0], source, piece(0)); !st) return copy_failed(st);
+  for (uint64_t off = 0, k = 0; off < bytes; off += half, ++k) {
+    const uint64_t next = off + half;
+    std::future<Status> copying;
+    if (next < bytes) {
+      copying = std::async(std::launch::async, [&, next, k] {
+        return backend_.copy(buf[(k + 1) & 1], source + next, piece(next));
+      });
+    }
+    const Status sent = path.put(pe, dest + off, buf[k & 1], piece(off));
+    const Status copied = copying.valid() ? copying.get() : Status::ok();
+    if (!sent) return path_failed(sent);
+    if (!copied) return copy_failed(copied);
+  }
+  return proxy::kOk;
+}
+
+template <class PathFailed, class CopyFailed>
+int32_t DeviceProxy::staged_get(PeerPath& path, int pe, unsigned char* dest,
+                                const unsigned char* source, uint64_t bytes,
+                                const PathFailed& path_failed, const CopyFailed& copy_failed) {
+  const size_t half = std::max<size_t>(stage_bytes_ / 2, 1);
+  unsigned char* buf[2] = {stage_, stage_ + (stage_bytes_ >= 2 ? half : 0)};
+  auto piece = [&](uint64_t off) {
+    return static_cast<size_t>(std::min<uint64_t>(half, bytes - off));
+  };
+  if (Status st = path.get(pe, buf[0], source, piece(0)); !st) return path_failed(st);
+  for (uint64_t off = 0, k = 0; off < bytes; off += half, ++k) {
+    const uint64_t next = off + half;
+    std::future<Status> copying = std::async(std::launch::async, [&, off, k] {
+      return backend_.copy(dest + off, buf[k & 1], piece(off));
+    });
+    const Status got =
+        next < bytes ? path.get(pe, buf[(k + 1) & 1], source + next, piece(next)) : Status::ok();
+    const Status copied = copying.get();
+    if (!copied) return copy_failed(copied);
+    if (!got) return path_failed(got);
+  }
+  return proxy::kOk;
+}
+
 int32_t DeviceProxy::handle(Slot& slot) {
   const uint64_t ticket = head_;
   const int pe = slot.pe;
@@ -159,15 +205,15 @@ int32_t DeviceProxy::handle(Slot& slot) {
       slot.op == proxy::kOpSignal) {
     path = backend_.path(pe);
     if (path == nullptr) {
-      return fail(proxy::kErrBadOp, pe, ticket,
-                  std::string(op_name(slot.op)) + " to PE " + std::to_string(pe) +
-                      ": not a valid PE");
+      return fail(
+          proxy::kErrBadOp, pe, ticket,
+          std::string(op_name(slot.op)) + " to PE " + std::to_string(pe) + ": not a valid PE");
     }
   }
   auto path_failed = [&](const Status& st) {
-    return fail(proxy::kErrPath, pe, ticket,
-                std::string(op_name(slot.op)) + " to PE " + std::to_string(pe) + ": " +
-                    st.message());
+    return fail(
+        proxy::kErrPath, pe, ticket,
+        std::string(op_name(slot.op)) + " to PE " + std::to_string(pe) + ": " + st.message());
   };
   auto copy_failed = [&](const Status& st) {
     return fail(proxy::kErrCopy, pe, ticket,
@@ -185,24 +231,14 @@ int32_t DeviceProxy::handle(Slot& slot) {
         if (Status st = path->put(pe, dest, slot.data, slot.bytes); !st) return path_failed(st);
         return proxy::kOk;
       }
-      for (uint64_t off = 0; off < slot.bytes; off += stage_bytes_) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(stage_bytes_, slot.bytes - off));
-        if (Status st = backend_.copy(stage_, source + off, n); !st) return copy_failed(st);
-        if (Status st = path->put(pe, dest + off, stage_, n); !st) return path_failed(st);
-      }
-      return proxy::kOk;
+      return staged_put(*path, pe, dest, source, slot.bytes, path_failed, copy_failed);
     case proxy::kOpGet:
       if (slot.flags & proxy::kFlagInline) {
         if (slot.bytes > proxy::kInlineBytes) break;
         if (Status st = path->get(pe, slot.data, source, slot.bytes); !st) return path_failed(st);
         return proxy::kOk;
       }
-      for (uint64_t off = 0; off < slot.bytes; off += stage_bytes_) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(stage_bytes_, slot.bytes - off));
-        if (Status st = path->get(pe, stage_, source + off, n); !st) return path_failed(st);
-        if (Status st = backend_.copy(dest + off, stage_, n); !st) return copy_failed(st);
-      }
-      return proxy::kOk;
+      return staged_get(*path, pe, dest, source, slot.bytes, path_failed, copy_failed);
     case proxy::kOpAtomic: {
       if (slot.aop > proxy::kAmoFetchXor || (slot.width != 4 && slot.width != 8)) break;
       AtomicRequest req;
@@ -235,8 +271,7 @@ int32_t DeviceProxy::handle(Slot& slot) {
     case proxy::kOpQuiet:
       if (Status st = backend_.quiet(); !st) return path_failed(st);
       return proxy::kOk;
-    default:
-      break;
+    default: break;
   }
   return fail(proxy::kErrBadOp, pe, ticket,
               "malformed " + std::string(op_name(slot.op)) + " request (ticket " +

@@ -65,6 +65,12 @@ class DeviceProxy {
   void run();
   int32_t handle(proxy::Slot& slot);
   int32_t fail(int32_t code, int pe, uint64_t ticket, const std::string& message);
+  template <class PathFailed, class CopyFailed>
+  int32_t staged_put(PeerPath& path, int pe, unsigned char* dest, const unsigned char* source,
+                     uint64_t bytes, const PathFailed& path_failed, const CopyFailed& copy_failed);
+  template <class PathFailed, class CopyFailed>
+  int32_t staged_get(PeerPath& path, int pe, unsigned char* dest, const unsigned char* source,
+                     uint64_t bytes, const PathFailed& path_failed, const CopyFailed& copy_failed);
   void retire();
 
   proxy::RingView ring_;
@@ -73,8 +79,8 @@ class DeviceProxy {
   std::vector<unsigned char> own_stage_;
   unsigned char* stage_;
   size_t stage_bytes_;
-  uint64_t head_ = 0;     // next ticket to handle
-  uint64_t retired_ = 0;  // == control->consumed
+  uint64_t head_ = 0;                  // next ticket to handle
+  uint64_t retired_ = 0;               // == control->consumed
   std::vector<uint8_t> awaiting_ack_;  // per slot: handled, its producer has not acknowledged
   int32_t failed_ = 0;
   mutable std::mutex failure_mutex_;

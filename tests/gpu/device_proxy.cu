@@ -37,7 +37,8 @@ __global__ void storm_kernel(long* words, unsigned char* blobs, uint64_t salt) {
     shmem_long_p(&words[static_cast<size_t>(me) * kAll + t],
                  static_cast<long>(pattern(salt, me, t * 64 + pe)), pe);
     const size_t b = put_bytes(t);
-    for (size_t i = 0; i < b; ++i) mine[i] = static_cast<unsigned char>(pattern(salt, me, t + i + pe) >> 7);
+    for (size_t i = 0; i < b; ++i)
+      mine[i] = static_cast<unsigned char>(pattern(salt, me, t + i + pe) >> 7);
     shmem_putmem(&blobs[(static_cast<size_t>(me) * kAll + t) * kPutBytes], mine, b, pe);
   }
   shmem_quiet();
@@ -124,8 +125,8 @@ int main() {
     int remote = 0;
     for (int pe = 0; pe < n; ++pe) {
       const bool host_null = shmem_ptr(words, pe) == nullptr;
-      EXPECT(static_cast<bool>(is_null[pe]) == host_null, "device and host shmem_ptr differ for PE %d",
-             pe);
+      EXPECT(static_cast<bool>(is_null[pe]) == host_null,
+             "device and host shmem_ptr differ for PE %d", pe);
       remote += is_null[pe];
     }
     EXPECT(remote > 0, "no peer is behind the proxy: run with vshmemrun --simulate-nodes 2");
@@ -188,7 +189,8 @@ int main() {
     std::vector<unsigned long long> all;
     std::vector<unsigned long long> part(kAll);
     for (int from = 0; from < n; ++from) {
-      shmem_getmem(part.data(), seen + static_cast<size_t>(me) * kAll, kAll * sizeof(part[0]), from);
+      shmem_getmem(part.data(), seen + static_cast<size_t>(me) * kAll, kAll * sizeof(part[0]),
+                   from);
       all.insert(all.end(), part.begin(), part.end());
     }
     std::sort(all.begin(), all.end());

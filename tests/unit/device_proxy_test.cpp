@@ -61,29 +61,17 @@ class FakeRemote : public PeerPath {
     std::memcpy(&old, w, r.width);
     uint64_t nv = old;
     switch (r.op) {
-      case AtomicOp::kFetch:
-        break;
+      case AtomicOp::kFetch: break;
       case AtomicOp::kSet:
-      case AtomicOp::kSwap:
-        nv = r.operand;
-        break;
+      case AtomicOp::kSwap: nv = r.operand; break;
       case AtomicOp::kCompareSwap:
         if (old == r.compare) nv = r.operand;
         break;
-      case AtomicOp::kFetchAdd:
-        nv = old + r.operand;
-        break;
-      case AtomicOp::kFetchAnd:
-        nv = old & r.operand;
-        break;
-      case AtomicOp::kFetchOr:
-        nv = old | r.operand;
-        break;
-      case AtomicOp::kFetchXor:
-        nv = old ^ r.operand;
-        break;
-      default:
-        return error(Code::kInvalidArgument, "bad op");
+      case AtomicOp::kFetchAdd: nv = old + r.operand; break;
+      case AtomicOp::kFetchAnd: nv = old & r.operand; break;
+      case AtomicOp::kFetchOr: nv = old | r.operand; break;
+      case AtomicOp::kFetchXor: nv = old ^ r.operand; break;
+      default: return error(Code::kInvalidArgument, "bad op");
     }
     std::memcpy(w, &nv, r.width);
     *result = old;
@@ -251,9 +239,9 @@ TEST(DeviceProxy, ContendedFetchAddsReturnDistinctOldValues) {
   const uint64_t base = rng() >> 8;
   {
     uint64_t r = 0;
-    ASSERT_EQ(post(ring.view, kOpAtomic, kFlagWait, 2, sym(remote, 128), 0, 0, kAmoSet, base, 0,
-                   &r),
-              kWaitOk);
+    ASSERT_EQ(
+        post(ring.view, kOpAtomic, kFlagWait, 2, sym(remote, 128), 0, 0, kAmoSet, base, 0, &r),
+        kWaitOk);
   }
   constexpr int kThreads = 4, kPer = 300;
   std::vector<std::vector<uint64_t>> got(kThreads);
@@ -262,8 +250,8 @@ TEST(DeviceProxy, ContendedFetchAddsReturnDistinctOldValues) {
     threads.emplace_back([&, th] {
       for (int i = 0; i < kPer; ++i) {
         uint64_t old = 0;
-        ASSERT_EQ(post(ring.view, kOpAtomic, kFlagWait, 2, sym(remote, 128), 0, 0, kAmoFetchAdd,
-                       1, 0, &old),
+        ASSERT_EQ(post(ring.view, kOpAtomic, kFlagWait, 2, sym(remote, 128), 0, 0, kAmoFetchAdd, 1,
+                       0, &old),
                   kWaitOk);
         got[th].push_back(old);
       }
@@ -292,18 +280,18 @@ TEST(DeviceProxy, SignalLandsAfterTheDataAndGetsSeeEarlierPuts) {
   FakeRemote remote;
   FakeBackend backend(remote);
   Ring ring(32);
-  DeviceProxy proxy(ring.view, backend, 0);
+  DeviceProxy proxy(ring.view, backend, 0, 1000);  // 500-byte halves: 5 pieces a transfer
   proxy.start();
   std::mt19937_64 rng(std::random_device{}());
   for (int round = 0; round < 50; ++round) {
-    std::vector<uint64_t> data(32);
+    std::vector<uint64_t> data(300);
     for (auto& d : data) d = rng();
     ASSERT_EQ(post(ring.view, kOpPut, kFlagWait, 1, sym(remote, 1024),
                    reinterpret_cast<uint64_t>(data.data()), data.size() * 8),
               kWaitOk);
     ASSERT_EQ(post(ring.view, kOpSignal, 0, 1, sym(remote, 512), 0, 0, /*add*/ 1, 1), kWaitOk);
     // A get of the data afterwards (large: written to `back` by the proxy's copy).
-    std::vector<uint64_t> back(32, 0xdeadbeefull);
+    std::vector<uint64_t> back(300, 0xdeadbeefull);
     ASSERT_EQ(post(ring.view, kOpGet, kFlagWait, 1, reinterpret_cast<uint64_t>(back.data()),
                    sym(remote, 1024), back.size() * 8),
               kWaitOk);
@@ -321,9 +309,9 @@ TEST(DeviceProxy, FenceAndQuietReachThePath) {
   Ring ring(8);
   DeviceProxy proxy(ring.view, backend, 0);
   const uint64_t v = 0x5eed5eed12345678ull ^ static_cast<uint64_t>(std::random_device{}());
-  ASSERT_EQ(post(ring.view, kOpPut, kFlagInline, 3, sym(remote, 0), reinterpret_cast<uint64_t>(&v),
-                 8),
-            kWaitOk);
+  ASSERT_EQ(
+      post(ring.view, kOpPut, kFlagInline, 3, sym(remote, 0), reinterpret_cast<uint64_t>(&v), 8),
+      kWaitOk);
   ASSERT_EQ(post(ring.view, kOpFence, 0, 0, 0, 0, 0), kWaitOk);
   // Nothing runs until the proxy polls: the put is still in the ring.
   EXPECT_EQ(remote.puts, 0);
@@ -349,9 +337,9 @@ TEST(DeviceProxy, FullRingWaitsThenTimesOutWithoutAProxy) {
               kWaitOk);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(post(ring.view, kOpPut, kFlagInline, 1, sym(remote, 64), reinterpret_cast<uint64_t>(&v),
-                 8),
-            kWaitFull);
+  EXPECT_EQ(
+      post(ring.view, kOpPut, kFlagInline, 1, sym(remote, 64), reinterpret_cast<uint64_t>(&v), 8),
+      kWaitFull);
   const auto waited = std::chrono::steady_clock::now() - t0;
   EXPECT_GE(waited, std::chrono::milliseconds(50));
   EXPECT_LT(waited, std::chrono::seconds(5));
@@ -370,9 +358,9 @@ TEST(DeviceProxy, FullRingBlocksUntilTheProxyDrainsIt) {
   }
   std::atomic<bool> posted{false};
   std::thread late([&] {
-    EXPECT_EQ(post(ring.view, kOpPut, kFlagInline, 1, sym(remote, 64),
-                   reinterpret_cast<uint64_t>(&v), 8),
-              kWaitOk);
+    EXPECT_EQ(
+        post(ring.view, kOpPut, kFlagInline, 1, sym(remote, 64), reinterpret_cast<uint64_t>(&v), 8),
+        kWaitOk);
     posted = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
@@ -393,8 +381,8 @@ TEST(DeviceProxy, AFailedPeerAnswersEveryWaiterAndStopsProducersWaitingForSlots)
   proxy.start();
   uint64_t old = 0;
   int32_t st = 0;
-  ASSERT_EQ(post(ring.view, kOpAtomic, kFlagWait, 2, sym(remote, 0), 0, 0, kAmoFetchAdd, 1, 0,
-                 &old, nullptr, &st),
+  ASSERT_EQ(post(ring.view, kOpAtomic, kFlagWait, 2, sym(remote, 0), 0, 0, kAmoFetchAdd, 1, 0, &old,
+                 nullptr, &st),
             kWaitOk);
   EXPECT_EQ(st, kErrPath);
   EXPECT_EQ(ring.control.failed, kErrPath);
@@ -418,9 +406,9 @@ TEST(DeviceProxy, StopReturnsWhenAProducerDiedHoldingATicket) {
   Slot* s;
   ASSERT_EQ(ring_acquire(ring.view, &t, &s), kWaitOk);  // taken, never published (a trap)
   const uint64_t v = 9;
-  ASSERT_EQ(post(ring.view, kOpPut, kFlagInline, 1, sym(remote, 0), reinterpret_cast<uint64_t>(&v),
-                 8),
-            kWaitOk);
+  ASSERT_EQ(
+      post(ring.view, kOpPut, kFlagInline, 1, sym(remote, 0), reinterpret_cast<uint64_t>(&v), 8),
+      kWaitOk);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(proxy.handled(), 0u);  // stuck behind the dead ticket, but not hung:
   const auto t0 = std::chrono::steady_clock::now();
@@ -444,6 +432,64 @@ TEST(DeviceProxy, BadRequestsAreRejectedNamingThePe) {
   p.join();
   EXPECT_EQ(st, kErrBadOp);
   EXPECT_NE(proxy.failure().find("atomic to PE 9: not a valid PE"), std::string::npos);
+}
+
+TEST(DeviceProxy, AnAnsweredSlotIsNotReusedBeforeItsProducerReadTheAnswer) {
+  FakeRemote remote;
+  FakeBackend backend(remote);
+  Ring ring(2);
+  DeviceProxy proxy(ring.view, backend, 0);
+  const uint64_t start = 0x7700000000ull ^ static_cast<uint64_t>(std::random_device{}());
+  {
+    uint64_t r;
+    std::thread p([&] {
+      EXPECT_EQ(
+          post(ring.view, kOpAtomic, kFlagWait, 1, sym(remote, 0), 0, 0, kAmoSet, start, 0, &r),
+          kWaitOk);
+    });
+    while (proxy.poll() == 0) std::this_thread::yield();
+    p.join();
+  }
+  // A fetch whose producer has its answer but has not read it yet (no ack).
+  uint64_t t;
+  Slot* s;
+  ASSERT_EQ(ring_acquire(ring.view, &t, &s), kWaitOk);
+  s->op = kOpAtomic;
+  s->flags = kFlagWait;
+  s->pe = 1;
+  s->aop = kAmoFetchAdd;
+  s->width = 8;
+  s->dest = sym(remote, 0);
+  s->operand = 5;
+  ring_publish(s, t);
+  EXPECT_EQ(proxy.poll(), 1u);
+  ASSERT_EQ(ring_wait_done(ring.view, s, t), kWaitOk);
+  // Two more requests want the ring's two slots; the second needs the unread one.
+  const uint64_t v = 1;
+  ASSERT_EQ(
+      post(ring.view, kOpPut, kFlagInline, 1, sym(remote, 64), reinterpret_cast<uint64_t>(&v), 8),
+      kWaitOk);
+  std::atomic<bool> through{false};
+  std::thread late([&] {
+    uint64_t old = 0;
+    EXPECT_EQ(
+        post(ring.view, kOpAtomic, kFlagWait, 1, sym(remote, 0), 0, 0, kAmoFetchAdd, 1, 0, &old),
+        kWaitOk);
+    EXPECT_EQ(old, start + 5);
+    through = true;
+  });
+  for (int i = 0; i < 20; ++i) {
+    proxy.poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_FALSE(through.load());  // the slot is still the unread answer's
+  EXPECT_EQ(s->result, start);   // and the answer is intact
+  ring_release(s, t);
+  while (!through.load()) {
+    proxy.poll();
+    std::this_thread::yield();
+  }
+  late.join();
 }
 
 }  // namespace

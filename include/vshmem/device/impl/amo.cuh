@@ -162,25 +162,27 @@ VSHMEMI_DEV_AMO_EXTENDED_TYPES(VSHMEMI_DEV_AMO_EXTENDED)
 VSHMEMI_DEV_AMO_STANDARD_TYPES(VSHMEMI_DEV_AMO_STANDARD)
 #undef VSHMEMI_DEV_AMO_STANDARD
 
-#define VSHMEMI_DEV_AMO_BITWISE_OP(NAME, TYPE, OP)                                                \
-  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_fetch_##OP(TYPE* dest, TYPE value,        \
-                                                                   int pe) {                      \
-    using B = vshmem::device::Bits<TYPE>;                                                         \
-    return vshmem::device::amo_bitwise(                                                           \
+#define VSHMEMI_DEV_AMO_BITWISE_OP(NAME, TYPE, OP)                                                 \
+  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_fetch_##OP(TYPE* dest, TYPE value,         \
+                                                                   int pe) {                       \
+    using B = vshmem::device::Bits<TYPE>;                                                          \
+    return vshmem::device::amo_bitwise(                                                            \
         "shmem_" #NAME "_atomic_fetch_" #OP, vshmem::device::kAmoFetch##OP, dest, value, true, pe, \
-        [](B* p, TYPE v) { return static_cast<TYPE>(vshmem::device::atom_##OP(p, static_cast<B>(v))); }); \
-  }                                                                                               \
-  __device__ __forceinline__ void shmem_##NAME##_atomic_##OP(TYPE* dest, TYPE value, int pe) {    \
-    using B = vshmem::device::Bits<TYPE>;                                                         \
+        [](B* p, TYPE v) {                                                                         \
+          return static_cast<TYPE>(vshmem::device::atom_##OP(p, static_cast<B>(v)));               \
+        });                                                                                        \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_##OP(TYPE* dest, TYPE value, int pe) {     \
+    using B = vshmem::device::Bits<TYPE>;                                                          \
     vshmem::device::amo_bitwise("shmem_" #NAME "_atomic_" #OP, vshmem::device::kAmoFetch##OP,      \
-                                dest, value, false, pe, [](B* p, TYPE v) {                        \
-                                  vshmem::device::red_##OP(p, static_cast<B>(v));                 \
-                                  return v;                                                       \
-                                });                                                               \
-  }                                                                                               \
-  __device__ __forceinline__ void shmem_##NAME##_atomic_fetch_##OP##_nbi(TYPE* fetch, TYPE* dest, \
-                                                                         TYPE value, int pe) {    \
-    *fetch = shmem_##NAME##_atomic_fetch_##OP(dest, value, pe);                                   \
+                                dest, value, false, pe, [](B* p, TYPE v) {                         \
+                                  vshmem::device::red_##OP(p, static_cast<B>(v));                  \
+                                  return v;                                                        \
+                                });                                                                \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_fetch_##OP##_nbi(TYPE* fetch, TYPE* dest,  \
+                                                                         TYPE value, int pe) {     \
+    *fetch = shmem_##NAME##_atomic_fetch_##OP(dest, value, pe);                                    \
   }
 #define VSHMEMI_DEV_AMO_BITWISE(NAME, TYPE)   \
   VSHMEMI_DEV_AMO_BITWISE_OP(NAME, TYPE, and) \

@@ -200,7 +200,9 @@ VSHMEMI_RING_HD int ring_acquire(const RingView& ring, uint64_t* ticket, Slot** 
 }
 
 // Hands the filled slot to the proxy.
-VSHMEMI_RING_HD void ring_publish(Slot* slot, uint64_t ticket) { ring_store(&slot->seq, ticket + 1); }
+VSHMEMI_RING_HD void ring_publish(Slot* slot, uint64_t ticket) {
+  ring_store(&slot->seq, ticket + 1);
+}
 
 // Waits (at most ring.timeout_ns) for the proxy's answer to a kFlagWait request.
 VSHMEMI_RING_HD int ring_wait_done(const RingView& ring, const Slot* slot, uint64_t ticket) {
@@ -216,6 +218,8 @@ VSHMEMI_RING_HD int ring_wait_done(const RingView& ring, const Slot* slot, uint6
 }
 
 // Gives a kFlagWait slot back after its answer was read.
-VSHMEMI_RING_HD void ring_release(Slot* slot, uint64_t ticket) { ring_store(&slot->ack, ticket + 1); }
+VSHMEMI_RING_HD void ring_release(Slot* slot, uint64_t ticket) {
+  ring_store(&slot->ack, ticket + 1);
+}
 
 }  // namespace vshmem::proxy

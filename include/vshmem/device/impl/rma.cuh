@@ -59,7 +59,8 @@ __device__ __forceinline__ void iput_group(const char* call, E* dest, const E* s
   const int64_t d = peer_delta(pe);
   check_symmetric(call, dest, strided_extent(dst, nelems, sizeof(E)));
   if (unmapped(d)) {
-    if (G::rank() == 0) vshmemi_proxy_strided(call, 0, dest, source, dst, sst, nelems, sizeof(E), pe);
+    if (G::rank() == 0)
+      vshmemi_proxy_strided(call, 0, dest, source, dst, sst, nelems, sizeof(E), pe);
     G::sync();
     return;
   }
@@ -74,7 +75,8 @@ __device__ __forceinline__ void iget_group(const char* call, E* dest, const E* s
   const int64_t d = peer_delta(pe);
   check_symmetric(call, source, strided_extent(sst, nelems, sizeof(E)));
   if (unmapped(d)) {
-    if (G::rank() == 0) vshmemi_proxy_strided(call, 1, dest, source, dst, sst, nelems, sizeof(E), pe);
+    if (G::rank() == 0)
+      vshmemi_proxy_strided(call, 1, dest, source, dst, sst, nelems, sizeof(E), pe);
     G::sync();
     return;
   }
