@@ -218,7 +218,13 @@ __device__ void vshmemi_proxy_signal(const char* call, uint64_t* sig_addr, uint6
 
 __device__ void vshmemi_proxy_order(int quiet) {
   const char* call = quiet ? "shmem_quiet" : "shmem_fence";
-  const int me = vshmemi_device_state.my_pe;
+  const GpuState& s = vshmemi_device_state;
+  const int me = s.my_pe;
+  // Nothing to do when no request was posted since the last quiet completed (kernels that only
+  // reach mapped peers in a job that has remote ones): this thread's requests all have tickets
+  // below the counter it reads now.
+  const uint64_t taken = *reinterpret_cast<volatile uint64_t*>(s.proxy.tickets);
+  if (ring_load(&s.proxy.control->quieted) >= taken) return;
   uint64_t t;
   Slot* slot = begin(call, me, quiet ? kOpQuiet : kOpFence, quiet ? kFlagWait : 0u, &t);
   ring_publish(slot, t);

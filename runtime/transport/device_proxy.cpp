@@ -270,6 +270,7 @@ int32_t DeviceProxy::handle(Slot& slot) {
       return proxy::kOk;
     case proxy::kOpQuiet:
       if (Status st = backend_.quiet(); !st) return path_failed(st);
+      store_release(&ring_.control->quieted, ticket + 1);  // it and every earlier ticket
       return proxy::kOk;
     default: break;
   }

@@ -322,6 +322,7 @@ TEST(DeviceProxy, FenceAndQuietReachThePath) {
   while (proxy.poll() == 0) std::this_thread::yield();
   waiter.join();
   EXPECT_EQ(remote.quiets, 1);
+  EXPECT_EQ(ring.control.quieted, 3u);  // tickets 0-2 (put, fence, quiet) are complete
   // The slot of the quiet goes back only after its producer acknowledged.
   proxy.poll();
   EXPECT_EQ(ring.control.consumed, 3u);

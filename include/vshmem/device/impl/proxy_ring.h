@@ -105,7 +105,8 @@ static_assert(sizeof(Slot) == 256, "one slot is 256 bytes");
 
 struct alignas(64) Control {
   uint64_t consumed;  // proxy: every ticket below it has left the ring
-  uint64_t reserved[7];
+  uint64_t quieted;   // proxy: every request with a ticket below it is complete (quiet)
+  uint64_t reserved[6];
   int32_t failed;     // proxy: first Error of a failed request, 0 while none
   int32_t failed_pe;  // the PE that request went to
   uint64_t failed_ticket;
