@@ -169,9 +169,14 @@ void Backoff::pause() {
   exited_ = gone;
 }
 
+void start_device_proxy(Runtime& rt);
+
 void set_device_state_listener(DeviceStateListener listener) {
   g_device_listener = listener;
-  if (g_runtime != nullptr && listener != nullptr) listener(&g_runtime->device_state);
+  if (g_runtime != nullptr && listener != nullptr) {
+    listener(&g_runtime->device_state);
+    start_device_proxy(*g_runtime);  // a device library loaded after shmem_init
+  }
 }
 
 bool device_library_linked() { return g_device_listener != nullptr; }
@@ -180,8 +185,6 @@ std::mutex& device_state_mutex() {
   static std::mutex m;
   return m;
 }
-
-void start_device_proxy(Runtime& rt);
 
 void publish_device_state(Runtime& rt) {
   std::lock_guard<std::mutex> lock(device_state_mutex());

@@ -75,3 +75,11 @@ vshmem_add_mpe_test(NAME ucx_not_needed TARGET mpe_rma NPES 2 LAUNCHERS vshmemru
 vshmem_add_mpe_test(NAME ucx_unloadable TARGET mpe_remote NPES 2 LAUNCHERS vshmemrun NO_GPU_RERUN
   ENV VSHMEM_PLUGIN_PATH=${_bogus_plugins}
   WILL_FAIL_REGEX "PE [01]: shmem_init: the remote path cannot load .*libvshmem_transport_ucx.so.*install UCX")
+
+# The device proxy (issue #14) end to end on the host: host threads post to a ring in ordinary
+# memory through the device's producer protocol; the runtime's proxy thread drains it into UCX.
+vshmem_add_mpe_test(NAME device_proxy_host SOURCES device_proxy_host.cpp LAUNCHERS vshmemrun
+  LAUNCHER_ARGS --simulate-nodes 2 NPES 2 4 TIMEOUT 60 NO_GPU_RERUN ENV UCX_TLS=sm,self)
+vshmem_add_mpe_test(NAME device_proxy_host_tcp TARGET mpe_device_proxy_host LAUNCHERS vshmemrun
+  LAUNCHER_ARGS --simulate-nodes 2 NPES 2 TIMEOUT 60 NO_GPU_RERUN
+  ENV UCX_TLS=tcp UCX_NET_DEVICES=lo)
