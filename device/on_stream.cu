@@ -179,8 +179,14 @@ __global__ void __launch_bounds__(kWideThreads)
     wide_share(nreduce, elem, v.size, j, &lo, &hi);
     if (hi == lo) continue;
     char* to = dest + lo * elem;
-    copy_bytes(to, peer_ptr(call, to, (hi - lo) * elem, v.world_pe(j)), (hi - lo) * elem,
-               static_cast<unsigned>(grid_rank()), static_cast<unsigned>(grid_size()));
+    const int64_t d = peer_delta(v.world_pe(j));
+    check_symmetric(call, to, (hi - lo) * elem);
+    if (unmapped(d)) {  // cold: a member behind the device proxy
+      if (grid_rank() == 0) vshmemi_proxy_rma(call, 1, to, to, (hi - lo) * elem, v.world_pe(j));
+      continue;
+    }
+    copy_bytes(to, at_delta(to, d), (hi - lo) * elem, static_cast<unsigned>(grid_rank()),
+               static_cast<unsigned>(grid_size()));
   }
 }
 
@@ -202,7 +208,13 @@ __global__ void __launch_bounds__(kWideThreads)
   allow_next_kernel();
   const char* call = "shmemx_broadcastmem_on_stream";
   const TeamView v = team_view(call, team);
-  const char* from = peer_ptr(call, static_cast<const char*>(source), bytes, v.world_pe(root));
+  const int64_t d = peer_delta(v.world_pe(root));
+  check_symmetric(call, source, bytes);
+  if (unmapped(d)) {  // cold: a root behind the device proxy
+    if (grid_rank() == 0) vshmemi_proxy_rma(call, 1, dest, source, bytes, v.world_pe(root));
+    return;
+  }
+  const char* from = at_delta(static_cast<const char*>(source), d);
   if (from != dest) {
     copy_bytes(dest, from, bytes, static_cast<unsigned>(grid_rank()),
                static_cast<unsigned>(grid_size()));
@@ -218,12 +230,16 @@ __global__ void __launch_bounds__(kWideThreads)
   const TeamView v = team_view(call, team);
   for (int q = 1; q <= v.size; ++q) {
     const int j = (v.my_index + q) % v.size;
-    char* to =
-        peer_ptr(call, static_cast<char*>(dest) + static_cast<size_t>(v.my_index) * block_bytes,
-                 block_bytes, v.world_pe(j));
+    char* mine = static_cast<char*>(dest) + static_cast<size_t>(v.my_index) * block_bytes;
     const char* from =
         static_cast<const char*>(source) + (all_same ? 0 : static_cast<size_t>(j) * block_bytes);
-    copy_bytes(to, from, block_bytes, static_cast<unsigned>(grid_rank()),
+    const int64_t d = peer_delta(v.world_pe(j));
+    check_symmetric(call, mine, block_bytes);
+    if (unmapped(d)) {  // cold: a member behind the device proxy
+      if (grid_rank() == 0) vshmemi_proxy_rma(call, 0, mine, from, block_bytes, v.world_pe(j));
+      continue;
+    }
+    copy_bytes(at_delta(mine, d), from, block_bytes, static_cast<unsigned>(grid_rank()),
                static_cast<unsigned>(grid_size()));
   }
 }
