@@ -28,6 +28,11 @@ bool require_state(const char* call);
 // a message naming the call when pe, the range or the peer's mapping is unusable.
 void* host_peer_ptr(const char* call, const void* addr, size_t bytes, int pe);
 
+// True when pe is a valid PE that this GPU cannot map and the device proxy serves (on-stream
+// calls then launch a kernel that posts to it), and [addr, addr + bytes) is in the heap. No
+// message: host_peer_ptr reports what is wrong otherwise.
+bool host_proxy_peer(const char* call, const void* addr, size_t bytes, int pe);
+
 // Prints "vshmem: PE n: <call>: <cause>" on stderr.
 void report(const char* call, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 

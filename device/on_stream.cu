@@ -39,7 +39,22 @@ __global__ void p_kernel(T* translated_dest, T value) {
   *translated_dest = value;
 }
 
-__global__ void quiet_kernel() { fence_sys(); }
+__global__ void quiet_kernel() {
+  fence_sys();
+  if (vshmemi_device_state.proxy.slots != nullptr) vshmemi_proxy_order(1);
+}
+
+// To a PE behind the device proxy (impl/proxy.cuh): one request from one thread, in stream order.
+__global__ void proxy_put_kernel(void* dest, const void* source, size_t bytes, int pe) {
+  vshmemi_proxy_rma("shmemx_putmem_on_stream", 0, dest, source, bytes, pe);
+}
+__global__ void proxy_get_kernel(void* dest, const void* source, size_t bytes, int pe) {
+  vshmemi_proxy_rma("shmemx_getmem_on_stream", 1, dest, source, bytes, pe);
+}
+template <class T>
+__global__ void proxy_p_kernel(T* dest, T value, int pe) {
+  p_value("shmemx_p_on_stream", dest, value, pe);
+}
 
 __global__ void sync_kernel(bool quiet) {
   sync_group<ThreadGroup>(quiet ? "shmemx_barrier_all_on_stream" : "shmemx_sync_all_on_stream",
@@ -164,8 +179,14 @@ __global__ void __launch_bounds__(kWideThreads)
     wide_share(nreduce, elem, v.size, j, &lo, &hi);
     if (hi == lo) continue;
     char* to = dest + lo * elem;
-    copy_bytes(to, peer_ptr(call, to, (hi - lo) * elem, v.world_pe(j)), (hi - lo) * elem,
-               static_cast<unsigned>(grid_rank()), static_cast<unsigned>(grid_size()));
+    const int64_t d = peer_delta(v.world_pe(j));
+    check_symmetric(call, to, (hi - lo) * elem);
+    if (unmapped(d)) {  // cold: a member behind the device proxy
+      if (grid_rank() == 0) vshmemi_proxy_rma(call, 1, to, to, (hi - lo) * elem, v.world_pe(j));
+      continue;
+    }
+    copy_bytes(to, at_delta(to, d), (hi - lo) * elem, static_cast<unsigned>(grid_rank()),
+               static_cast<unsigned>(grid_size()));
   }
 }
 
@@ -187,7 +208,13 @@ __global__ void __launch_bounds__(kWideThreads)
   allow_next_kernel();
   const char* call = "shmemx_broadcastmem_on_stream";
   const TeamView v = team_view(call, team);
-  const char* from = peer_ptr(call, static_cast<const char*>(source), bytes, v.world_pe(root));
+  const int64_t d = peer_delta(v.world_pe(root));
+  check_symmetric(call, source, bytes);
+  if (unmapped(d)) {  // cold: a root behind the device proxy
+    if (grid_rank() == 0) vshmemi_proxy_rma(call, 1, dest, source, bytes, v.world_pe(root));
+    return;
+  }
+  const char* from = at_delta(static_cast<const char*>(source), d);
   if (from != dest) {
     copy_bytes(dest, from, bytes, static_cast<unsigned>(grid_rank()),
                static_cast<unsigned>(grid_size()));
@@ -203,12 +230,16 @@ __global__ void __launch_bounds__(kWideThreads)
   const TeamView v = team_view(call, team);
   for (int q = 1; q <= v.size; ++q) {
     const int j = (v.my_index + q) % v.size;
-    char* to =
-        peer_ptr(call, static_cast<char*>(dest) + static_cast<size_t>(v.my_index) * block_bytes,
-                 block_bytes, v.world_pe(j));
+    char* mine = static_cast<char*>(dest) + static_cast<size_t>(v.my_index) * block_bytes;
     const char* from =
         static_cast<const char*>(source) + (all_same ? 0 : static_cast<size_t>(j) * block_bytes);
-    copy_bytes(to, from, block_bytes, static_cast<unsigned>(grid_rank()),
+    const int64_t d = peer_delta(v.world_pe(j));
+    check_symmetric(call, mine, block_bytes);
+    if (unmapped(d)) {  // cold: a member behind the device proxy
+      if (grid_rank() == 0) vshmemi_proxy_rma(call, 0, mine, from, block_bytes, v.world_pe(j));
+      continue;
+    }
+    copy_bytes(at_delta(mine, d), from, block_bytes, static_cast<unsigned>(grid_rank()),
                static_cast<unsigned>(grid_size()));
   }
 }
@@ -389,6 +420,9 @@ extern "C" {
 int shmemx_putmem_on_stream(void* dest, const void* source, size_t nelems, int pe,
                             cudaStream_t stream) {
   const char* call = "shmemx_putmem_on_stream";
+  if (host_proxy_peer(call, dest, nelems, pe)) {
+    return nelems == 0 ? 0 : launch(call, proxy_put_kernel, 1, 1, stream, dest, source, nelems, pe);
+  }
   void* to = host_peer_ptr(call, dest, nelems, pe);
   if (to == nullptr) return 1;
   return enqueue_copy(call, to, source, nelems, stream);
@@ -397,6 +431,9 @@ int shmemx_putmem_on_stream(void* dest, const void* source, size_t nelems, int p
 int shmemx_getmem_on_stream(void* dest, const void* source, size_t nelems, int pe,
                             cudaStream_t stream) {
   const char* call = "shmemx_getmem_on_stream";
+  if (host_proxy_peer(call, source, nelems, pe)) {
+    return nelems == 0 ? 0 : launch(call, proxy_get_kernel, 1, 1, stream, dest, source, nelems, pe);
+  }
   void* from = host_peer_ptr(call, source, nelems, pe);
   if (from == nullptr) return 1;
   return enqueue_copy(call, dest, from, nelems, stream);
@@ -406,6 +443,13 @@ int shmemx_putmem_signal_on_stream(void* dest, const void* source, size_t nelems
                                    uint64_t* sig_addr, uint64_t signal, int sig_op, int pe,
                                    cudaStream_t stream) {
   const char* call = "shmemx_putmem_signal_on_stream";
+  if (host_proxy_peer(call, dest, nelems, pe) &&
+      host_proxy_peer(call, sig_addr, sizeof(uint64_t), pe) && valid_sig_op(call, sig_op)) {
+    if (nelems > 0 && launch(call, proxy_put_kernel, 1, 1, stream, dest, source, nelems, pe) != 0) {
+      return 1;
+    }
+    return launch(call, signal_kernel, 1, 1, stream, sig_addr, signal, sig_op, pe);
+  }
   void* to = host_peer_ptr(call, dest, nelems, pe);
   if (to == nullptr || host_peer_ptr(call, sig_addr, sizeof(uint64_t), pe) == nullptr ||
       !valid_sig_op(call, sig_op)) {
@@ -418,6 +462,10 @@ int shmemx_putmem_signal_on_stream(void* dest, const void* source, size_t nelems
 int shmemx_signal_op_on_stream(uint64_t* sig_addr, uint64_t signal, int sig_op, int pe,
                                cudaStream_t stream) {
   const char* call = "shmemx_signal_op_on_stream";
+  if (host_proxy_peer(call, sig_addr, sizeof(uint64_t), pe)) {
+    if (!valid_sig_op(call, sig_op)) return 1;
+    return launch(call, signal_kernel, 1, 1, stream, sig_addr, signal, sig_op, pe);
+  }
   if (host_peer_ptr(call, sig_addr, sizeof(uint64_t), pe) == nullptr ||
       !valid_sig_op(call, sig_op)) {
     return 1;
@@ -469,6 +517,9 @@ int shmemx_barrier_on_stream(shmem_team_t team, cudaStream_t stream) {
 int shmemx_putmem_nbi_on_stream(void* dest, const void* source, size_t nelems, int pe,
                                 cudaStream_t stream) {
   const char* call = "shmemx_putmem_nbi_on_stream";
+  if (host_proxy_peer(call, dest, nelems, pe)) {
+    return nelems == 0 ? 0 : launch(call, proxy_put_kernel, 1, 1, stream, dest, source, nelems, pe);
+  }
   void* to = host_peer_ptr(call, dest, nelems, pe);
   if (to == nullptr) return 1;
   return enqueue_copy(call, to, source, nelems, stream);
@@ -477,6 +528,9 @@ int shmemx_putmem_nbi_on_stream(void* dest, const void* source, size_t nelems, i
 int shmemx_getmem_nbi_on_stream(void* dest, const void* source, size_t nelems, int pe,
                                 cudaStream_t stream) {
   const char* call = "shmemx_getmem_nbi_on_stream";
+  if (host_proxy_peer(call, source, nelems, pe)) {
+    return nelems == 0 ? 0 : launch(call, proxy_get_kernel, 1, 1, stream, dest, source, nelems, pe);
+  }
   void* from = host_peer_ptr(call, source, nelems, pe);
   if (from == nullptr) return 1;
   return enqueue_copy(call, dest, from, nelems, stream);
@@ -488,31 +542,44 @@ int shmemx_putmem_signal_nbi_on_stream(void* dest, const void* source, size_t ne
   return shmemx_putmem_signal_on_stream(dest, source, nelems, sig_addr, signal, sig_op, pe, stream);
 }
 
-#define VSHMEMI_RMA_ON_STREAM(NAME, TYPE)                                                       \
-  int shmemx_##NAME##_put_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,      \
-                                    cudaStream_t stream) {                                      \
-    const char* call = "shmemx_" #NAME "_put_on_stream";                                        \
-    void* to = host_peer_ptr(call, dest, nelems * sizeof(TYPE), pe);                            \
-    return to == nullptr ? 1 : enqueue_copy(call, to, source, nelems * sizeof(TYPE), stream);   \
-  }                                                                                             \
-  int shmemx_##NAME##_get_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,      \
-                                    cudaStream_t stream) {                                      \
-    const char* call = "shmemx_" #NAME "_get_on_stream";                                        \
-    void* from = host_peer_ptr(call, source, nelems * sizeof(TYPE), pe);                        \
-    return from == nullptr ? 1 : enqueue_copy(call, dest, from, nelems * sizeof(TYPE), stream); \
-  }                                                                                             \
-  int shmemx_##NAME##_put_nbi_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,  \
-                                        cudaStream_t stream) {                                  \
-    return shmemx_##NAME##_put_on_stream(dest, source, nelems, pe, stream);                     \
-  }                                                                                             \
-  int shmemx_##NAME##_get_nbi_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,  \
-                                        cudaStream_t stream) {                                  \
-    return shmemx_##NAME##_get_on_stream(dest, source, nelems, pe, stream);                     \
-  }                                                                                             \
-  int shmemx_##NAME##_p_on_stream(TYPE* dest, TYPE value, int pe, cudaStream_t stream) {        \
-    const char* call = "shmemx_" #NAME "_p_on_stream";                                          \
-    TYPE* to = static_cast<TYPE*>(host_peer_ptr(call, dest, sizeof(TYPE), pe));                 \
-    return to == nullptr ? 1 : launch(call, p_kernel<TYPE>, 1, 1, stream, to, value);           \
+#define VSHMEMI_RMA_ON_STREAM(NAME, TYPE)                                                         \
+  int shmemx_##NAME##_put_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,        \
+                                    cudaStream_t stream) {                                        \
+    const char* call = "shmemx_" #NAME "_put_on_stream";                                          \
+    if (host_proxy_peer(call, dest, nelems * sizeof(TYPE), pe)) {                                 \
+      return nelems == 0 ? 0                                                                      \
+                         : launch(call, proxy_put_kernel, 1, 1, stream, static_cast<void*>(dest), \
+                                  static_cast<const void*>(source), nelems * sizeof(TYPE), pe);   \
+    }                                                                                             \
+    void* to = host_peer_ptr(call, dest, nelems * sizeof(TYPE), pe);                              \
+    return to == nullptr ? 1 : enqueue_copy(call, to, source, nelems * sizeof(TYPE), stream);     \
+  }                                                                                               \
+  int shmemx_##NAME##_get_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,        \
+                                    cudaStream_t stream) {                                        \
+    const char* call = "shmemx_" #NAME "_get_on_stream";                                          \
+    if (host_proxy_peer(call, source, nelems * sizeof(TYPE), pe)) {                               \
+      return nelems == 0 ? 0                                                                      \
+                         : launch(call, proxy_get_kernel, 1, 1, stream, static_cast<void*>(dest), \
+                                  static_cast<const void*>(source), nelems * sizeof(TYPE), pe);   \
+    }                                                                                             \
+    void* from = host_peer_ptr(call, source, nelems * sizeof(TYPE), pe);                          \
+    return from == nullptr ? 1 : enqueue_copy(call, dest, from, nelems * sizeof(TYPE), stream);   \
+  }                                                                                               \
+  int shmemx_##NAME##_put_nbi_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,    \
+                                        cudaStream_t stream) {                                    \
+    return shmemx_##NAME##_put_on_stream(dest, source, nelems, pe, stream);                       \
+  }                                                                                               \
+  int shmemx_##NAME##_get_nbi_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,    \
+                                        cudaStream_t stream) {                                    \
+    return shmemx_##NAME##_get_on_stream(dest, source, nelems, pe, stream);                       \
+  }                                                                                               \
+  int shmemx_##NAME##_p_on_stream(TYPE* dest, TYPE value, int pe, cudaStream_t stream) {          \
+    const char* call = "shmemx_" #NAME "_p_on_stream";                                            \
+    if (host_proxy_peer(call, dest, sizeof(TYPE), pe)) {                                          \
+      return launch(call, proxy_p_kernel<TYPE>, 1, 1, stream, dest, value, pe);                   \
+    }                                                                                             \
+    TYPE* to = static_cast<TYPE*>(host_peer_ptr(call, dest, sizeof(TYPE), pe));                   \
+    return to == nullptr ? 1 : launch(call, p_kernel<TYPE>, 1, 1, stream, to, value);             \
   }
 VSHMEM_RMA_DEVICE_TYPES(VSHMEMI_RMA_ON_STREAM)
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "device/device_runtime.hpp"
+#include "device/proxy_ring_memory.hpp"
 #include "device/state.h"
 #include "shmem.h"
 #include "vshmem/device_hooks.h"
@@ -59,9 +60,12 @@ __device__ void vshmemi_device_fail_peer(const char* call, int pe) {
   } else {
     printf(
         "vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): PE %d's memory is not mapped here "
-        "(another node or no peer path): device code reaches mapped peers only\n",
+        "(another node or no peer path)%s\n",
         s.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z,
-        pe);
+        pe,
+        s.proxy.slots == nullptr
+            ? " and no device proxy serves it (its request ring could not be created)"
+            : ": this call reaches mapped peers only");
   }
   __trap();
   __builtin_unreachable();
@@ -266,6 +270,7 @@ void on_state(const DeviceState* s) {
   ++vshmemi_device_listener_calls;
   if (s == nullptr || !s->initialized) {
     clear_state();
+    release_proxy_ring();  // shmem_finalize stopped the runtime's proxy thread first
     return;
   }
   if (s->version != kDeviceStateVersion) {
@@ -390,6 +395,13 @@ void on_state(const DeviceState* s) {
   for (int p = 0; p < kInlinePeers; ++p) {
     st.inline_delta[p] = p < s->n_pes ? deltas[p] : kUnmappedDelta;
   }
+  // Peers this GPU cannot map are reached through the proxy's request ring (device/proxy.cu).
+  bool any_unmapped = false;
+  for (size_t p = 0; p < n; ++p) any_unmapped |= deltas[p] == kUnmappedDelta;
+  if (any_unmapped) {
+    proxy::RingView ring{};
+    if (ensure_proxy_ring(heap_device, &ring)) st.proxy = ring;
+  }
   publish(st);
   g_mirror.state = st;
   g_mirror.device = heap_device;
@@ -441,6 +453,17 @@ bool require_state(const char* call) {
   return false;
 }
 
+bool host_proxy_peer(const char* /*call*/, const void* addr, size_t bytes, int pe) {
+  const GpuState& s = g_mirror.state;
+  if (!s.initialized || s.proxy.slots == nullptr || pe < 0 || pe >= s.n_pes || pe == s.my_pe ||
+      g_mirror.peer_slot[static_cast<size_t>(pe)] >= 0) {
+    return false;
+  }
+  const uint64_t a = reinterpret_cast<uint64_t>(addr);
+  return a >= s.heap_base && a - s.heap_base <= s.heap_committed &&
+         bytes <= s.heap_committed - (a - s.heap_base);
+}
+
 void* host_peer_ptr(const char* call, const void* addr, size_t bytes, int pe) {
   if (!require_state(call)) return nullptr;
   const GpuState& s = g_mirror.state;
@@ -462,7 +485,10 @@ void* host_peer_ptr(const char* call, const void* addr, size_t bytes, int pe) {
   if (pe == s.my_pe) return const_cast<void*>(addr);
   int32_t slot = g_mirror.peer_slot[pe];
   if (slot < 0) {
-    report(call, "PE %d's memory is not mapped here: on-stream calls reach mapped peers only", pe);
+    report(call,
+           "PE %d's memory is not mapped here and no device proxy serves it: this on-stream call "
+           "reaches mapped peers only",
+           pe);
     return nullptr;
   }
   return reinterpret_cast<void*>(s.window_base + static_cast<uint64_t>(slot) * s.heap_size +

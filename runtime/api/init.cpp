@@ -342,6 +342,7 @@ void shmem_finalize(void) {
     if (!st) log::message(log::Level::kWarn, "shmem_finalize: %s", st.message().c_str());
   }
   rt->heap->set_region_hook(nullptr);
+  stop_device_proxy(*rt);  // it drives the transport
   rt->transport.reset();
   remove_fault_report();
   rt->multicast.reset();  // unbinds our chunks before the heap releases them

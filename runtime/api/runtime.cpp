@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "runtime/common/log.hpp"
 #include "shmem.h"
+#include "vshmem/device_hooks.h"
 
 namespace vshmem::detail {
 
@@ -178,9 +180,14 @@ void Backoff::pause() {
   exited_ = gone;
 }
 
+void start_device_proxy(Runtime& rt);
+
 void set_device_state_listener(DeviceStateListener listener) {
   g_device_listener = listener;
-  if (g_runtime != nullptr && listener != nullptr) listener(&g_runtime->device_state);
+  if (g_runtime != nullptr && listener != nullptr) {
+    listener(&g_runtime->device_state);
+    start_device_proxy(*g_runtime);  // a device library loaded after shmem_init
+  }
 }
 
 bool device_library_linked() { return g_device_listener != nullptr; }
@@ -221,9 +228,81 @@ void publish_device_state(Runtime& rt) {
   s.cuda_device = rt.provider ? rt.provider->device_ordinal() : -1;
   s.pes_sharing_device = rt.plan.same_locality_pes;
   if (g_device_listener != nullptr) g_device_listener(&s);
+  start_device_proxy(rt);
+}
+
+namespace {
+
+// What the device library asked for in its last listener call (vshmemi_set_device_proxy).
+struct ProxyRequest {
+  bool set = false;
+  proxy::RingView ring{};
+  void* stage = nullptr;
+  size_t stage_bytes = 0;
+  int (*copy)(void*, const void*, size_t) = nullptr;
+};
+ProxyRequest g_proxy_request;
+
+class TransportProxyBackend : public ProxyBackend {
+ public:
+  TransportProxyBackend(Transport& transport, int n_pes, int (*copy)(void*, const void*, size_t))
+      : transport_(transport), n_pes_(n_pes), copy_(copy) {}
+  PeerPath* path(int pe) override {
+    return pe >= 0 && pe < n_pes_ ? &transport_.path(pe) : nullptr;
+  }
+  Status fence() override { return transport_.fence(); }
+  Status quiet() override { return transport_.quiet(); }
+  Status copy(void* dst, const void* src, size_t bytes) override {
+    if (copy_ == nullptr || copy_(dst, src, bytes) != 0) {
+      return error(Code::kSystem, "the device library's copy of " + std::to_string(bytes) +
+                                      " bytes failed (see the message above)");
+    }
+    return Status::ok();
+  }
+
+ private:
+  Transport& transport_;
+  int n_pes_;
+  int (*copy_)(void*, const void*, size_t);
+};
+
+}  // namespace
+
+void start_device_proxy(Runtime& rt) {
+  if (!g_proxy_request.set || rt.device_proxy != nullptr || rt.transport == nullptr) return;
+  const ProxyRequest& r = g_proxy_request;
+  rt.proxy_backend = std::make_unique<TransportProxyBackend>(*rt.transport, rt.n_pes, r.copy);
+  rt.device_proxy =
+      std::make_unique<DeviceProxy>(r.ring, *rt.proxy_backend, rt.my_pe, r.stage_bytes, r.stage);
+  rt.device_proxy->start();
+  VSHMEM_INFO("PE %d: device proxy started (%u request slots)", rt.my_pe, r.ring.n_slots);
+}
+
+void stop_device_proxy(Runtime& rt) {
+  if (rt.device_proxy != nullptr) {
+    rt.device_proxy->stop();
+    rt.device_proxy.reset();
+  }
+  rt.proxy_backend.reset();
+  g_proxy_request = ProxyRequest{};
 }
 
 }  // namespace vshmem::detail
+
+extern "C" void vshmemi_set_device_proxy(const vshmem::proxy::RingView* ring, void* stage,
+                                         size_t stage_bytes,
+                                         int (*copy)(void* dst, const void* src, size_t bytes)) {
+  vshmem::detail::ProxyRequest& r = vshmem::detail::g_proxy_request;
+  if (ring == nullptr || ring->slots == nullptr) {
+    r = vshmem::detail::ProxyRequest{};
+    return;
+  }
+  r.set = true;
+  r.ring = *ring;
+  r.stage = stage;
+  r.stage_bytes = stage_bytes;
+  r.copy = copy;
+}
 
 // The C entry point the device library (libvshmem_device, compiled by nvcc) registers with.
 extern "C" void vshmemi_set_device_state_listener(void (*listener)(const vshmem::DeviceState*)) {

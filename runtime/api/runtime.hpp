@@ -18,6 +18,7 @@
 #include "runtime/heap/symmetric_heap.hpp"
 #include "runtime/ipc/fd_passing.hpp"
 #include "runtime/memory/memory.hpp"
+#include "runtime/transport/device_proxy.hpp"
 #include "runtime/transport/transport.hpp"
 
 namespace vshmem::detail {
@@ -56,7 +57,15 @@ struct Runtime {
 
   DeviceState device_state{};
   std::vector<DeviceTeam> device_teams;  // what device_state.teams points to
+
+  // The proxy thread that drains the device library's request ring into the remote path (device
+  // calls to PEs this GPU cannot map); null when there is no ring. Stopped before the transport.
+  std::unique_ptr<ProxyBackend> proxy_backend;
+  std::unique_ptr<DeviceProxy> device_proxy;
 };
+
+// Stops the device proxy (shmem_finalize, before the transport goes).
+void stop_device_proxy(Runtime& rt);
 
 constexpr int kBarrierRounds = 32;
 constexpr size_t kDeviceSyncBytes = 1 << 20;

@@ -94,3 +94,10 @@ endforeach()
 vshmem_add_mpe_test(NAME ucx_target_ops_order TARGET mpe_remote ARGS order NPES 2 LAUNCHERS
   vshmemrun TIMEOUT 60 NO_GPU_RERUN
   ENV UCX_TLS=tcp UCX_NET_DEVICES=lo VSHMEM_UCX_RMA=target VSHMEM_UCX_ATOMICS=target)
+# The device proxy (issue #14) end to end on the host: host threads post to a ring in ordinary
+# memory through the device's producer protocol; the runtime's proxy thread drains it into UCX.
+vshmem_add_mpe_test(NAME device_proxy_host SOURCES device_proxy_host.cpp LAUNCHERS vshmemrun
+  LAUNCHER_ARGS --simulate-nodes 2 NPES 2 4 TIMEOUT 60 NO_GPU_RERUN ENV UCX_TLS=sm,self)
+vshmem_add_mpe_test(NAME device_proxy_host_tcp TARGET mpe_device_proxy_host LAUNCHERS vshmemrun
+  LAUNCHER_ARGS --simulate-nodes 2 NPES 2 TIMEOUT 60 NO_GPU_RERUN
+  ENV UCX_TLS=tcp UCX_NET_DEVICES=lo)

@@ -12,39 +12,83 @@
 namespace vshmem::device {
 
 template <class T>
-__device__ __forceinline__ Bits<T>* amo_target(const char* call, const T* dest, int pe) {
-  T* target = peer_ptr(call, const_cast<T*>(dest), sizeof(T), pe);
+__device__ __forceinline__ void check_amo(const char* call, const T* dest) {
+  check_symmetric(call, dest, sizeof(T));
   if (debug_on() && reinterpret_cast<uintptr_t>(dest) % sizeof(T) != 0) {
     vshmemi_device_fail(call, "the address is not aligned to its type");
   }
-  return bits_ptr(target);
+}
+
+// The AMO on a PE reached through the proxy (impl/proxy.cuh): the cold branch of every AMO.
+template <class T>
+__device__ __forceinline__ T amo_proxy(const char* call, unsigned aop, const T* dest, T operand,
+                                       T compare, bool fetch, int pe) {
+  return bit_cast<T>(static_cast<Bits<T>>(vshmemi_proxy_amo(
+      call, aop, const_cast<T*>(dest), static_cast<uint64_t>(bit_cast<Bits<T>>(operand)),
+      static_cast<uint64_t>(bit_cast<Bits<T>>(compare)), sizeof(T), fetch ? 1 : 0, pe)));
+}
+
+// pe's copy of dest, after the checks; d is pe's delta (kUnmappedDelta: through the proxy).
+template <class T>
+__device__ __forceinline__ Bits<T>* amo_at(const char* call, const T* dest, int64_t d) {
+  check_amo(call, dest);
+  return bits_ptr(at_delta(const_cast<T*>(dest), d));
 }
 
 template <class T>
 __device__ __forceinline__ T amo_fetch(const char* call, const T* source, int pe) {
-  return bit_cast<T>(ld_relaxed(amo_target(call, source, pe)));
+  const int64_t d = peer_delta(pe);
+  if (unmapped(d)) return amo_proxy(call, proxy::kAmoFetch, source, T{}, T{}, true, pe);
+  return bit_cast<T>(ld_relaxed(amo_at(call, source, d)));
 }
 template <class T>
 __device__ __forceinline__ void amo_set(const char* call, T* dest, T value, int pe) {
-  st_relaxed(amo_target(call, dest, pe), bit_cast<Bits<T>>(value));
+  const int64_t d = peer_delta(pe);
+  if (unmapped(d)) {
+    amo_proxy(call, proxy::kAmoSet, dest, value, T{}, false, pe);
+    return;
+  }
+  st_relaxed(amo_at(call, dest, d), bit_cast<Bits<T>>(value));
 }
 template <class T>
 __device__ __forceinline__ T amo_swap(const char* call, T* dest, T value, int pe) {
-  return bit_cast<T>(atom_exch(amo_target(call, dest, pe), bit_cast<Bits<T>>(value)));
+  const int64_t d = peer_delta(pe);
+  if (unmapped(d)) return amo_proxy(call, proxy::kAmoSwap, dest, value, T{}, true, pe);
+  return bit_cast<T>(atom_exch(amo_at(call, dest, d), bit_cast<Bits<T>>(value)));
 }
 template <class T>
 __device__ __forceinline__ T amo_compare_swap(const char* call, T* dest, T cond, T value, int pe) {
+  const int64_t d = peer_delta(pe);
+  if (unmapped(d)) return amo_proxy(call, proxy::kAmoCompareSwap, dest, value, cond, true, pe);
   return bit_cast<T>(
-      atom_cas(amo_target(call, dest, pe), bit_cast<Bits<T>>(cond), bit_cast<Bits<T>>(value)));
+      atom_cas(amo_at(call, dest, d), bit_cast<Bits<T>>(cond), bit_cast<Bits<T>>(value)));
 }
 // Integer addition is the same on the two's-complement bits for signed and unsigned types.
 template <class T>
 __device__ __forceinline__ T amo_fetch_add(const char* call, T* dest, T value, int pe) {
-  return bit_cast<T>(atom_add(amo_target(call, dest, pe), bit_cast<Bits<T>>(value)));
+  const int64_t d = peer_delta(pe);
+  if (unmapped(d)) return amo_proxy(call, proxy::kAmoFetchAdd, dest, value, T{}, true, pe);
+  return bit_cast<T>(atom_add(amo_at(call, dest, d), bit_cast<Bits<T>>(value)));
 }
 template <class T>
 __device__ __forceinline__ void amo_add(const char* call, T* dest, T value, int pe) {
-  red_add(amo_target(call, dest, pe), bit_cast<Bits<T>>(value));
+  const int64_t d = peer_delta(pe);
+  if (unmapped(d)) {
+    amo_proxy(call, proxy::kAmoFetchAdd, dest, value, T{}, false, pe);
+    return;
+  }
+  red_add(amo_at(call, dest, d), bit_cast<Bits<T>>(value));
+}
+// and / or / xor: Local(pointer, operand) is the mapped form.
+constexpr unsigned kAmoFetchand = proxy::kAmoFetchAnd;
+constexpr unsigned kAmoFetchor = proxy::kAmoFetchOr;
+constexpr unsigned kAmoFetchxor = proxy::kAmoFetchXor;
+template <class T, class Local>
+__device__ __forceinline__ T amo_bitwise(const char* call, unsigned aop, T* dest, T value,
+                                         bool fetch, int pe, Local local) {
+  const int64_t d = peer_delta(pe);
+  if (unmapped(d)) return amo_proxy(call, aop, dest, value, T{}, fetch, pe);
+  return local(amo_at(call, dest, d), value);
 }
 
 }  // namespace vshmem::device
@@ -118,22 +162,27 @@ VSHMEMI_DEV_AMO_EXTENDED_TYPES(VSHMEMI_DEV_AMO_EXTENDED)
 VSHMEMI_DEV_AMO_STANDARD_TYPES(VSHMEMI_DEV_AMO_STANDARD)
 #undef VSHMEMI_DEV_AMO_STANDARD
 
-#define VSHMEMI_DEV_AMO_BITWISE_OP(NAME, TYPE, OP)                                                \
-  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_fetch_##OP(TYPE* dest, TYPE value,        \
-                                                                   int pe) {                      \
-    using B = vshmem::device::Bits<TYPE>;                                                         \
-    return static_cast<TYPE>(vshmem::device::atom_##OP(                                           \
-        vshmem::device::amo_target("shmem_" #NAME "_atomic_fetch_" #OP, dest, pe),                \
-        static_cast<B>(value)));                                                                  \
-  }                                                                                               \
-  __device__ __forceinline__ void shmem_##NAME##_atomic_##OP(TYPE* dest, TYPE value, int pe) {    \
-    using B = vshmem::device::Bits<TYPE>;                                                         \
-    vshmem::device::red_##OP(vshmem::device::amo_target("shmem_" #NAME "_atomic_" #OP, dest, pe), \
-                             static_cast<B>(value));                                              \
-  }                                                                                               \
-  __device__ __forceinline__ void shmem_##NAME##_atomic_fetch_##OP##_nbi(TYPE* fetch, TYPE* dest, \
-                                                                         TYPE value, int pe) {    \
-    *fetch = shmem_##NAME##_atomic_fetch_##OP(dest, value, pe);                                   \
+#define VSHMEMI_DEV_AMO_BITWISE_OP(NAME, TYPE, OP)                                                 \
+  __device__ __forceinline__ TYPE shmem_##NAME##_atomic_fetch_##OP(TYPE* dest, TYPE value,         \
+                                                                   int pe) {                       \
+    using B = vshmem::device::Bits<TYPE>;                                                          \
+    return vshmem::device::amo_bitwise(                                                            \
+        "shmem_" #NAME "_atomic_fetch_" #OP, vshmem::device::kAmoFetch##OP, dest, value, true, pe, \
+        [](B* p, TYPE v) {                                                                         \
+          return static_cast<TYPE>(vshmem::device::atom_##OP(p, static_cast<B>(v)));               \
+        });                                                                                        \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_##OP(TYPE* dest, TYPE value, int pe) {     \
+    using B = vshmem::device::Bits<TYPE>;                                                          \
+    vshmem::device::amo_bitwise("shmem_" #NAME "_atomic_" #OP, vshmem::device::kAmoFetch##OP,      \
+                                dest, value, false, pe, [](B* p, TYPE v) {                         \
+                                  vshmem::device::red_##OP(p, static_cast<B>(v));                  \
+                                  return v;                                                        \
+                                });                                                                \
+  }                                                                                                \
+  __device__ __forceinline__ void shmem_##NAME##_atomic_fetch_##OP##_nbi(TYPE* fetch, TYPE* dest,  \
+                                                                         TYPE value, int pe) {     \
+    *fetch = shmem_##NAME##_atomic_fetch_##OP(dest, value, pe);                                    \
   }
 #define VSHMEMI_DEV_AMO_BITWISE(NAME, TYPE)   \
   VSHMEMI_DEV_AMO_BITWISE_OP(NAME, TYPE, and) \

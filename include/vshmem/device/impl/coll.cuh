@@ -19,6 +19,7 @@
 // Long double and complex reductions are not provided in device code.
 #pragma once
 
+#include "vshmem/device/impl/rma.cuh"
 #include "vshmem/device/impl/sync.cuh"
 #include "vshmem/shmem_coll.h"
 
@@ -54,7 +55,13 @@ __device__ __forceinline__ void broadcast_push(const char* call, void* dest, con
     for (int i = 0; i < n; ++i) {
       int q = me + i;
       if (q >= n) q -= n;
-      char* to = peer_ptr(call, static_cast<char*>(dest), bytes, q);
+      const int64_t d = peer_delta(q);
+      check_symmetric(call, dest, bytes);
+      if (unmapped(d)) {  // cold: a PE behind the device proxy (impl/proxy.cuh)
+        if (rank == 0) vshmemi_proxy_rma(call, 0, dest, source, bytes, q);
+        continue;
+      }
+      char* to = at_delta(static_cast<char*>(dest), d);
       if (to != source) copy_bytes(to, source, bytes, rank, size);
     }
     G::sync();  // every member's stores precede the flags (fence cumulativity)
@@ -62,7 +69,12 @@ __device__ __forceinline__ void broadcast_push(const char* call, void* dest, con
     for (unsigned i = rank + 1; i < static_cast<unsigned>(n); i += size) {
       int q = me + static_cast<int>(i);
       if (q >= n) q -= n;
-      st_relaxed(peer_ptr(call, flag, sizeof(uint64_t), q), epoch);
+      const int64_t d = peer_delta(q);
+      if (unmapped(d)) {
+        vshmemi_proxy_signal(call, flag, epoch, 0, q);  // after the data: a proxy signal
+      } else {
+        st_relaxed(at_delta(flag, d), epoch);
+      }
     }
   } else if (rank == 0) {
     while (ld_acquire(flag) < epoch) {
@@ -96,8 +108,16 @@ __device__ __forceinline__ int broadcast_group(const char* call, shmem_team_t te
     team_sync_group<G>(call, team, true);
     return 0;
   }
-  const char* from = peer_ptr(call, static_cast<const char*>(source), bytes, v.world_pe(root));
-  if (from != dest) copy_bytes(dest, from, bytes, G::rank(), G::size());
+  const int root_pe = v.world_pe(root);
+  const int64_t d = peer_delta(root_pe);
+  check_symmetric(call, source, bytes);
+  if (unmapped(d)) {  // cold: a root behind the device proxy (impl/proxy.cuh)
+    if (G::rank() == 0) vshmemi_proxy_rma(call, 1, dest, source, bytes, root_pe);
+    G::sync();
+  } else {
+    const char* from = at_delta(static_cast<const char*>(source), d);
+    if (from != dest) copy_bytes(dest, from, bytes, G::rank(), G::size());
+  }
   team_sync_group<G>(call, team, true);
   return 0;
 }
@@ -113,11 +133,17 @@ __device__ __forceinline__ int exchange_group(const char* call, shmem_team_t tea
   team_sync_group<G>(call, team, true);
   for (int q = 1; q <= n; ++q) {
     const int j = (me + q) % n;  // the member served now, in team numbering
-    char* to = peer_ptr(call, static_cast<char*>(dest) + static_cast<size_t>(me) * block_bytes,
-                        block_bytes, v.world_pe(j));
+    char* mine = static_cast<char*>(dest) + static_cast<size_t>(me) * block_bytes;
     const char* from =
         static_cast<const char*>(source) + (all_same ? 0 : static_cast<size_t>(j) * block_bytes);
-    copy_bytes(to, from, block_bytes, G::rank(), G::size());
+    const int64_t d = peer_delta(v.world_pe(j));
+    check_symmetric(call, mine, block_bytes);
+    if (unmapped(d)) {  // cold: a member behind the device proxy (impl/proxy.cuh)
+      G::sync();        // the group's writes of `source` precede the request
+      if (G::rank() == 0) vshmemi_proxy_rma(call, 0, mine, from, block_bytes, v.world_pe(j));
+      continue;
+    }
+    copy_bytes(at_delta(mine, d), from, block_bytes, G::rank(), G::size());
   }
   team_sync_group<G>(call, team, true);
   return 0;
@@ -198,6 +224,18 @@ VSHMEMI_DEV_MC_OP(OpXor, kXor)
 // offset within 16 bytes, the middle goes 16 bytes a load (one load per member for 8 bf16
 // elements instead of 8), the head and tail element by element. Each member's address is
 // translated once per vector, not once per element.
+// 16 bytes of pe's copy of the symmetric p (a get through the device proxy for an unmapped pe).
+__device__ __forceinline__ uint4 peer_load16(const char* call, const void* p, int pe) {
+  const int64_t d = peer_delta(pe);
+  check_symmetric(call, p, 16);
+  if (unmapped(d)) {
+    uint4 v;
+    vshmemi_proxy_rma(call, 1, &v, p, 16, pe);  // answered in the request
+    return v;
+  }
+  return *reinterpret_cast<const uint4*>(at_delta(static_cast<const char*>(p), d));
+}
+
 template <class Op, class T>
 __device__ __forceinline__ void combine_range(const char* call, const TeamView& v, T* out,
                                               const T* in, size_t m, size_t rank, size_t size) {
@@ -217,15 +255,13 @@ __device__ __forceinline__ void combine_range(const char* call, const TeamView& 
         A acc[kV];
         {
           alignas(16) T t[kV];
-          *reinterpret_cast<uint4*>(t) =
-              *reinterpret_cast<const uint4*>(peer_ptr(call, vin + j * kV, 16, v.world_pe(0)));
+          *reinterpret_cast<uint4*>(t) = peer_load16(call, vin + j * kV, v.world_pe(0));
 #pragma unroll
           for (size_t e = 0; e < kV; ++e) acc[e] = static_cast<A>(t[e]);
         }
         for (int k = 1; k < n; ++k) {
           alignas(16) T t[kV];
-          *reinterpret_cast<uint4*>(t) =
-              *reinterpret_cast<const uint4*>(peer_ptr(call, vin + j * kV, 16, v.world_pe(k)));
+          *reinterpret_cast<uint4*>(t) = peer_load16(call, vin + j * kV, v.world_pe(k));
 #pragma unroll
           for (size_t e = 0; e < kV; ++e) {
             acc[e] = static_cast<A>(Op::apply(acc[e], static_cast<A>(t[e])));
@@ -242,10 +278,9 @@ __device__ __forceinline__ void combine_range(const char* call, const TeamView& 
   const size_t tail = head + nvec * kV, rest = head + (m - tail);
   for (size_t r = rank; r < rest; r += size) {
     const size_t i = r < head ? r : tail + (r - head);
-    A acc = static_cast<A>(*peer_ptr(call, in + i, sizeof(T), v.world_pe(0)));
+    A acc = static_cast<A>(g_value(call, in + i, v.world_pe(0)));
     for (int k = 1; k < n; ++k) {
-      acc = static_cast<A>(
-          Op::apply(acc, static_cast<A>(*peer_ptr(call, in + i, sizeof(T), v.world_pe(k)))));
+      acc = static_cast<A>(Op::apply(acc, static_cast<A>(g_value(call, in + i, v.world_pe(k)))));
     }
     out[i] = static_cast<T>(acc);
   }

@@ -65,10 +65,10 @@ struct Accumulator<__nv_bfloat16> {
   }
 #define VSHMEMI_DEV_HALF_VALUE(NAME, TYPE)                                           \
   __device__ __forceinline__ void shmem_##NAME##_p(TYPE* dest, TYPE value, int pe) { \
-    *vshmem::device::peer_ptr("shmem_" #NAME "_p", dest, sizeof(TYPE), pe) = value;  \
+    vshmem::device::p_value("shmem_" #NAME "_p", dest, value, pe);                   \
   }                                                                                  \
   __device__ __forceinline__ TYPE shmem_##NAME##_g(const TYPE* source, int pe) {     \
-    return *vshmem::device::peer_ptr("shmem_" #NAME "_g", source, sizeof(TYPE), pe); \
+    return vshmem::device::g_value("shmem_" #NAME "_g", source, pe);                 \
   }
 #define VSHMEMI_DEV_HALF_ALL(NAME, TYPE)                            \
   VSHMEMI_DEV_HALF_RMA(NAME, TYPE, shmem_, , ThreadGroup)           \

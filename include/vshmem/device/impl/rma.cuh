@@ -19,8 +19,14 @@ template <class G>
 __device__ __forceinline__ void put_group(const char* call, void* dest, const void* source,
                                           size_t bytes, int pe) {
   G::sync();  // the group's writes of `source` are visible to every member
-  char* target = peer_ptr(call, static_cast<char*>(dest), bytes, pe);
-  copy_bytes(target, source, bytes, G::rank(), G::size());
+  const int64_t d = peer_delta(pe);
+  check_symmetric(call, dest, bytes);
+  if (unmapped(d)) {  // cold: through the proxy (impl/proxy.cuh), or a bad PE
+    if (G::rank() == 0) vshmemi_proxy_rma(call, 0, dest, source, bytes, pe);
+    G::sync();
+    return;
+  }
+  copy_bytes(at_delta(static_cast<char*>(dest), d), source, bytes, G::rank(), G::size());
   G::sync();
 }
 
@@ -28,8 +34,14 @@ template <class G>
 __device__ __forceinline__ void get_group(const char* call, void* dest, const void* source,
                                           size_t bytes, int pe) {
   G::sync();
-  const char* from = peer_ptr(call, static_cast<const char*>(source), bytes, pe);
-  copy_bytes(dest, from, bytes, G::rank(), G::size());
+  const int64_t d = peer_delta(pe);
+  check_symmetric(call, source, bytes);
+  if (unmapped(d)) {  // cold: through the proxy (impl/proxy.cuh), or a bad PE
+    if (G::rank() == 0) vshmemi_proxy_rma(call, 1, dest, source, bytes, pe);
+    G::sync();
+    return;
+  }
+  copy_bytes(dest, at_delta(static_cast<const char*>(source), d), bytes, G::rank(), G::size());
   G::sync();  // every member sees the whole of `dest`
 }
 
@@ -44,8 +56,15 @@ template <class G, class E>
 __device__ __forceinline__ void iput_group(const char* call, E* dest, const E* source,
                                            ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {
   G::sync();
-  E* target = peer_ptr(call, dest, strided_extent(dst, nelems, sizeof(E)), pe);
-  copy_strided(target, source, dst, sst, nelems, G::rank(), G::size());
+  const int64_t d = peer_delta(pe);
+  check_symmetric(call, dest, strided_extent(dst, nelems, sizeof(E)));
+  if (unmapped(d)) {
+    if (G::rank() == 0)
+      vshmemi_proxy_strided(call, 0, dest, source, dst, sst, nelems, sizeof(E), pe);
+    G::sync();
+    return;
+  }
+  copy_strided(at_delta(dest, d), source, dst, sst, nelems, G::rank(), G::size());
   G::sync();
 }
 
@@ -53,8 +72,15 @@ template <class G, class E>
 __device__ __forceinline__ void iget_group(const char* call, E* dest, const E* source,
                                            ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {
   G::sync();
-  const E* from = peer_ptr(call, source, strided_extent(sst, nelems, sizeof(E)), pe);
-  copy_strided(dest, from, dst, sst, nelems, G::rank(), G::size());
+  const int64_t d = peer_delta(pe);
+  check_symmetric(call, source, strided_extent(sst, nelems, sizeof(E)));
+  if (unmapped(d)) {
+    if (G::rank() == 0)
+      vshmemi_proxy_strided(call, 1, dest, source, dst, sst, nelems, sizeof(E), pe);
+    G::sync();
+    return;
+  }
+  copy_strided(dest, at_delta(source, d), dst, sst, nelems, G::rank(), G::size());
   G::sync();
 }
 
@@ -74,6 +100,38 @@ __device__ __forceinline__ StorageOf<T>* storage(T* p) {
 template <class T>
 __device__ __forceinline__ const StorageOf<T>* storage(const T* p) {
   return reinterpret_cast<const StorageOf<T>*>(p);
+}
+
+// shmem_p / shmem_g: one store or load through the window; through the proxy for a PE that is
+// not mapped (its bits travel in the request).
+template <class T>
+__device__ __forceinline__ void p_value(const char* call, T* dest, T value, int pe) {
+  const int64_t d = peer_delta(pe);
+  check_symmetric(call, dest, sizeof(T));
+  if (unmapped(d)) {
+    static_assert(sizeof(T) <= 8, "p of at most 8 bytes");
+    uint64_t bits = 0;
+    memcpy(&bits, &value, sizeof(T));
+    vshmemi_proxy_p(call, dest, bits, sizeof(T), pe);
+    return;
+  }
+  *at_delta(dest, d) = value;
+}
+template <class T>
+__device__ __forceinline__ T g_value(const char* call, const T* source, int pe) {
+  const int64_t d = peer_delta(pe);
+  check_symmetric(call, source, sizeof(T));
+  if (unmapped(d)) {
+    T v;
+    if constexpr (sizeof(T) <= 8) {
+      const uint64_t bits = vshmemi_proxy_g(call, source, sizeof(T), pe);
+      memcpy(&v, &bits, sizeof(T));
+    } else {
+      vshmemi_proxy_rma(call, 1, &v, source, sizeof(T), pe);  // answered in the request
+    }
+    return v;
+  }
+  return *at_delta(source, d);
 }
 
 template <size_t N>
@@ -149,10 +207,10 @@ VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_RMA_TYPED)
 
 #define VSHMEMI_DEV_RMA_VALUE(NAME, TYPE)                                            \
   __device__ __forceinline__ void shmem_##NAME##_p(TYPE* dest, TYPE value, int pe) { \
-    *vshmem::device::peer_ptr("shmem_" #NAME "_p", dest, sizeof(TYPE), pe) = value;  \
+    vshmem::device::p_value("shmem_" #NAME "_p", dest, value, pe);                   \
   }                                                                                  \
   __device__ __forceinline__ TYPE shmem_##NAME##_g(const TYPE* source, int pe) {     \
-    return *vshmem::device::peer_ptr("shmem_" #NAME "_g", source, sizeof(TYPE), pe); \
+    return vshmem::device::g_value("shmem_" #NAME "_g", source, pe);                 \
   }
 VSHMEMI_DEV_VALUE_TYPES(VSHMEMI_DEV_RMA_VALUE)
 #undef VSHMEMI_DEV_RMA_VALUE

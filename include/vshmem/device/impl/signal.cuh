@@ -19,7 +19,14 @@ namespace vshmem::device {
 
 __device__ __forceinline__ void signal_op(const char* call, uint64_t* sig_addr, uint64_t signal,
                                           int sig_op, int pe) {
-  uint64_t* target = peer_ptr(call, sig_addr, sizeof(uint64_t), pe);
+  const int64_t d = peer_delta(pe);
+  check_symmetric(call, sig_addr, sizeof(uint64_t));
+  if (unmapped(d)) {  // cold: through the proxy, after the requests before it (impl/proxy.cuh)
+    fence_release();  // the group's mapped stores too
+    vshmemi_proxy_signal(call, sig_addr, signal, sig_op, pe);
+    return;
+  }
+  uint64_t* target = at_delta(sig_addr, d);
   fence_release();
   if (sig_op == 0) {  // SHMEM_SIGNAL_SET
     st_relaxed(target, signal);
@@ -35,8 +42,17 @@ __device__ __forceinline__ void put_signal_group(const char* call, void* dest, c
                                                  size_t bytes, uint64_t* sig_addr, uint64_t signal,
                                                  int sig_op, int pe) {
   G::sync();
-  char* target = peer_ptr(call, static_cast<char*>(dest), bytes, pe);
-  copy_bytes(target, source, bytes, G::rank(), G::size());
+  const int64_t d = peer_delta(pe);
+  check_symmetric(call, dest, bytes);
+  if (unmapped(d)) {  // cold: data then signal through the proxy, in ticket order
+    if (G::rank() == 0) {
+      vshmemi_proxy_rma(call, 0, dest, source, bytes, pe);
+      vshmemi_proxy_signal(call, sig_addr, signal, sig_op, pe);
+    }
+    G::sync();
+    return;
+  }
+  copy_bytes(at_delta(static_cast<char*>(dest), d), source, bytes, G::rank(), G::size());
   G::sync();
   if (G::rank() == 0) signal_op(call, sig_addr, signal, sig_op, pe);
   G::sync();

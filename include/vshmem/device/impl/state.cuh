@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vshmem/device/impl/proxy_ring.h"
 #include "vshmem/shmem_types.h"
 
 namespace vshmem::device {
@@ -58,6 +59,9 @@ struct GpuState {
   // The multicast address of H; 0 when multicast is off. Teams spanning every PE use it
   // (impl/multimem.cuh).
   uint64_t mc_base;
+  // The request ring to this PE's proxy thread (impl/proxy.cuh); slots == nullptr when every
+  // peer is mapped (no proxy).
+  proxy::RingView proxy;
 };
 
 // Layout of the zeroed symmetric synchronization area (DeviceState::sync_offset): these offsets
@@ -92,6 +96,8 @@ extern __constant__ vshmem::device::GpuState vshmemi_device_state;
 // a check costs a branch that is not taken and leads out of the hot path, with no reconvergence
 // point after it. vshmemi_device_fail_peer names the cause: pe is not a valid PE, or its memory is
 // not mapped here.
+#include "vshmem/device/impl/proxy.cuh"
+
 extern "C" {
 __device__ __attribute__((noreturn)) void vshmemi_device_fail_peer(const char* call, int pe);
 __device__ __attribute__((noreturn)) void vshmemi_device_fail_address(const char* call,
@@ -172,6 +178,14 @@ __device__ __forceinline__ int64_t peer_delta(int pe) {
   const bool far = u >= static_cast<unsigned>(kInlinePeers) && u < static_cast<unsigned>(s.n_pes);
   const int64_t far_d = far_delta(s.peer_delta, u, far);
   return u < static_cast<unsigned>(kInlinePeers) ? inline_d : far_d;
+}
+
+// A device call to a PE reached through the proxy (impl/proxy.cuh): the branch on
+// d == kUnmappedDelta that the mapped path already takes to reject bad PEs.
+__device__ __forceinline__ bool unmapped(int64_t d) { return d == kUnmappedDelta; }
+template <class T>
+__device__ __forceinline__ T* at_delta(T* addr, int64_t d) {
+  return reinterpret_cast<T*>(reinterpret_cast<uint64_t>(addr) + static_cast<uint64_t>(d));
 }
 
 // Where this thread reaches pe's copy of the symmetric object at `addr` (bytes long): the

@@ -82,7 +82,12 @@ __device__ __forceinline__ void dissemination(const char* call, uint64_t epoch) 
   for (int r = 0, d = 1; d < n; ++r, d <<= 1) {
     int to = me + d;
     if (to >= n) to -= n;
-    red_add_release(peer_ptr(call, counters + r, sizeof(uint64_t), to), 1);
+    const int64_t dt = peer_delta(to);
+    if (unmapped(dt)) {
+      vshmemi_proxy_signal(call, counters + r, 1, 1, to);  // cold: a PE behind the proxy
+    } else {
+      red_add_release(at_delta(counters + r, dt), 1);
+    }
     while (ld_acquire(counters + r) < epoch) {
     }
   }
@@ -139,7 +144,12 @@ __device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quie
   for (unsigned i = rank + 1; i < static_cast<unsigned>(n); i += size) {
     int to = me + static_cast<int>(i);
     if (to >= n) to -= n;
-    st_relaxed(peer_ptr(call, flags + me, sizeof(uint64_t), to), epoch);
+    const int64_t dt = peer_delta(to);
+    if (unmapped(dt)) {
+      vshmemi_proxy_signal(call, flags + me, epoch, 0, to);  // cold: a PE behind the proxy
+    } else {
+      st_relaxed(at_delta(flags + me, dt), epoch);
+    }
   }
   // Polls. With one flag to watch per thread (the group forms, and the thread form with one peer)
   // they are acquire loads: the load that sees the flag needs no fence after it (a fence would
@@ -214,7 +224,12 @@ __device__ __forceinline__ void team_flat(const char* call, const TeamView& v, b
     volatile uint64_t* count = sent + q;
     const uint64_t c = *count + 1;
     *count = c;
-    st_relaxed(peer_ptr(call, received + s.my_pe, sizeof(uint64_t), q), c);
+    const int64_t dq = peer_delta(q);
+    if (unmapped(dq)) {
+      vshmemi_proxy_signal(call, received + s.my_pe, c, 0, q);  // cold: a PE behind the proxy
+    } else {
+      st_relaxed(at_delta(received + s.my_pe, dq), c);
+    }
   }
   for (unsigned j = rank + 1; j < m; j += size) {
     const int q = member_after(j);
@@ -321,8 +336,15 @@ __device__ __forceinline__ void* shmemx_mc_ptr(shmem_team_t team, const void* pt
   return mc == 0 ? nullptr : reinterpret_cast<void*>(mc + (a - s.heap_base));
 }
 
-__device__ __forceinline__ void shmem_fence(void) { vshmem::device::fence_sys(); }
-__device__ __forceinline__ void shmem_quiet(void) { vshmem::device::fence_sys(); }
+// With PEs behind the proxy (impl/proxy.cuh) they order / complete its requests too.
+__device__ __forceinline__ void shmem_fence(void) {
+  vshmem::device::fence_sys();
+  if (vshmemi_device_state.proxy.slots != nullptr) vshmemi_proxy_order(0);
+}
+__device__ __forceinline__ void shmem_quiet(void) {
+  vshmem::device::fence_sys();
+  if (vshmemi_device_state.proxy.slots != nullptr) vshmemi_proxy_order(1);
+}
 
 __device__ __forceinline__ void shmem_barrier_all(void) {
   vshmem::device::sync_group<VSHMEMI_DEV_G(ThreadGroup)>("shmem_barrier_all", true);

@@ -1,0 +1,351 @@
+// Device calls to PEs this GPU cannot map (impl/proxy.cuh): the cold functions that post them to
+// the PE's request ring (impl/proxy_ring.h), and the ring's memory, which the state listener
+// (state.cu) creates when some peer is unmapped and hands to the runtime's proxy thread
+// (runtime/transport/device_proxy.hpp).
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "device/device_runtime.hpp"
+#include "device/proxy_ring_memory.hpp"
+#include "vshmem/device/impl/state.cuh"
+#include "vshmem/device_hooks.h"
+
+using vshmem::device::GpuState;
+using namespace vshmem::proxy;
+
+namespace {
+
+__device__ __noinline__ __attribute__((noreturn)) void proxy_fail(const char* call, int pe,
+                                                                  const char* what,
+                                                                  unsigned long long ms) {
+  const GpuState& s = vshmemi_device_state;
+  printf(
+      "vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): request to PE %d through the device "
+      "proxy: %s (%llu ms)\n",
+      s.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z, pe,
+      what, ms);
+  __trap();
+  __builtin_unreachable();
+}
+
+__device__ void wait_failed(const char* call, int w, int pe) {
+  const GpuState& s = vshmemi_device_state;
+  const unsigned long long ms = s.proxy.timeout_ns / 1000000ull;
+  if (w == kWaitFull) {
+    proxy_fail(call, pe,
+               "the request ring stayed full for the time limit: the proxy thread is not draining "
+               "it (VSHMEM_PROXY_TIMEOUT)",
+               ms);
+  } else if (w == kWaitNoDone) {
+    proxy_fail(call, pe, "no answer from the proxy within the time limit (VSHMEM_PROXY_TIMEOUT)",
+               ms);
+  }
+  proxy_fail(call, pe,
+             "the proxy failed an earlier request (the host printed the cause, naming the PE) or "
+             "stopped (shmem_finalize)",
+             0);
+}
+
+// pe is a valid PE reached through the proxy and [addr, addr + bytes) is symmetric (always
+// checked here: the proxy hands the address to the remote path).
+__device__ void check_remote(const char* call, int pe, const void* addr, size_t bytes) {
+  const GpuState& s = vshmemi_device_state;
+  if (static_cast<unsigned>(pe) >= static_cast<unsigned>(s.n_pes) || s.proxy.slots == nullptr) {
+    vshmemi_device_fail_peer(call, pe);
+  }
+  const uint64_t a = reinterpret_cast<uint64_t>(addr);
+  if (a < s.heap_base || a - s.heap_base > s.heap_committed ||
+      bytes > s.heap_committed - (a - s.heap_base)) {
+    vshmemi_device_fail_address(call, addr, bytes);
+  }
+}
+
+__device__ Slot* begin(const char* call, int pe, uint32_t op, uint32_t flags, uint64_t* ticket) {
+  Slot* slot = nullptr;
+  if (int w = ring_acquire(vshmemi_device_state.proxy, ticket, &slot); w != kWaitOk) {
+    wait_failed(call, w, pe);
+  }
+  slot->op = op;
+  slot->flags = flags;
+  slot->pe = pe;
+  return slot;
+}
+
+// Waits for the answer of a kFlagWait request; the caller reads it, then releases the slot.
+__device__ void await(const char* call, Slot* slot, uint64_t ticket, int pe) {
+  if (int w = ring_wait_done(vshmemi_device_state.proxy, slot, ticket); w != kWaitOk) {
+    wait_failed(call, w, pe);
+  }
+  const int32_t status = ring_load32(&slot->status);
+  if (status == kOk) return;
+  ring_release(slot, ticket);
+  proxy_fail(call, pe,
+             status == kErrCopy
+                 ? "staging the local buffer failed: it must be GPU global memory or host memory "
+                   "(not a kernel's local variable) for transfers above 128 bytes"
+             : status == kErrStopped ? "the proxy stopped (shmem_finalize) before answering"
+                                     : "the remote path failed (the host printed the cause)",
+             0);
+}
+
+__device__ void copy_in(unsigned char* to, const unsigned char* from, size_t bytes) {
+  if (((reinterpret_cast<uintptr_t>(from) | bytes) & 7) == 0) {
+    for (size_t i = 0; i < bytes; i += 8) {
+      *reinterpret_cast<uint64_t*>(to + i) = *reinterpret_cast<const uint64_t*>(from + i);
+    }
+    return;
+  }
+  for (size_t i = 0; i < bytes; ++i) to[i] = from[i];
+}
+
+__device__ void copy_out(unsigned char* to, const unsigned char* from, size_t bytes) {
+  if (((reinterpret_cast<uintptr_t>(to) | bytes) & 7) == 0) {
+    for (size_t i = 0; i < bytes; i += 8) {
+      *reinterpret_cast<uint64_t*>(to + i) = *reinterpret_cast<const uint64_t*>(from + i);
+    }
+    return;
+  }
+  for (size_t i = 0; i < bytes; ++i) to[i] = from[i];
+}
+
+}  // namespace
+
+extern "C" {
+
+__device__ void vshmemi_proxy_rma(const char* call, int kind, void* dest, const void* source,
+                                  size_t bytes, int pe) {
+  check_remote(call, pe, kind == 0 ? dest : source, bytes);
+  if (bytes == 0) return;
+  const bool small = bytes <= kInlineBytes;
+  uint64_t t;
+  if (kind == 0) {
+    Slot* slot = begin(call, pe, kOpPut, small ? kFlagInline : kFlagWait, &t);
+    slot->dest = reinterpret_cast<uint64_t>(dest);
+    slot->source = reinterpret_cast<uint64_t>(source);
+    slot->bytes = bytes;
+    if (small) copy_in(slot->data, static_cast<const unsigned char*>(source), bytes);
+    ring_publish(slot, t);
+    if (!small) {  // the source may be reused once the proxy has staged it
+      await(call, slot, t, pe);
+      ring_release(slot, t);
+    }
+    return;
+  }
+  Slot* slot = begin(call, pe, kOpGet, kFlagWait | (small ? kFlagInline : 0u), &t);
+  slot->dest = reinterpret_cast<uint64_t>(dest);
+  slot->source = reinterpret_cast<uint64_t>(source);
+  slot->bytes = bytes;
+  ring_publish(slot, t);
+  await(call, slot, t, pe);
+  if (small) copy_out(static_cast<unsigned char*>(dest), slot->data, bytes);
+  ring_release(slot, t);
+}
+
+__device__ void vshmemi_proxy_strided(const char* call, int kind, void* dest, const void* source,
+                                      ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem,
+                                      int pe) {
+  auto* d = static_cast<unsigned char*>(dest);
+  auto* s = static_cast<const unsigned char*>(source);
+  for (size_t i = 0; i < nelems; ++i) {
+    vshmemi_proxy_rma(call, kind,
+                      d + static_cast<ptrdiff_t>(i) * dst * static_cast<ptrdiff_t>(elem),
+                      s + static_cast<ptrdiff_t>(i) * sst * static_cast<ptrdiff_t>(elem), elem, pe);
+  }
+}
+
+__device__ void vshmemi_proxy_p(const char* call, void* dest, uint64_t bits, unsigned width,
+                                int pe) {
+  check_remote(call, pe, dest, width);
+  uint64_t t;
+  Slot* slot = begin(call, pe, kOpPut, kFlagInline, &t);
+  slot->dest = reinterpret_cast<uint64_t>(dest);
+  slot->bytes = width;
+  *reinterpret_cast<uint64_t*>(slot->data) = bits;  // little-endian: the low `width` bytes
+  ring_publish(slot, t);
+}
+
+__device__ uint64_t vshmemi_proxy_g(const char* call, const void* source, unsigned width, int pe) {
+  check_remote(call, pe, source, width);
+  uint64_t t;
+  Slot* slot = begin(call, pe, kOpGet, kFlagWait | kFlagInline, &t);
+  slot->source = reinterpret_cast<uint64_t>(source);
+  slot->bytes = width;
+  ring_publish(slot, t);
+  await(call, slot, t, pe);
+  uint64_t bits = *reinterpret_cast<volatile uint64_t*>(slot->data);
+  ring_release(slot, t);
+  return width >= 8 ? bits : bits & ((1ull << (8 * width)) - 1);
+}
+
+__device__ uint64_t vshmemi_proxy_amo(const char* call, unsigned aop, void* dest, uint64_t operand,
+                                      uint64_t compare, unsigned width, int fetch, int pe) {
+  check_remote(call, pe, dest, width);
+  if (reinterpret_cast<uintptr_t>(dest) % width != 0) {
+    vshmemi_device_fail(call, "the address is not aligned to its type");
+  }
+  uint64_t t;
+  Slot* slot = begin(call, pe, kOpAtomic, fetch ? kFlagWait : 0u, &t);
+  slot->aop = aop;
+  slot->width = width;
+  slot->dest = reinterpret_cast<uint64_t>(dest);
+  slot->operand = width == 4 ? (operand & 0xffffffffull) : operand;
+  slot->compare = width == 4 ? (compare & 0xffffffffull) : compare;
+  ring_publish(slot, t);
+  if (!fetch) return 0;
+  await(call, slot, t, pe);
+  const uint64_t old = *reinterpret_cast<volatile uint64_t*>(&slot->result);
+  ring_release(slot, t);
+  return old;
+}
+
+__device__ void vshmemi_proxy_signal(const char* call, uint64_t* sig_addr, uint64_t signal,
+                                     int sig_op, int pe) {
+  check_remote(call, pe, sig_addr, sizeof(uint64_t));
+  if (sig_op != 0 && sig_op != 1) {
+    vshmemi_device_fail(call, "sig_op is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD");
+  }
+  uint64_t t;
+  Slot* slot = begin(call, pe, kOpSignal, 0u, &t);
+  slot->aop = static_cast<uint32_t>(sig_op);
+  slot->width = 8;
+  slot->dest = reinterpret_cast<uint64_t>(sig_addr);
+  slot->operand = signal;
+  ring_publish(slot, t);
+}
+
+__device__ void vshmemi_proxy_order(int quiet) {
+  const char* call = quiet ? "shmem_quiet" : "shmem_fence";
+  const GpuState& s = vshmemi_device_state;
+  const int me = s.my_pe;
+  // Nothing to do when no request was posted since the last quiet completed (kernels that only
+  // reach mapped peers in a job that has remote ones): this thread's requests all have tickets
+  // below the counter it reads now.
+  const uint64_t taken = *reinterpret_cast<volatile uint64_t*>(s.proxy.tickets);
+  if (ring_load(&s.proxy.control->quieted) >= taken) return;
+  uint64_t t;
+  Slot* slot = begin(call, me, quiet ? kOpQuiet : kOpFence, quiet ? kFlagWait : 0u, &t);
+  ring_publish(slot, t);
+  if (!quiet) return;
+  await(call, slot, t, me);
+  ring_release(slot, t);
+}
+
+}  // extern "C"
+
+// ---- Host side: the ring's memory. ----
+namespace vshmem::device {
+namespace {
+
+struct RingMemory {
+  void* pinned = nullptr;  // control block, then the slots
+  void* stage = nullptr;   // pinned staging buffer for the proxy
+  uint64_t* tickets = nullptr;
+  RingView view{};
+  size_t stage_bytes = 0;
+  int device = -1;
+};
+RingMemory g_ring;
+cudaStream_t g_proxy_stream = nullptr;
+
+uint64_t env_u64(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long x = std::strtoull(v, &end, 10);
+  if (end == v || *end != '\0' || x == 0) {
+    report("shmem_init", "%s=%s is not a positive whole number; using %llu", name, v,
+           static_cast<unsigned long long>(fallback));
+    return fallback;
+  }
+  return x;
+}
+
+// The proxy thread's copies between its host buffers and GPU memory: a non-blocking stream, so
+// that they run while the kernels that wait for them run.
+int proxy_copy(void* dst, const void* src, size_t bytes) {
+  if (g_ring.device >= 0) cudaSetDevice(g_ring.device);
+  cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, g_proxy_stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(g_proxy_stream);
+  if (e != cudaSuccess) {
+    report("device proxy", "copy of %zu bytes from %p to %p failed: %s", bytes, src, dst,
+           cudaGetErrorString(e));
+    cudaGetLastError();
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool ensure_proxy_ring(int device, RingView* view) {
+  if (g_ring.pinned != nullptr) {
+    *view = g_ring.view;
+    return true;
+  }
+  uint64_t n = env_u64("VSHMEM_PROXY_SLOTS", 1024);
+  uint64_t pow2 = 1;
+  while (pow2 < n && pow2 < (1u << 20)) pow2 <<= 1;
+  n = pow2;
+  const uint64_t timeout_s = env_u64("VSHMEM_PROXY_TIMEOUT", 60);
+  const size_t ring_bytes = sizeof(Control) + n * sizeof(Slot);
+  const size_t stage_bytes = size_t{4} << 20;
+  RingMemory r;
+  r.device = device;
+  r.stage_bytes = stage_bytes;
+  cudaError_t e = cudaHostAlloc(&r.pinned, ring_bytes, cudaHostAllocMapped | cudaHostAllocPortable);
+  if (e == cudaSuccess) e = cudaHostAlloc(&r.stage, stage_bytes, cudaHostAllocPortable);
+  if (e == cudaSuccess) e = cudaMalloc(&r.tickets, sizeof(uint64_t));
+  if (e == cudaSuccess && g_proxy_stream == nullptr) {
+    e = cudaStreamCreateWithFlags(&g_proxy_stream, cudaStreamNonBlocking);
+  }
+  if (e == cudaSuccess) {
+    std::memset(r.pinned, 0, ring_bytes);
+    e = cudaMemsetAsync(r.tickets, 0, sizeof(uint64_t), g_proxy_stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(g_proxy_stream);
+  }
+  void* mapped = nullptr;
+  if (e == cudaSuccess) e = cudaHostGetDevicePointer(&mapped, r.pinned, 0);
+  if (e != cudaSuccess) {
+    report("shmem_init",
+           "cannot create the device proxy's request ring (%zu bytes of pinned, device-mapped "
+           "host memory): %s; device calls to PEs that are not mapped will trap",
+           ring_bytes, cudaGetErrorString(e));
+    cudaGetLastError();
+    if (r.pinned != nullptr) cudaFreeHost(r.pinned);
+    if (r.stage != nullptr) cudaFreeHost(r.stage);
+    if (r.tickets != nullptr) cudaFree(r.tickets);
+    return false;
+  }
+  // With unified addressing (every 64-bit platform CUDA supports) the mapped pointer is the host
+  // pointer, which the proxy thread uses too.
+  if (mapped != r.pinned) {
+    report("shmem_init", "the device proxy's ring is mapped at another address (no UVA)");
+    cudaFreeHost(r.pinned);
+    cudaFreeHost(r.stage);
+    cudaFree(r.tickets);
+    return false;
+  }
+  r.view.control = static_cast<Control*>(r.pinned);
+  r.view.slots = reinterpret_cast<Slot*>(static_cast<char*>(r.pinned) + sizeof(Control));
+  r.view.tickets = r.tickets;
+  r.view.n_slots = static_cast<uint32_t>(n);
+  r.view.timeout_ns = timeout_s * 1000000000ull;
+  g_ring = r;
+  *view = g_ring.view;
+  vshmemi_set_device_proxy(&g_ring.view, g_ring.stage, g_ring.stage_bytes, &proxy_copy);
+  return true;
+}
+
+void release_proxy_ring() {
+  vshmemi_set_device_proxy(nullptr, nullptr, 0, nullptr);
+  if (g_ring.pinned == nullptr) return;
+  cudaFreeHost(g_ring.pinned);
+  cudaFreeHost(g_ring.stage);
+  cudaFree(g_ring.tickets);
+  g_ring = RingMemory{};
+}
+
+}  // namespace vshmem::device

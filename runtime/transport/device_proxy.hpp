@@ -1,0 +1,92 @@
+// The proxy thread of a PE (DESIGN.md, transport): drains the request ring that device code
+// fills for the PEs it cannot map (vshmem/device/impl/proxy_ring.h) into the remote path.
+//
+// One thread per PE handles the ring's tickets in order, so requests to one PE are performed in
+// the order their producers took tickets; fence and quiet requests call the transport's fence and
+// quiet, a signal request first completes every earlier request (data before signal). Local
+// memory that is not in the slot (a large put's source, a large get's destination: GPU memory)
+// is staged through the proxy's own host buffer with the copy the device library gives.
+//
+// A failed request never leaves the proxy waiting: it answers the producer with the error, records
+// the first failure in the ring's control block (producers stop waiting for slots) and answers
+// every later request with the same failure. stop() returns within one poll interval even when a
+// producer took a ticket and never published it (a trapped kernel).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/common/status.hpp"
+#include "runtime/transport/peer_path.hpp"
+#include "vshmem/device/impl/proxy_ring.h"
+
+namespace vshmem {
+
+// What the proxy drives: the peer paths, the transport's fence and quiet, and copies between the
+// proxy's host buffers and local (GPU) memory.
+class ProxyBackend {
+ public:
+  virtual ~ProxyBackend() = default;
+  virtual PeerPath* path(int pe) = 0;  // null for an invalid PE
+  virtual Status fence() = 0;
+  virtual Status quiet() = 0;
+  virtual Status copy(void* dst, const void* src, size_t bytes) = 0;
+};
+
+class DeviceProxy {
+ public:
+  // stage_bytes: the proxy's host buffer for requests whose data is not in the slot; `stage`
+  // (pinned memory, for fast copies to and from the GPU) or, when null, a buffer of its own.
+  DeviceProxy(const proxy::RingView& ring, ProxyBackend& backend, int my_pe,
+              size_t stage_bytes = size_t{1} << 20, void* stage = nullptr);
+  ~DeviceProxy();
+  DeviceProxy(const DeviceProxy&) = delete;
+  DeviceProxy& operator=(const DeviceProxy&) = delete;
+
+  // Starts / stops the thread. stop() answers the requests left in the ring with kErrStopped.
+  void start();
+  void stop();
+
+  // Handles the published requests at the head of the ring (what the thread does in a loop; the
+  // unit tests call it directly). Returns how many it handled.
+  size_t poll();
+
+  // The first failure's message, empty while none ("" also when none happened).
+  std::string failure() const;
+  uint64_t handled() const { return head_; }
+
+ private:
+  void run();
+  int32_t handle(proxy::Slot& slot);
+  int32_t fail(int32_t code, int pe, uint64_t ticket, const std::string& message);
+  template <class PathFailed, class CopyFailed>
+  int32_t staged_put(PeerPath& path, int pe, unsigned char* dest, const unsigned char* source,
+                     uint64_t bytes, const PathFailed& path_failed, const CopyFailed& copy_failed);
+  template <class PathFailed, class CopyFailed>
+  int32_t staged_get(PeerPath& path, int pe, unsigned char* dest, const unsigned char* source,
+                     uint64_t bytes, const PathFailed& path_failed, const CopyFailed& copy_failed);
+  void retire();
+
+  proxy::RingView ring_;
+  ProxyBackend& backend_;
+  int my_pe_;
+  std::vector<unsigned char> own_stage_;
+  unsigned char* stage_;
+  size_t stage_bytes_;
+  uint64_t head_ = 0;                  // next ticket to handle
+  uint64_t retired_ = 0;               // == control->consumed
+  std::vector<uint8_t> awaiting_ack_;  // per slot: handled, its producer has not acknowledged
+  int32_t failed_ = 0;
+  mutable std::mutex failure_mutex_;
+  std::string failure_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace vshmem
