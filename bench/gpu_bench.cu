@@ -284,11 +284,11 @@ __global__ void broadcast_kernel(int scope, team_t team, char* dst, const char* 
   for (int i = 0; i <= iters; ++i) {
     if (i == 1 && threadIdx.x == 0) t0 = gtimer();
     if (scope == kBlock) {
-      SX(broadcastmem_block)(team, dst, src, bytes, 0);
+      SX(char_broadcast_block)(team, dst, src, bytes, 0);
     } else if (scope == kWarp) {
-      if (threadIdx.x < 32) SX(broadcastmem_warp)(team, dst, src, bytes, 0);
+      if (threadIdx.x < 32) SX(char_broadcast_warp)(team, dst, src, bytes, 0);
     } else {
-      if (threadIdx.x == 0) S(broadcastmem)(team, dst, src, bytes, 0);
+      if (threadIdx.x == 0) S(char_broadcast)(team, dst, src, bytes, 0);
     }
   }
   if (threadIdx.x == 0) *ns = gtimer() - t0;

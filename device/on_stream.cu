@@ -133,9 +133,12 @@ __device__ __forceinline__ void allow_next_kernel() {
 #endif
 }
 
+// It does not let the next kernel start early: that kernel's blocks would sit on the SMs waiting
+// for this barrier while another PE's barrier kernel, which this one waits for, found no room
+// (seen with 8 PEs sharing the H200: the wide reduce-scatter hung). The data kernels do let the
+// next barrier kernel (one thread) start early.
 __global__ void chain_barrier_kernel(shmem_team_t team) {
   wait_previous_kernel();
-  allow_next_kernel();
   team_sync_group<ThreadGroup>("shmemx_barrier_on_stream", team, true);
 }
 
