@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "device/state.h"
+#include "runtime/api/job_watch.hpp"
 #include "runtime/api/peer_watch.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/common/log.hpp"
@@ -50,6 +51,9 @@ struct Runtime {
 
   DeviceState device_state{};
   std::vector<DeviceTeam> device_teams;  // what device_state.teams points to
+
+  // Last: stopped before anything it looks at goes (shmem_finalize stops it first).
+  std::unique_ptr<JobWatch> watch;
 };
 
 constexpr int kBarrierRounds = 32;

@@ -85,6 +85,9 @@ typedef struct vshmem_transport_plugin {
   void (*progress)(void* ctx);
   /* Not collective; every peer has stopped sending to us (the caller ran a barrier). */
   void (*finalize)(void* ctx);
+  /* A peer whose connection the network saw break (it failed or exited), or -1; err gets the
+   * network's cause. Cheap; any thread. Null in a plugin that cannot tell. */
+  int (*failed_peer)(void* ctx, char* err, size_t errlen);
 } vshmem_transport_plugin;
 
 /* Each plugin exports this symbol. Collective over all PEs of the job (the worker addresses are

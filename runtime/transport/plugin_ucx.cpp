@@ -182,6 +182,9 @@ class UcxPath {
   }
   uint32_t caps() const { return caps_; }
 
+  // The first peer whose endpoint reported a failure, or -1 (see plugin_abi.h).
+  int failed_peer(char* err, size_t errlen) const;
+
  private:
   void log(int level, const std::string& text) {
     if (host_.log != nullptr) host_.log(host_.ctx, level, text.c_str());
@@ -496,6 +499,18 @@ int UcxPath::peer_error(int pe, const char* what, ucs_status_t status, char* err
   return set_err(err, errlen, kPeerFailure,
                  format("%s PE %d: PE %d failed or exited (UCX: %s)", what, pe, pe,
                         ucs_status_string(status)));
+}
+
+int UcxPath::failed_peer(char* err, size_t errlen) const {
+  for (const Peer& peer : peers_) {
+    const int failed = peer.failure.load(std::memory_order_acquire);
+    if (failed == UCS_OK) continue;
+    if (err != nullptr && errlen > 0) {
+      std::snprintf(err, errlen, "UCX: %s", ucs_status_string(static_cast<ucs_status_t>(failed)));
+    }
+    return peer.pe;
+  }
+  return -1;
 }
 
 int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen) {
@@ -1343,6 +1358,9 @@ extern "C" __attribute__((visibility("default"))) int vshmem_transport_plugin_in
   p.quiet = [](void* c, char* e, size_t el) { return static_cast<UcxPath*>(c)->quiet(e, el); };
   p.progress = [](void* c) { static_cast<UcxPath*>(c)->progress(); };
   p.finalize = [](void* c) { delete static_cast<UcxPath*>(c); };
+  p.failed_peer = [](void* c, char* e, size_t el) {
+    return static_cast<UcxPath*>(c)->failed_peer(e, el);
+  };
   p.ctx = path.release();
   *out = p;
   return 0;
