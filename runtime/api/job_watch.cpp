@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/api/runtime.hpp"
+#include "runtime/transport/remote_path.hpp"
 
 namespace vshmem::detail {
 
