@@ -1,6 +1,7 @@
 #include "runtime/api/job_watch.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 
 #include "runtime/api/runtime.hpp"
@@ -15,6 +16,16 @@ constexpr const char* kCall = "job watch";
 }  // namespace
 
 std::unique_ptr<JobWatch> JobWatch::start(Runtime& rt) {
+  // A process that leaves without shmem_finalize stops the watch first: its peers may be leaving
+  // too (not a failure of theirs to report), and the libraries the watch calls into (CUDA, UCX)
+  // are torn down during exit.
+  static const bool stop_at_exit = [] {
+    std::atexit([] {
+      if (g_runtime != nullptr) g_runtime->watch.reset();
+    });
+    return true;
+  }();
+  (void)stop_at_exit;
   std::unique_ptr<JobWatch> w(new JobWatch(rt));
   w->thread_ = std::thread([p = w.get()] { p->run(); });
   return w;

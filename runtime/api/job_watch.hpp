@@ -8,8 +8,9 @@
 // that computes, or waits inside a kernel on the GPU (the host then sits in the application's
 // cudaStreamSynchronize), and peers on other nodes, under launchers that do not stop the job
 // themselves (mpirun --enable-recovery, srun without --kill-on-bad-exit). A peer that is gone
-// is reported only when it is still gone a second later: one that ended the job itself
-// (shmem_global_exit) has its launcher stop us first, with its own message.
+// is reported only when it is still gone at the next check: one that ended the job itself
+// (shmem_global_exit) has its launcher stop us first, with its own message. The watch stops at
+// the start of shmem_finalize, and at exit() for a process that leaves without it.
 #pragma once
 
 #include <condition_variable>
