@@ -27,7 +27,13 @@ std::unique_ptr<JobWatch> JobWatch::start(Runtime& rt) {
   }();
   (void)stop_at_exit;
   std::unique_ptr<JobWatch> w(new JobWatch(rt));
-  w->thread_ = std::thread([p = w.get()] { p->run(); });
+  auto body = [](void* p) -> void* {
+    static_cast<JobWatch*>(p)->run();
+    return nullptr;
+  };
+  w->started_ = pthread_create(&w->thread_, nullptr, body, w.get()) == 0;
+  if (!w->started_)
+    log::message(log::Level::kWarn, "job watch: pthread_create failed: not watching");
   return w;
 }
 
@@ -37,7 +43,7 @@ JobWatch::~JobWatch() {
     stop_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (started_) pthread_join(thread_, nullptr);
 }
 
 void JobWatch::run() {

@@ -16,7 +16,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
-#include <thread>
+#include <pthread.h>
 
 namespace vshmem::detail {
 
@@ -40,7 +40,11 @@ class JobWatch {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
-  std::thread thread_;
+  // A raw thread whose loop neither allocates nor frees: glibc gives a thread its own malloc
+  // arena (64 MiB of address space) at its first malloc or free, which std::thread's start-up
+  // state would cause, and each shmem_init would then grow the address space under contention.
+  pthread_t thread_{};
+  bool started_ = false;
   int local_gone_ = -1;   // node-local peer seen gone at the previous check
   int remote_gone_ = -1;  // remote peer seen failed at the previous check
 };
