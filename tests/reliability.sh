@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stops or kills one PE of a 4-PE job at each phase (init, barrier, wait, growth, transfer), under
-# vshmemrun, vshmemrun with 2 simulated nodes, and mpirun (PMIx bootstrap), and reports how long
-# the job took to end and what it left behind (processes, socket directories).
+# vshmemrun, vshmemrun with 2 simulated nodes, mpirun (PMIx bootstrap), and mpirun
+# --enable-recovery (kills only: it does not stop the job, the survivors must), and reports how
+# long the job took to end and what it left behind (processes, socket directories).
 #
 #   tests/reliability.sh VSHMEMRUN TARGET [MPIRUN]
 #
@@ -34,6 +35,11 @@ run_case() {
       cmd=("$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader
            -np 4 -x VSHMEM_BOOTSTRAP=pmix -x VSHMEM_BACKEND -x VSHMEM_BOOTSTRAP_TIMEOUT
            "$TARGET" "$phase") ;;
+    # mpirun that does not stop the job: the survivors must end it themselves (the job watch).
+    mpirun-recovery)
+      cmd=("$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader
+           --enable-recovery -np 4 -x VSHMEM_BOOTSTRAP=pmix -x VSHMEM_BACKEND
+           -x VSHMEM_BOOTSTRAP_TIMEOUT "$TARGET" "$phase") ;;
   esac
   local dirs_before; dirs_before=$(ls "$SOCKDIR" 2>/dev/null | sort)
   setsid "${cmd[@]}" >"$out" 2>&1 </dev/null &
@@ -104,9 +110,12 @@ run_case() {
 }
 
 launchers=(vshmemrun sim2nodes)
-[ -n "$MPIRUN" ] && launchers+=(mpirun)
+[ -n "$MPIRUN" ] && launchers+=(mpirun mpirun-recovery)
 for launcher in "${launchers[@]}"; do
-  for sig in KILL STOP; do
+  sigs=(KILL STOP)
+  # A stopped PE is not a dead one: with nobody stopping the job, only kills are decided.
+  [ "$launcher" = mpirun-recovery ] && sigs=(KILL)
+  for sig in "${sigs[@]}"; do
     for phase in init barrier wait growth transfer; do
       run_case "$launcher" "$sig" "$phase"
     done

@@ -238,6 +238,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
 
   g_runtime = rt.release();
   publish_device_state(*g_runtime);
+  g_runtime->watch = JobWatch::start(*g_runtime);
   print_info_and_version(*g_runtime);
   VSHMEM_INFO("initialized: %d PEs, %d node(s), backend %s, bootstrap %s", g_runtime->n_pes,
               g_runtime->topology.n_nodes, g_runtime->provider->name(),
@@ -331,6 +332,8 @@ void shmem_finalize(void) {
   if (g_runtime == nullptr) return;
   if (--g_init_count > 0) return;  // an earlier initialization call is still unmatched
   g_initialized = false;
+  // Peers exit once they are past the barriers below: no longer a reason to end this PE.
+  g_runtime->watch.reset();
   shmem_barrier_all();
   Runtime* rt = g_runtime;
   g_runtime = nullptr;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "device/state.h"
+#include "runtime/api/job_watch.hpp"
 #include "runtime/api/peer_watch.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/common/log.hpp"
@@ -62,6 +63,8 @@ struct Runtime {
   // calls to PEs this GPU cannot map); null when there is no ring. Stopped before the transport.
   std::unique_ptr<ProxyBackend> proxy_backend;
   std::unique_ptr<DeviceProxy> device_proxy;
+  // Last: stopped before anything it looks at goes (shmem_finalize stops it first).
+  std::unique_ptr<JobWatch> watch;
 };
 
 // Stops the device proxy (shmem_finalize, before the transport goes).

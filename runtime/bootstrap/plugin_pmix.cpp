@@ -13,6 +13,13 @@
 // value also carries the collective's sequence number, checked on every read, so that an
 // earlier value is never taken for this one. Values are padded to a power-of-two size class with
 // a key pair per class (see put()).
+// A key put again is not seen again by every PMIx: PMIx 4.2 serves the new value, but OpenPMIx 5
+// (gds/hash) keeps the copy of a peer's data that the client fetched first and serves it until
+// PMIX_GET_REFRESH_CACHE asks the server again (openpmix issues 3368 and 3738; 3738 reports the
+// refresh ignored too). So a value older than this collective is fetched again with that flag,
+// and the first shmem_init tries the whole scheme once on a probe key: where no PE can see a
+// replaced value even so, every collective gets a key of its own (correct everywhere, but each
+// collective then costs a little more than the last).
 // PMIx does not say which processes were missing when a fence times out, so that message
 // cannot name them; a process that dies is reported by the PMIx server (the fence fails).
 #include <pmix.h>
@@ -38,6 +45,9 @@ using vshmem::Code;
 // Process-wide, not per bootstrap: sequence numbers never repeat across shmem_init /
 // shmem_finalize cycles, so a value left from an earlier cycle is never taken for a new one.
 uint64_t g_seq = 0;
+// How collectives name their keys, chosen by every PE together at the first init (probe_reuse).
+enum class KeyScheme { kReuse, kUnique };
+KeyScheme g_scheme = KeyScheme::kReuse;
 // PMIx_Init calls not yet matched by a PMIx_Finalize. PMIx is finalized at exit, not at
 // shmem_finalize: a PE that finalizes PMIx while its peers still fence (they leave
 // shmem_finalize at different times) makes their fences fail, and the next shmem_init needs it.
@@ -105,7 +115,31 @@ int fence(Ctx* c, bool collect, const char* call, char* err, size_t errlen) {
   return 0;
 }
 
-constexpr size_t kFrameHeader = 2 * sizeof(uint64_t);
+// A value: {sequence number, length, kind, 0}, then the data. The kind names the collective in
+// a message when PEs disagree.
+constexpr size_t kFrameHeader = 3 * sizeof(uint64_t);
+enum : uint64_t { kAllgather = 1, kBroadcast = 2, kProbe = 3 };
+
+const char* kind_name(uint64_t kind) {
+  switch (kind) {
+    case kAllgather: return "allgather";
+    case kBroadcast: return "broadcast";
+    case kProbe: return "probe";
+    default: return "unknown collective";
+  }
+}
+
+// What a PE is doing: sequence number, kind and byte count.
+struct Step {
+  uint64_t seq;
+  uint64_t kind;
+  uint64_t bytes;
+};
+
+std::string describe(const Step& s) {
+  return "#" + std::to_string(s.seq) + " (" + kind_name(s.kind) + " of " + std::to_string(s.bytes) +
+         " bytes)";
+}
 
 // The size class of a value: the header and the data, rounded up to a power of two.
 size_t slot_bytes(size_t bytes) {
@@ -114,15 +148,16 @@ size_t slot_bytes(size_t bytes) {
   return s;
 }
 
-int put(Ctx* c, const std::string& key, const void* data, size_t bytes, const char* call, char* err,
-        size_t errlen) {
+int put(Ctx* c, const std::string& key, const Step& step, const void* data, const char* call,
+        char* err, size_t errlen) {
+  const size_t bytes = step.bytes;
   // The value is the sequence number of this collective, the length, then the data, padded to
   // the key's size class: a key's value never changes size (PMIx 4.2 loses a value that is
   // replaced by one of another size: the next get answers NOT-FOUND).
   std::vector<char> framed(slot_bytes(bytes), '\0');
-  const uint64_t len = bytes;
-  std::memcpy(framed.data(), &g_seq, sizeof(uint64_t));
-  std::memcpy(framed.data() + sizeof(uint64_t), &len, sizeof(uint64_t));
+  std::memcpy(framed.data(), &step.seq, sizeof(uint64_t));
+  std::memcpy(framed.data() + sizeof(uint64_t), &step.bytes, sizeof(uint64_t));
+  std::memcpy(framed.data() + 2 * sizeof(uint64_t), &step.kind, sizeof(uint64_t));
   if (bytes > 0) std::memcpy(framed.data() + kFrameHeader, data, bytes);
   pmix_value_t v;
   PMIX_VALUE_CONSTRUCT(&v);
@@ -139,34 +174,90 @@ int put(Ctx* c, const std::string& key, const void* data, size_t bytes, const ch
   return 0;
 }
 
-int get(Ctx* c, int rank, const std::string& key, void* out, size_t bytes, const char* call,
-        char* err, size_t errlen) {
+// One PMIx_Get of a peer's framed value; `refresh` asks the PMIx server again instead of the
+// client's copy. On success *peer holds the header and the value is kept in *v.
+pmix_status_t get_once(Ctx* c, int rank, const std::string& key, bool refresh, pmix_value_t** v) {
   pmix_proc_t p;
   PMIX_LOAD_PROCID(&p, c->me.nspace, static_cast<pmix_rank_t>(rank));
+  if (!refresh) return PMIx_Get(&p, key.c_str(), nullptr, 0, v);
+  bool yes = true;
+  pmix_info_t info;
+  PMIX_INFO_CONSTRUCT(&info);
+  PMIX_INFO_LOAD(&info, PMIX_GET_REFRESH_CACHE, &yes, PMIX_BOOL);
+  pmix_status_t rc = PMIx_Get(&p, key.c_str(), &info, 1, v);
+  PMIX_INFO_DESTRUCT(&info);
+  return rc;
+}
+
+// The header of a framed value, or false when it is too short to hold one.
+bool read_header(const pmix_value_t* v, Step* s) {
+  if (v->type != PMIX_BYTE_OBJECT || v->data.bo.size < kFrameHeader) return false;
+  std::memcpy(&s->seq, v->data.bo.bytes, sizeof(uint64_t));
+  std::memcpy(&s->bytes, v->data.bo.bytes + sizeof(uint64_t), sizeof(uint64_t));
+  std::memcpy(&s->kind, v->data.bo.bytes + 2 * sizeof(uint64_t), sizeof(uint64_t));
+  return true;
+}
+
+// Reads PE `rank`'s value of step `want` under `key` into out. A value from an earlier step is
+// a copy PMIx kept (see the top of the file): it is fetched again from the server, a few times
+// with a short pause in case the server's copy is updated late. *stale (when given) is set
+// instead of failing when even that keeps the earlier value.
+int get(Ctx* c, int rank, const std::string& key, const Step& want, void* out, const char* call,
+        char* err, size_t errlen, bool* stale = nullptr) {
+  constexpr int kRefreshes = 4;
   pmix_value_t* v = nullptr;
-  pmix_status_t rc = PMIx_Get(&p, key.c_str(), nullptr, 0, &v);
-  if (rc != PMIX_SUCCESS || v == nullptr) {
-    return fail(c, err, errlen, Code::kPeerFailure, call,
-                "PMIx_Get(PE " + std::to_string(rank) + "): " + PMIx_Error_string(rc));
+  Step peer{0, 0, 0};
+  int refreshes = 0;
+  for (;;) {
+    pmix_status_t rc = get_once(c, rank, key, refreshes > 0, &v);
+    if (rc == PMIX_ERR_NOT_FOUND && refreshes < kRefreshes) {
+      // A client that holds a copy of the peer's data may answer from it, without a key put
+      // since: ask the server.
+      if (refreshes > 0) usleep(1000u << refreshes);
+      ++refreshes;
+      continue;
+    }
+    if (rc != PMIX_SUCCESS || v == nullptr) {
+      return fail(
+          c, err, errlen, Code::kPeerFailure, call,
+          "PMIx_Get(PE " + std::to_string(rank) + ", key " + key + "): " + PMIx_Error_string(rc));
+    }
+    if (!read_header(v, &peer)) {
+      PMIX_VALUE_RELEASE(v);
+      return fail(c, err, errlen, Code::kInvalidArgument, call,
+                  "PMIx_Get(PE " + std::to_string(rank) + ", key " + key +
+                      "): not a value this runtime wrote");
+    }
+    if (peer.seq >= want.seq || refreshes == kRefreshes) break;
+    PMIX_VALUE_RELEASE(v);
+    if (refreshes > 0) usleep(1000u << refreshes);
+    ++refreshes;
   }
   int result = 0;
-  const size_t got = v->type == PMIX_BYTE_OBJECT ? v->data.bo.size : 0;
-  uint64_t seq = 0, len = 0;
-  if (got >= kFrameHeader) {
-    std::memcpy(&seq, v->data.bo.bytes, sizeof(uint64_t));
-    std::memcpy(&len, v->data.bo.bytes + sizeof(uint64_t), sizeof(uint64_t));
-  }
-  if (got < kFrameHeader || seq != g_seq) {
+  if (peer.seq < want.seq && stale != nullptr) {
+    *stale = true;
+  } else if (peer.seq < want.seq) {
+    result =
+        fail(c, err, errlen, Code::kInvalidArgument, call,
+             "PEs disagree: under PMIx key " + key + ", PE " + std::to_string(rank) +
+                 "'s value is from its collective " + describe(peer) + ", this PE is at " +
+                 describe(want) + ", and " + std::to_string(refreshes) +
+                 " reads with PMIX_GET_REFRESH_CACHE returned that value again. Either PE " +
+                 std::to_string(rank) + " called fewer bootstrap collectives than this PE, or " +
+                 PMIx_Get_version() + " keeps serving an old copy of a key that was put again");
+  } else if (peer.seq > want.seq) {
     result = fail(c, err, errlen, Code::kInvalidArgument, call,
-                  "PEs disagree: PE " + std::to_string(rank) + " is at collective #" +
-                      std::to_string(seq) + ", this PE at #" + std::to_string(g_seq) +
-                      " (a PE called a different collective, or one more or fewer)");
-  } else if (len != bytes || got < kFrameHeader + len) {
+                  "PEs disagree: under PMIx key " + key + ", PE " + std::to_string(rank) +
+                      " is at collective " + describe(peer) + ", this PE at " + describe(want) +
+                      " (this PE called fewer bootstrap collectives than PE " +
+                      std::to_string(rank) + ")");
+  } else if (peer.kind != want.kind || peer.bytes != want.bytes ||
+             v->data.bo.size < kFrameHeader + peer.bytes) {
     result = fail(c, err, errlen, Code::kInvalidArgument, call,
-                  "PEs disagree: PE " + std::to_string(rank) + " contributed " +
-                      std::to_string(len) + " bytes, this PE expected " + std::to_string(bytes));
-  } else if (bytes > 0) {
-    std::memcpy(out, v->data.bo.bytes + kFrameHeader, bytes);
+                  "PEs disagree: PE " + std::to_string(rank) + " called collective " +
+                      describe(peer) + ", this PE " + describe(want));
+  } else if (want.bytes > 0) {
+    std::memcpy(out, v->data.bo.bytes + kFrameHeader, want.bytes);
   }
   PMIX_VALUE_RELEASE(v);
   return result;
@@ -174,6 +265,7 @@ int get(Ctx* c, int rank, const std::string& key, void* out, size_t bytes, const
 
 // The key of collective `seq` carrying `bytes` (see the top of the file).
 std::string key_for(uint64_t seq, size_t bytes) {
+  if (g_scheme == KeyScheme::kUnique) return "vshmem.boot.u." + std::to_string(seq);
   return "vshmem.boot." + std::to_string(seq % 2) + "." + std::to_string(slot_bytes(bytes));
 }
 
@@ -181,9 +273,9 @@ int plugin_allgather(void* ctx, const void* in, void* out, size_t bytes, char* e
   auto* c = static_cast<Ctx*>(ctx);
   if (c->broken)
     return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
-  ++g_seq;
+  const Step step{++g_seq, kAllgather, bytes};
   const std::string key = key_for(g_seq, bytes);
-  if (int rc = put(c, key, in, bytes, "allgather", err, errlen)) return rc;
+  if (int rc = put(c, key, step, in, "allgather", err, errlen)) return rc;
   if (int rc = fence(c, true, "allgather", err, errlen)) return rc;
   // Into scratch first: out is written only on success, and in may alias out.
   std::vector<char> all(bytes * c->size);
@@ -192,7 +284,7 @@ int plugin_allgather(void* ctx, const void* in, void* out, size_t bytes, char* e
       if (bytes > 0) std::memcpy(all.data() + r * bytes, in, bytes);
       continue;
     }
-    if (int rc = get(c, r, key, all.data() + r * bytes, bytes, "allgather", err, errlen)) {
+    if (int rc = get(c, r, key, step, all.data() + r * bytes, "allgather", err, errlen)) {
       return rc;
     }
   }
@@ -204,15 +296,15 @@ int plugin_broadcast(void* ctx, void* buf, size_t bytes, int root, char* err, si
   auto* c = static_cast<Ctx*>(ctx);
   if (c->broken)
     return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
-  ++g_seq;
+  const Step step{++g_seq, kBroadcast, bytes};
   const std::string key = key_for(g_seq, bytes);
   if (c->rank == root) {
-    if (int rc = put(c, key, buf, bytes, "broadcast", err, errlen)) return rc;
+    if (int rc = put(c, key, step, buf, "broadcast", err, errlen)) return rc;
   }
   if (int rc = fence(c, true, "broadcast", err, errlen)) return rc;
   if (c->rank != root) {
     std::vector<char> tmp(bytes);
-    if (int rc = get(c, root, key, tmp.data(), bytes, "broadcast", err, errlen)) return rc;
+    if (int rc = get(c, root, key, step, tmp.data(), "broadcast", err, errlen)) return rc;
     if (bytes > 0) std::memcpy(buf, tmp.data(), bytes);
   }
   return 0;
@@ -224,6 +316,64 @@ int plugin_barrier(void* ctx, char* err, size_t errlen) {
     return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
   ++g_seq;
   return fence(c, false, "barrier", err, errlen);
+}
+
+// Tries the key-reuse scheme once, at the first init, on a key of its own: every PE puts a value,
+// all read it, every PE puts another under the same key, all read again (fetching again from the
+// server if need be, as get() does). Then all agree, under a key used once: if any PE still saw
+// the first value, every collective of this process gets a key of its own. Four fences.
+int probe_reuse(Ctx* c, char* err, size_t errlen) {
+  const char* call = "init (PMIx key reuse probe)";
+  const std::string key = "vshmem.probe";
+  bool stale = false;
+  for (uint64_t round = 1; round <= 2; ++round) {
+    const Step step{round, kProbe, sizeof(uint64_t)};
+    const uint64_t mine = (round << 32) | static_cast<uint64_t>(c->rank);
+    if (int rc = put(c, key, step, &mine, call, err, errlen)) return rc;
+    if (int rc = fence(c, true, call, err, errlen)) return rc;
+    for (int r = 0; r < c->size; ++r) {
+      if (r == c->rank) continue;
+      uint64_t got = 0;
+      bool old = false;
+      if (int rc = get(c, r, key, step, &got, call, err, errlen, &old)) return rc;
+      if (!old && got != ((round << 32) | static_cast<uint64_t>(r))) {
+        return fail(c, err, errlen, Code::kSystem, call,
+                    "PMIx_Get(PE " + std::to_string(r) + ", key " + key +
+                        ") returned a value that PE never put");
+      }
+      stale = stale || old;
+    }
+    // Nobody puts the second value before every PE has read the first.
+    if (round == 1) {
+      if (int rc = fence(c, false, call, err, errlen)) return rc;
+    }
+  }
+  const Step verdict{3, kProbe, sizeof(uint64_t)};
+  const std::string verdict_key = "vshmem.probe.verdict";
+  const uint64_t mine = stale ? 1 : 0;
+  if (int rc = put(c, verdict_key, verdict, &mine, call, err, errlen)) return rc;
+  if (int rc = fence(c, true, call, err, errlen)) return rc;
+  uint64_t any_stale = mine;
+  for (int r = 0; r < c->size; ++r) {
+    if (r == c->rank) continue;
+    uint64_t theirs = 0;
+    if (int rc = get(c, r, verdict_key, verdict, &theirs, call, err, errlen)) return rc;
+    any_stale |= theirs;
+  }
+  g_scheme = any_stale ? KeyScheme::kUnique : KeyScheme::kReuse;
+  const char* debug = std::getenv("VSHMEM_DEBUG");
+  const bool info = debug != nullptr
+                        ? std::strcmp(debug, "info") == 0 || std::strcmp(debug, "trace") == 0
+                        : std::getenv("SHMEM_DEBUG") != nullptr;
+  if (info && c->rank == 0) {
+    std::fprintf(stderr, "vshmem: PE 0: PMIx bootstrap (%s): %s\n", PMIx_Get_version(),
+                 any_stale ? "a key put again is not seen again, even with "
+                             "PMIX_GET_REFRESH_CACHE: every collective uses a key of its own "
+                             "(each costs a little more than the last)"
+                           : "collectives reuse a few keys (a replaced value is seen, fetched "
+                             "again where needed)");
+  }
+  return 0;
 }
 
 void plugin_finalize(void* ctx) { delete static_cast<Ctx*>(ctx); }
@@ -334,6 +484,13 @@ extern "C" __attribute__((visibility("default"))) int vshmem_bootstrap_plugin_in
         PMIx_Finalize(nullptr, 0);
       }
     });
+    // Once per process: every PE of the job is in its first init together.
+    if (c->size > 1) {
+      if (int rc = probe_reuse(c, err, errlen)) {
+        delete c;
+        return rc;
+      }
+    }
   }
   out->abi_version = VSHMEM_BOOTSTRAP_ABI_VERSION;
   out->ctx = c;

@@ -59,6 +59,8 @@ namespace vshmem::detail {
   X(cuStreamCreate, 2000)                          \
   X(cuStreamDestroy, 4000)                         \
   X(cuStreamSynchronize, 2000)                     \
+  X(cuStreamQuery, 2000)                           \
+  X(cuThreadExchangeStreamCaptureMode, 10010)      \
   X(cuModuleLoadData, 2000)                        \
   X(cuModuleUnload, 2000)                          \
   X(cuModuleGetFunction, 2000)                     \

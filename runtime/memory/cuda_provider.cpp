@@ -645,6 +645,34 @@ class CudaProvider final : public MemoryProvider {
   // whatever CUDA_VISIBLE_DEVICES says there.
   uint64_t locality_token() const override { return pci_token(device_->ordinal()); }
   int device_ordinal() const override { return device_->ordinal(); }
+
+  Status device_fault() const override {
+    if (stream_ == nullptr) return Status::ok();
+    ScopedContext scope(*device_);
+    if (!scope.status()) return Status::ok();  // says nothing about the device's health
+    // Our own stream is idle or busy with a copy: any answer but success or "not ready" is the
+    // context's sticky error, which every call returns once a kernel has faulted. Relaxed
+    // capture mode for the query: in the default (global) mode, a graph capture running in an
+    // application thread would forbid it, and the forbidden call would end that capture.
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    const bool relaxed = drv_.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+    const CUresult r = drv_.cuStreamQuery(stream_);
+    if (relaxed) (void)drv_.cuThreadExchangeStreamCaptureMode(&mode);
+    switch (r) {
+      case CUDA_ERROR_ASSERT:
+      case CUDA_ERROR_HARDWARE_STACK_ERROR:
+      case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+      case CUDA_ERROR_MISALIGNED_ADDRESS:
+      case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+      case CUDA_ERROR_INVALID_PC:
+      case CUDA_ERROR_LAUNCH_FAILED:
+      case CUDA_ERROR_ILLEGAL_ADDRESS:
+      case CUDA_ERROR_ECC_UNCORRECTABLE:
+        return error(Code::kSystem,
+                     log::format("GPU %d: %s", device_->ordinal(), drv_.describe(r).c_str()));
+      default: return Status::ok();
+    }
+  }
   uint64_t memory_capacity() const override {
     ScopedContext scope(*device_);
     size_t free_bytes = 0, total_bytes = 0;

@@ -205,6 +205,10 @@ class MemoryProvider {
   virtual bool can_map_peer(uint64_t peer_token) const { return true; }
   // The CUDA ordinal of the device holding this provider's memory; -1 for host memory.
   virtual int device_ordinal() const { return -1; }
+  // An error once the device can run no more work in this process (a kernel trapped, asserted
+  // or touched a bad address: CUDA's sticky errors); ok otherwise and for host memory. Cheap,
+  // never waits; any thread.
+  virtual Status device_fault() const { return Status::ok(); }
   // Bytes of memory behind the provider's allocations (the GPU's total memory); 0 when it has
   // no fixed capacity (host memory).
   virtual uint64_t memory_capacity() const { return 0; }

@@ -101,6 +101,9 @@ typedef struct vshmem_transport_plugin {
    * without quiet waiting for it either: a notification that the peer polls for (the barrier's
    * counters). Not ordered with this PE's other operations. Since ABI 2. */
   int (*signal_add)(void* ctx, int pe, uint64_t offset, uint64_t value, char* err, size_t errlen);
+  /* A peer whose connection the network saw break (it failed or exited), or -1; err gets the
+   * network's cause. Cheap; any thread. Null in a plugin that cannot tell. */
+  int (*failed_peer)(void* ctx, char* err, size_t errlen);
 } vshmem_transport_plugin;
 
 /* Each plugin exports this symbol. Collective over all PEs of the job (the worker addresses are

@@ -229,6 +229,9 @@ class UcxPath {
   }
   uint32_t caps() const { return caps_; }
 
+  // The first peer whose endpoint reported a failure, or -1 (see plugin_abi.h).
+  int failed_peer(char* err, size_t errlen) const;
+
  private:
   void log(int level, const std::string& text) {
     if (host_.log != nullptr) host_.log(host_.ctx, level, text.c_str());
@@ -713,6 +716,18 @@ int UcxPath::peer_error(int pe, const char* what, ucs_status_t status, char* err
   return set_err(err, errlen, kPeerFailure,
                  format("%s PE %d: PE %d failed or exited (UCX: %s)", what, pe, pe,
                         ucs_status_string(status)));
+}
+
+int UcxPath::failed_peer(char* err, size_t errlen) const {
+  for (const Peer& peer : peers_) {
+    const int failed = peer.failure.load(std::memory_order_acquire);
+    if (failed == UCS_OK) continue;
+    if (err != nullptr && errlen > 0) {
+      std::snprintf(err, errlen, "UCX: %s", ucs_status_string(static_cast<ucs_status_t>(failed)));
+    }
+    return peer.pe;
+  }
+  return -1;
 }
 
 int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen) {
@@ -1743,6 +1758,9 @@ extern "C" __attribute__((visibility("default"))) int vshmem_transport_plugin_in
     return static_cast<UcxPath*>(c)->signal_add(pe, offset, value, e, el);
   };
   p.finalize = [](void* c) { delete static_cast<UcxPath*>(c); };
+  p.failed_peer = [](void* c, char* e, size_t el) {
+    return static_cast<UcxPath*>(c)->failed_peer(e, el);
+  };
   p.ctx = path.release();
   *out = p;
   return 0;

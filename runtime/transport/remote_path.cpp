@@ -258,6 +258,14 @@ Status RemotePath::fence() {
   return check(plugin_.fence(plugin_.ctx, err, sizeof(err)), err);
 }
 
+int RemotePath::failed_peer(std::string* cause) const {
+  if (!loaded_ || plugin_.failed_peer == nullptr) return -1;
+  char err[kErrLen] = {};
+  const int pe = plugin_.failed_peer(plugin_.ctx, err, sizeof(err));
+  if (pe >= 0 && cause != nullptr) *cause = err;
+  return pe;
+}
+
 Status RemotePath::quiet() {
   char err[kErrLen] = {};
   return check(plugin_.quiet(plugin_.ctx, err, sizeof(err)), err);

@@ -54,6 +54,9 @@ class RemotePath final : public PeerPath {
   // Collective: [offset, offset + bytes) of every PE's heap is now backed.
   Status add_region(uint64_t offset, size_t bytes);
   void progress() { plugin_.progress(plugin_.ctx); }
+  // A remote peer whose connection the network saw break (it failed or exited), or -1; *cause
+  // gets the network's words. Cheap; any thread.
+  int failed_peer(std::string* cause) const;
 
  private:
   struct Host;

@@ -58,6 +58,28 @@ set_tests_properties(mpe.device_errors_pe.vshmemrun.1 mpe.device_errors_addr.vsh
                      mpe.device_errors_test_addr.vshmemrun.1
                      PROPERTIES SKIP_REGULAR_EXPRESSION "no CUDA device: skipped")
 
+# Issue 19 item 9: a trap on PE 1 while the others wait inside a kernel: PE 1 ends naming its GPU
+# (vshmemrun then stops the job); under mpirun --enable-recovery the others end naming PE 1.
+vshmem_add_mpe_test(NAME device_trap SOURCES ${CMAKE_CURRENT_LIST_DIR}/device_trap.cu
+                    NPES 2 LAUNCHERS vshmemrun LABELS gpu TIMEOUT 120
+                    ENV VSHMEM_BACKEND=cuda CUDA_MPS_PIPE_DIRECTORY=/nonexistent-no-mps
+                    WILL_FAIL_REGEX "PE 1: job watch: this PE's GPU can run no more work: GPU [0-9]+: CUDA_ERROR_(ILLEGAL_INSTRUCTION|LAUNCH_FAILED)")
+vshmem_device_link(mpe_device_trap)
+set_tests_properties(mpe.device_trap.vshmemrun.2 PROPERTIES
+                     SKIP_REGULAR_EXPRESSION "no CUDA device: skipped")
+if(VSHMEM_MPIRUN AND "pmix" IN_LIST VSHMEM_TEST_LAUNCHERS)
+  # mpirun --enable-recovery exits 0 whatever its processes do: the output decides.
+  add_test(NAME gpu.device_trap.recovery.2
+           COMMAND ${VSHMEM_MPIRUN} --allow-run-as-root --oversubscribe --bind-to none
+                   --mca btl self,vader --enable-recovery -np 2 -x VSHMEM_BOOTSTRAP=pmix
+                   -x VSHMEM_BACKEND=cuda -x CUDA_MPS_PIPE_DIRECTORY=/nonexistent-no-mps
+                   $<TARGET_FILE:mpe_device_trap>)
+  set_tests_properties(gpu.device_trap.recovery.2 PROPERTIES LABELS "gpu;mpe;pmix" TIMEOUT 120
+                       RESOURCE_LOCK gpu SKIP_REGULAR_EXPRESSION "no CUDA device: skipped"
+                       PASS_REGULAR_EXPRESSION "PE 0: job watch: PE 1 \\(pid [0-9]+, on this node\\) exited without shmem_finalize"
+                       FAIL_REGULAR_EXPRESSION "device_trap: PE [0-9]+: FAIL")
+endif()
+
 # The address translation of device calls on a hand-written 70-PE state (one process, no
 # shmem_init): constant-memory and global peer tables, mapped and unmapped peers.
 vshmem_add_mpe_test(NAME device_translate SOURCES ${CMAKE_CURRENT_LIST_DIR}/device_translate.cu

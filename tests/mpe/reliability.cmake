@@ -15,6 +15,71 @@ foreach(_t mpe.heap_growth_agree.vshmemrun.2 mpe.heap_growth_agree.vshmemrun.4
   endif()
 endforeach()
 
+# The PMIx bootstrap reuses a few keys; OpenPMIx 5 (Ubuntu 24.04's Open MPI) keeps serving the
+# first value a process fetched for a peer's key, where Debian's PMIx 4.2 serves the new one. A
+# preloaded shim gives PMIx_Get OpenPMIx 5's behaviour (until-refresh: PMIX_GET_REFRESH_CACHE
+# fetches again; always: even that does not), so that CI runs what the GPU machine runs.
+if("pmix" IN_LIST VSHMEM_TEST_LAUNCHERS)
+  find_package(PkgConfig QUIET)
+  pkg_check_modules(VSHMEM_TEST_PMIX QUIET IMPORTED_TARGET pmix)
+  if(VSHMEM_TEST_PMIX_FOUND)
+    add_library(vshmem_test_pmix_cache_shim SHARED pmix_cache_shim.cpp)
+    target_link_libraries(vshmem_test_pmix_cache_shim PRIVATE PkgConfig::VSHMEM_TEST_PMIX
+                          ${CMAKE_DL_LIBS})
+    foreach(_mode until-refresh always)
+      string(REPLACE "-" "_" _m ${_mode})
+      set(_shim VSHMEM_TEST_PMIX_CACHE=${_mode}
+                LD_PRELOAD=$<TARGET_FILE:vshmem_test_pmix_cache_shim>)
+      vshmem_add_mpe_test(NAME bootstrap_pmix_cache_${_m} TARGET mpe_bootstrap_collectives
+                          NPES 2 3 LAUNCHERS pmix TIMEOUT 60 ENV ${_shim})
+      vshmem_add_mpe_test(NAME heap_growth_pmix_cache_${_m} TARGET mpe_heap_growth_agree
+                          NPES 3 LAUNCHERS pmix TIMEOUT 60
+                          ENV VSHMEM_BACKEND=host VSHMEM_HEAP_CHUNK_SIZE=64K
+                              SHMEM_SYMMETRIC_SIZE=64M VSHMEM_BOOTSTRAP_TIMEOUT=20 ${_shim})
+      set_tests_properties(mpe.heap_growth_pmix_cache_${_m}.pmix.3 PROPERTIES
+                           PASS_REGULAR_EXPRESSION "open descriptors"
+                           FAIL_REGULAR_EXPRESSION "DIVERGED;FAIL PE;PEs disagree")
+    endforeach()
+  endif()
+endif()
+
+# Item 9: a PE that can no longer take part (its GPU trapped, it exited, its node is gone) ends
+# the job on every PE with a message naming it, also while the others compute, under a launcher
+# that does not stop the job itself (mpirun --enable-recovery). runtime/api/job_watch.hpp.
+if(TARGET vshmem_fake_cuda_driver)
+  add_executable(mpe_job_watch job_watch.cpp)
+  target_link_libraries(mpe_job_watch PRIVATE vshmem vshmem_fake_cuda_driver
+                                              vshmem_internal_for_tests)
+  vshmem_add_mpe_test(NAME job_watch_device_trap TARGET mpe_job_watch ARGS device_trap NPES 3
+                      LAUNCHERS vshmemrun NO_GPU_RERUN TIMEOUT 90
+                      WILL_FAIL_REGEX "PE 1: job watch: this PE's GPU can run no more work: GPU 0: CUDA_ERROR_ILLEGAL_INSTRUCTION")
+  if(VSHMEM_MPIRUN AND "pmix" IN_LIST VSHMEM_TEST_LAUNCHERS)
+    # mpirun --enable-recovery exits 0 whatever its processes do: the output decides.
+    set(_recovery ${VSHMEM_MPIRUN} --allow-run-as-root --oversubscribe --bind-to none
+                  --mca btl self,vader --enable-recovery -np 3 -x VSHMEM_BOOTSTRAP=pmix)
+    add_test(NAME mpe.job_watch_device_trap.recovery.3
+             COMMAND ${_recovery} $<TARGET_FILE:mpe_job_watch> device_trap)
+    add_test(NAME mpe.job_watch_peer_exits.recovery.3
+             COMMAND ${_recovery} $<TARGET_FILE:mpe_job_watch> peer_exits)
+    add_test(NAME mpe.job_watch_remote_exits.recovery.3
+             COMMAND ${_recovery} -x UCX_TLS=tcp -x UCX_NET_DEVICES=lo
+                     ${CMAKE_CURRENT_SOURCE_DIR}/per_pe_env.sh 1 VSHMEM_NODE_ID=other
+                     $<TARGET_FILE:mpe_job_watch> remote_exits)
+    set(_local "PE [02]: job watch: PE 1 \\(pid [0-9]+, on this node\\) exited without shmem_finalize; the job cannot complete")
+    set_tests_properties(mpe.job_watch_device_trap.recovery.3 PROPERTIES
+                         PASS_REGULAR_EXPRESSION "${_local}")
+    set_tests_properties(mpe.job_watch_peer_exits.recovery.3 PROPERTIES
+                         PASS_REGULAR_EXPRESSION "${_local}")
+    set_tests_properties(mpe.job_watch_remote_exits.recovery.3 PROPERTIES
+                         PASS_REGULAR_EXPRESSION "PE [02]: job watch: PE 1 \\(on another node\\) failed or exited: the connection to it broke")
+    set_tests_properties(mpe.job_watch_device_trap.recovery.3 mpe.job_watch_peer_exits.recovery.3
+                         mpe.job_watch_remote_exits.recovery.3 PROPERTIES
+                         LABELS "mpe;pmix;reliability" TIMEOUT 90
+                         FAIL_REGULAR_EXPRESSION "job_watch: PE [0-9]+: FAIL"
+                         ENVIRONMENT "VSHMEM_BOOTSTRAP_TIMEOUT=20")
+  endif()
+endif()
+
 # Item 6: settings that must agree are compared at shmem_init; the message names the variable
 # and which PEs have which value (instead of a stall at the first malloc that fits one PE only).
 # Item 10: a typo in VSHMEM_HANDLE_TYPE is rejected on every backend.

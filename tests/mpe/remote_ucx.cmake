@@ -57,9 +57,11 @@ foreach(_tls sm tcp)
   else()
     set(_ucx_env "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
   endif()
+  # The put fails naming the dead PE, or the job watch (runtime/api/job_watch.hpp) of a PE on
+  # its node, or one whose connection to it broke, names it first.
   vshmem_add_mpe_test(NAME ucx_${_tls}_peer_dies TARGET mpe_remote ARGS peer_dies NPES 2 4
     LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env} VSHMEM_BOOTSTRAP_TIMEOUT=5
-    WILL_FAIL_REGEX "shmem_(putmem|long_p): put to PE [0-9]+: (PE [0-9]+ failed or exited|no progress for 5 s)")
+    WILL_FAIL_REGEX "shmem_(putmem|long_p): put to PE [0-9]+: (PE [0-9]+ failed or exited|no progress for 5 s)|job watch: PE [0-9]+ \\((pid [0-9]+, on this node|on another node)\\) (exited|failed)")
   vshmem_add_mpe_test(NAME ucx_${_tls}_peer_hangs TARGET mpe_remote ARGS peer_hangs NPES 2
     LAUNCHERS vshmemrun LAUNCHER_ARGS --grace 0 TIMEOUT 60 NO_GPU_RERUN
     ENV ${_ucx_env} VSHMEM_BOOTSTRAP_TIMEOUT=2

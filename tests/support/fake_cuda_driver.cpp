@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace vshmem::testing {
@@ -108,6 +109,9 @@ CUresult fk_cuGetErrorName(CUresult r, const char** out) {
     case CUDA_ERROR_NOT_SUPPORTED: *out = "CUDA_ERROR_NOT_SUPPORTED"; return CUDA_SUCCESS;
     case CUDA_ERROR_NOT_PERMITTED: *out = "CUDA_ERROR_NOT_PERMITTED"; return CUDA_SUCCESS;
     case CUDA_ERROR_ILLEGAL_STATE: *out = "CUDA_ERROR_ILLEGAL_STATE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+      *out = "CUDA_ERROR_ILLEGAL_INSTRUCTION";
+      return CUDA_SUCCESS;
     default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
@@ -388,7 +392,13 @@ CUresult fk_cuStreamCreate(CUstream* s, unsigned int) {
   return CUDA_SUCCESS;
 }
 CUresult fk_cuStreamDestroy(CUstream) { return CUDA_SUCCESS; }
-CUresult fk_cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+CUresult fk_cuStreamSynchronize(CUstream) { return g_config.stream_query_result; }
+CUresult fk_cuStreamQuery(CUstream) { return g_config.stream_query_result; }
+CUresult fk_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
+  thread_local CUstreamCaptureMode current = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  std::swap(current, *mode);
+  return CUDA_SUCCESS;
+}
 CUresult fk_cuModuleLoadData(CUmodule* m, const void*) {
   *m = reinterpret_cast<CUmodule>(static_cast<uintptr_t>(0x30d));
   return CUDA_SUCCESS;

@@ -28,6 +28,9 @@ struct FakeDriverConfig {
   CUresult multicast_add_device_result = CUDA_SUCCESS;
   CUresult multicast_bind_result = CUDA_SUCCESS;
   CUresult fabric_export_result = CUDA_SUCCESS;
+  // What cuStreamQuery answers: a sticky error (e.g. CUDA_ERROR_ILLEGAL_INSTRUCTION) plays a
+  // kernel that trapped.
+  CUresult stream_query_result = CUDA_SUCCESS;
   // Binds fail (with multicast_bind_result) from this bind on (0: the first); -1: never.
   int multicast_bind_fail_from = 0;
   // The device's place in an NVLink domain; fabric_info_result != CUDA_SUCCESS: none.

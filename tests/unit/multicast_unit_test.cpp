@@ -226,5 +226,26 @@ TEST_F(FakeDriverTest, ImportsShareOneHandlePath) {
   EXPECT_EQ(fake_calls("cuMemImportFromShareableHandle"), 0);
 }
 
+// Issue 19, item 9: after a kernel traps, every call on the context returns the sticky error;
+// the provider reports it (runtime/api/job_watch.cpp then ends the PE naming its GPU). A busy
+// stream ("not ready") is healthy.
+TEST_F(FakeDriverTest, DeviceFaultIsTheContextsStickyError) {
+  FakeDriverConfig cfg;
+  auto p = provider(cfg);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(p->device_fault().is_ok());
+  cfg.stream_query_result = CUDA_ERROR_NOT_READY;
+  testing::fake_cuda_driver(cfg);
+  EXPECT_TRUE(p->device_fault().is_ok());
+  cfg.stream_query_result = CUDA_ERROR_ILLEGAL_INSTRUCTION;
+  testing::fake_cuda_driver(cfg);
+  Status st = p->device_fault();
+  EXPECT_FALSE(st.is_ok());
+  EXPECT_TRUE(contains(st.message(), "GPU 0: CUDA_ERROR_ILLEGAL_INSTRUCTION")) << st.message();
+  cfg.stream_query_result = CUDA_SUCCESS;
+  testing::fake_cuda_driver(cfg);
+  EXPECT_TRUE(p->device_fault().is_ok());
+}
+
 }  // namespace
 }  // namespace vshmem
