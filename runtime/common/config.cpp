@@ -94,14 +94,11 @@ Value read_one(const Var& var) {
   if (!v.present()) return v;
   Status s = parse_into(var, v.text, &v);
   if (!s.is_ok()) {
-    // "NAME='value' is not ..." where the parser's message starts with the value, else
-    // "NAME='value': why".
-    const std::string quoted = "'" + v.text + "'";
-    const std::string& why = s.message();
+    // The forms the messages had before the table: "VSHMEM_WAIT='often' is not one of ..." for
+    // choices and times, "SHMEM_SYMMETRIC_SIZE: '12q' is not a size ..." for the others.
+    const bool inline_value = var.type == Type::kChoice || var.type == Type::kSeconds;
     v.status = error(Code::kInvalidArgument,
-                     why.compare(0, quoted.size(), quoted) == 0
-                         ? std::string(var.name) + "=" + why
-                         : log::format("%s=%s: %s", var.name, quoted.c_str(), why.c_str()));
+                     std::string(var.name) + (inline_value ? "=" : ": ") + s.message());
   }
   return v;
 }

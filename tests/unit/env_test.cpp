@@ -36,7 +36,8 @@ TEST(Env, VariablesNameThemselvesInErrors) {
   (void)config::load();
   auto r = size_var("VSHMEM_HEAP_CHUNK_SIZE", 7);
   ASSERT_FALSE(r.is_ok());
-  EXPECT_NE(r.status().message().find("VSHMEM_HEAP_CHUNK_SIZE='12q'"), std::string::npos);
+  EXPECT_NE(r.status().message().find("VSHMEM_HEAP_CHUNK_SIZE: '12q' is not a size"),
+            std::string::npos);
   unsetenv("VSHMEM_HEAP_CHUNK_SIZE");
   (void)config::load();
   EXPECT_EQ(size_var("VSHMEM_HEAP_CHUNK_SIZE", 7).value(), 7u);
@@ -140,7 +141,8 @@ TEST(ConfigTable, LoadRejectsEveryKindOfMalformedValue) {
     SetVar set(c.name, c.value);
     ASSERT_FALSE(set.load_status.is_ok());
     const std::string& m = set.load_status.message();
-    EXPECT_NE(m.find(std::string(c.name) + "='" + c.value + "'"), std::string::npos) << m;
+    EXPECT_EQ(m.find(c.name), 0u) << m;
+    EXPECT_NE(m.find(c.value), std::string::npos) << m;
     EXPECT_NE(m.find(c.why), std::string::npos) << m;
   }
   ASSERT_TRUE(config::load().is_ok());
