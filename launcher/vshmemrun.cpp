@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "runtime/bootstrap/launcher_protocol.hpp"
+#include "runtime/common/env.hpp"
 #include "runtime/common/private_dir.hpp"
 #include "runtime/common/process_info.hpp"
 
@@ -184,8 +185,7 @@ std::optional<std::string> resolve_program(const std::string& name, std::string*
     if (why->empty()) *why = "program '" + name + "' not found";
     return std::nullopt;
   }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::string dirs = vshmem::env::get("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
   size_t start = 0;
   while (start <= dirs.size()) {
     size_t colon = dirs.find(':', start);
@@ -295,7 +295,7 @@ int hand_off(const Options& o) {
   }
   std::sort(forward.begin(), forward.end());
   const std::string n = std::to_string(o.npes);
-  if (std::getenv("SLURM_JOB_ID") != nullptr) {
+  if (vshmem::env::is_set("SLURM_JOB_ID")) {
     // srun exports the whole environment by default; only the bootstrap choice is added.
     cmd = {"srun", "--mpi=pmix", "-n", n};
     if (o.ppn > 0) cmd.push_back("--ntasks-per-node=" + std::to_string(o.ppn));
@@ -438,8 +438,8 @@ int run_local(const Options& o) {
   const std::string address = *dir + "/bootstrap";
   // With the pid, the start time proves to a PE that the process it signals is this vshmemrun.
   const unsigned long long start_time = process_start_time(self);
-  const bool user_device = std::getenv("VSHMEM_DEVICE") != nullptr;
-  const bool user_node_id = std::getenv("VSHMEM_NODE_ID") != nullptr;
+  const bool user_device = vshmem::env::is_set("VSHMEM_DEVICE");
+  const bool user_node_id = vshmem::env::is_set("VSHMEM_NODE_ID");
   const int ngpus = user_device ? 0 : count_gpus();
 
   // Each PE's environment is built before fork: count_gpus may have started driver threads,

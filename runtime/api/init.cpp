@@ -31,7 +31,6 @@ std::atomic<bool> g_initialized{false};
 std::atomic<bool> g_finalized{false};
 std::string g_backend_reason;  // why the heap is where it is (SHMEM_INFO)
 constexpr uint64_t kDefaultSymmetricSize = 1ull << 30;
-constexpr uint64_t kDefaultChunkSize = 32ull << 20;
 
 // The default VA budget of the heap: the device's memory rounded up to whole GiB (at least
 // kDefaultSymmetricSize), or kDefaultSymmetricSize where the provider has no fixed capacity.
@@ -48,29 +47,14 @@ void print_info_and_version(const Runtime& rt) {
                 SHMEM_MINOR_VERSION);
   }
   if (env::get("SHMEM_INFO") || env::get("NVSHMEM_INFO")) {
-    std::printf(
-        "vshmem %s (OpenSHMEM %d.%d). Environment variables:\n"
-        "  VSHMEM_SYMMETRIC_SIZE / SHMEM_SYMMETRIC_SIZE / NVSHMEM_SYMMETRIC_SIZE  symmetric heap\n"
-        "                           budget per PE (default: the GPU's memory, 1G on host memory;"
-        " k/m/g/t suffixes)\n"
-        "  VSHMEM_HEAP_CHUNK_SIZE   physical growth step of the heap (default 32M)\n"
-        "  VSHMEM_HEAP_INITIAL      physical memory committed at shmem_init (default 0)\n"
-        "  VSHMEM_CHECK_SYMMETRY    check that PEs pass the same arguments to shmem_malloc & co\n"
-        "  VSHMEM_BOOTSTRAP         auto|socket|mpi|pmix (default auto)\n"
-        "  VSHMEM_BOOTSTRAP_TIMEOUT seconds before a bootstrap operation gives up (default 120)\n"
-        "  VSHMEM_BACKEND           auto|cuda|host: where the heap lives (default auto)\n"
-        "  VSHMEM_DEVICE            the GPU of this PE (default: by local rank)\n"
-        "  VSHMEM_WAIT              auto|spin|yield: how host waits poll (default auto)\n"
-        "  VSHMEM_NODE_ID           override the node identity (simulate several nodes)\n"
-        "  VSHMEM_DISABLE_P2P       1: map no peer (every peer takes the remote path)\n"
-        "  VSHMEM_UCX_ATOMICS       network|target: who performs remote atomics on a host heap\n"
-        "  VSHMEM_STATICS_UCX       0: no UCX on one node (other PEs' globals unreachable)\n"
-        "  UCX_TLS / UCX_NET_DEVICES  UCX's transports and devices for the remote path\n"
-        "  VSHMEM_DEBUG / SHMEM_DEBUG / NVSHMEM_DEBUG  error|warn|info|trace\n"
-        "  SHMEM_VERSION / SHMEM_INFO (or NVSHMEM_*)  print the version / this text at start-up\n"
-        "The symmetric heap is in %s memory: %s.\n",
-        VSHMEM_VERSION_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION,
-        rt.transport->host_loads_reach_heap() ? "host" : "GPU", g_backend_reason.c_str());
+    std::printf("vshmem %s (OpenSHMEM %d.%d). Environment variables:\n", VSHMEM_VERSION_STRING,
+                SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
+    for (size_t i = 0; i < config::kVarCount; ++i) {
+      if (config::kVars[i].internal) continue;
+      std::printf("  %s\n      %s\n", config::describe(i).c_str(), config::kVars[i].doc);
+    }
+    std::printf("The symmetric heap is in %s memory: %s.\n",
+                rt.transport->host_loads_reach_heap() ? "host" : "GPU", g_backend_reason.c_str());
   }
   std::fflush(stdout);
 }
@@ -79,7 +63,7 @@ void print_info_and_version(const Runtime& rt) {
 // its part, else all continue without it and PE 0 says why (once).
 Status setup_multicast(Runtime& rt) {
   bool enabled = false;
-  VSHMEM_ASSIGN_OR_RETURN(enabled, env::bool_var("VSHMEM_ENABLE_MULTICAST", false));
+  VSHMEM_ASSIGN_OR_RETURN(enabled, env::bool_var("VSHMEM_ENABLE_MULTICAST"));
   rt.multicast_enabled = enabled;
   std::string why;
   VSHMEM_ASSIGN_OR_RETURN(rt.multicast,
@@ -101,8 +85,9 @@ Status setup_multicast(Runtime& rt) {
 
 Status initialize(const BootstrapOptions& options, int requested) {
   // Every variable is parsed before anything starts, so a typo fails fast and on every PE.
+  VSHMEM_RETURN_IF_ERROR(config::load());
   // Precedence: VSHMEM_*, then OpenSHMEM's SHMEM_*, then NVSHMEM's name.
-  uint64_t heap_size = 0, chunk = kDefaultChunkSize;
+  uint64_t heap_size = 0, chunk = 0;
   VSHMEM_ASSIGN_OR_RETURN(heap_size, env::size_var("NVSHMEM_SYMMETRIC_SIZE", heap_size));
   VSHMEM_ASSIGN_OR_RETURN(heap_size, env::size_var("SHMEM_SYMMETRIC_SIZE", heap_size));
   VSHMEM_ASSIGN_OR_RETURN(heap_size, env::size_var("VSHMEM_SYMMETRIC_SIZE", heap_size));
@@ -110,9 +95,9 @@ Status initialize(const BootstrapOptions& options, int requested) {
                                env::get("SHMEM_SYMMETRIC_SIZE") ||
                                env::get("NVSHMEM_SYMMETRIC_SIZE");
   if (!heap_size_given) heap_size = kDefaultSymmetricSize;
-  VSHMEM_ASSIGN_OR_RETURN(chunk, env::size_var("VSHMEM_HEAP_CHUNK_SIZE", chunk));
+  VSHMEM_ASSIGN_OR_RETURN(chunk, env::size_var("VSHMEM_HEAP_CHUNK_SIZE"));
   uint64_t initial = 0;
-  VSHMEM_ASSIGN_OR_RETURN(initial, env::size_var("VSHMEM_HEAP_INITIAL", initial));
+  VSHMEM_ASSIGN_OR_RETURN(initial, env::size_var("VSHMEM_HEAP_INITIAL"));
   if (heap_size == 0) return error(Code::kInvalidArgument, "SHMEM_SYMMETRIC_SIZE: must be > 0");
   if (chunk == 0) return error(Code::kInvalidArgument, "VSHMEM_HEAP_CHUNK_SIZE: must be > 0");
 #ifdef NDEBUG
@@ -135,9 +120,9 @@ Status initialize(const BootstrapOptions& options, int requested) {
                        {"VSHMEM_HEAP_CHUNK_SIZE", std::to_string(chunk)},
                        {"VSHMEM_HEAP_INITIAL", std::to_string(initial)},
                        {"VSHMEM_CHECK_SYMMETRY", check ? "on" : "off"},
-                       {"VSHMEM_BACKEND", env::get("VSHMEM_BACKEND").value_or("auto")},
-                       {"VSHMEM_HANDLE_TYPE", env::get("VSHMEM_HANDLE_TYPE").value_or("auto")},
-                       {"VSHMEM_DISABLE_P2P", env::get("VSHMEM_DISABLE_P2P").value_or("0")}}));
+                       {"VSHMEM_BACKEND", env::text("VSHMEM_BACKEND")},
+                       {"VSHMEM_HANDLE_TYPE", env::text("VSHMEM_HANDLE_TYPE")},
+                       {"VSHMEM_DISABLE_P2P", env::text("VSHMEM_DISABLE_P2P")}}));
   rt->thread_level = requested < SHMEM_THREAD_SINGLE     ? SHMEM_THREAD_SINGLE
                      : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE
                                                          : requested;

@@ -96,8 +96,8 @@ class SingletonBootstrap final : public Bootstrap {
   Status barrier() override { return Status::ok(); }
 };
 
-bool any_env(std::initializer_list<const char*> names) {
-  for (const char* n : names) {
+bool any_env(std::initializer_list<config::Name> names) {
+  for (config::Name n : names) {
     if (env::get(n)) return true;
   }
   return false;

@@ -112,7 +112,7 @@ std::optional<in_addr> interface_address(const std::string& name) {
 // "IPv4" or "IPv4:port"; else the IPv4 address of VSHMEM_BOOTSTRAP_UID_IFNAME (or
 // NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME); else the first non-loopback interface; else 127.0.0.1.
 Status listen_address(in_addr* addr, uint16_t* port) {
-  const char* var = "VSHMEM_BOOTSTRAP_UID_ADDR";
+  config::Name var = "VSHMEM_BOOTSTRAP_UID_ADDR";
   auto given = env::get(var);
   if (!given) {
     var = "NVSHMEM_BOOTSTRAP_UID_SESSION_ID";
@@ -125,15 +125,15 @@ Status listen_address(in_addr* addr, uint16_t* port) {
     if (colon != std::string::npos) {
       auto p = env::parse_int(host.substr(colon + 1), 1, 65535);
       if (!p) {
-        return id_error(
-            log::format("%s='%s': the port is not a number in [1, 65535]", var, given->c_str()));
+        return id_error(log::format("%s='%s': the port is not a number in [1, 65535]", var.str(),
+                                    given->c_str()));
       }
       *port = static_cast<uint16_t>(*p);
       host.resize(colon);
     }
     if (::inet_pton(AF_INET, host.c_str(), addr) != 1) {
-      return id_error(
-          log::format("%s='%s' is not an IPv4 address (optionally :port)", var, given->c_str()));
+      return id_error(log::format("%s='%s' is not an IPv4 address (optionally :port)", var.str(),
+                                  given->c_str()));
     }
     return Status::ok();
   }
@@ -146,8 +146,8 @@ Status listen_address(in_addr* addr, uint16_t* port) {
   if (ifname) {
     auto a = interface_address(*ifname);
     if (!a) {
-      return id_error(log::format("%s='%s': no such interface with an IPv4 address that is up", var,
-                                  ifname->c_str()));
+      return id_error(log::format("%s='%s': no such interface with an IPv4 address that is up",
+                                  var.str(), ifname->c_str()));
     }
     *addr = *a;
     return Status::ok();

@@ -10,10 +10,17 @@
 
 namespace vshmem::env {
 
-std::optional<std::string> get(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return std::nullopt;
-  return std::string(v);
+std::optional<std::string> get(config::Name name) {
+  const config::Value& v = config::value(name);
+  if (!v.present()) return std::nullopt;
+  return v.text;
+}
+
+bool is_set(config::Name name) { return config::value(name).exists; }
+
+std::string text(config::Name name) {
+  const config::Value& v = config::value(name);
+  return v.present() ? v.text : std::string(name.var().fallback);
 }
 
 Result<uint64_t> parse_size(const std::string& text) {
@@ -93,28 +100,45 @@ Result<bool> parse_bool(const std::string& text) {
                log::format("'%s' is not a boolean (1/0, yes/no, true/false, on/off)", t));
 }
 
-Result<uint64_t> size_var(const char* name, uint64_t fallback) {
-  auto v = get(name);
-  if (!v) return fallback;
-  auto r = parse_size(*v);
-  if (!r) return r.status().with_context(std::string(name) + ": ");
-  return r;
+Result<uint64_t> size_var(config::Name name, uint64_t fallback) {
+  const config::Value& v = config::value(name);
+  if (!v.status.is_ok()) return v.status;
+  return v.present() ? v.size : fallback;
 }
 
-Result<long long> int_var(const char* name, long long fallback, long long lo, long long hi) {
-  auto v = get(name);
-  if (!v) return fallback;
-  auto r = parse_int(*v, lo, hi);
-  if (!r) return r.status().with_context(std::string(name) + ": ");
-  return r;
+Result<uint64_t> size_var(config::Name name) {
+  const config::Value& v = config::value(name);
+  if (!v.status.is_ok()) return v.status;
+  return v.size;
 }
 
-Result<bool> bool_var(const char* name, bool fallback) {
-  auto v = get(name);
-  if (!v) return fallback;
-  auto r = parse_bool(*v);
-  if (!r) return r.status().with_context(std::string(name) + ": ");
-  return r;
+Result<long long> int_var(config::Name name, long long fallback, long long lo, long long hi) {
+  const config::Value& v = config::value(name);
+  if (!v.status.is_ok()) return v.status;
+  if (!v.present()) return fallback;
+  if (v.integer < lo || v.integer > hi) {
+    return error(Code::kInvalidArgument,
+                 log::format("%s: %lld is outside [%lld, %lld]", name.str(), v.integer, lo, hi));
+  }
+  return v.integer;
+}
+
+Result<bool> bool_var(config::Name name, bool fallback) {
+  const config::Value& v = config::value(name);
+  if (!v.status.is_ok()) return v.status;
+  return v.present() ? v.flag : fallback;
+}
+
+Result<bool> bool_var(config::Name name) {
+  const config::Value& v = config::value(name);
+  if (!v.status.is_ok()) return v.status;
+  return v.flag;
+}
+
+Result<double> seconds_var(config::Name name) {
+  const config::Value& v = config::value(name);
+  if (!v.status.is_ok()) return v.status;
+  return v.seconds;
 }
 
 }  // namespace vshmem::env

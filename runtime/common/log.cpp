@@ -5,6 +5,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "runtime/common/env.hpp"
+
 namespace vshmem::log {
 namespace {
 
@@ -28,11 +30,9 @@ Level level_named(const char* var, const char* v) {
 // VSHMEM_DEBUG first, then OpenSHMEM's SHMEM_DEBUG (set at all: info), then NVSHMEM_DEBUG, so that
 // a program written for NVSHMEM gets its messages without overriding ours.
 Level parse_level() {
-  const char* v = std::getenv("VSHMEM_DEBUG");
-  if (v != nullptr && *v != '\0') return level_named("VSHMEM_DEBUG", v);
-  if (std::getenv("SHMEM_DEBUG") != nullptr) return Level::kInfo;
-  v = std::getenv("NVSHMEM_DEBUG");
-  if (v != nullptr && *v != '\0') return level_named("NVSHMEM_DEBUG", v);
+  if (auto v = env::get("VSHMEM_DEBUG")) return level_named("VSHMEM_DEBUG", v->c_str());
+  if (env::is_set("SHMEM_DEBUG")) return Level::kInfo;
+  if (auto v = env::get("NVSHMEM_DEBUG")) return level_named("NVSHMEM_DEBUG", v->c_str());
   return Level::kWarn;
 }
 

@@ -302,6 +302,10 @@ class UcxPath {
   // Target ops, our side.
   uint64_t register_op(PendingOp* op);
   void forget_op(uint64_t token);
+  // One staged request of target_put/target_get: waits for the target's answer and for the send
+  // to finish; with `abandon` (an earlier request failed and was reported) only releases it.
+  int settle_slot(PendingOp& op, uint64_t token, void** send, bool abandon, int pe,
+                  const char* what, char* err, size_t errlen);
   int send_request(int pe, ucp_ep_h ep, const RequestHeader& h, const void* data, size_t bytes,
                    void** request, const char* what, char* err, size_t errlen);
   int target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source, size_t bytes, char* err,
@@ -1282,6 +1286,17 @@ int UcxPath::wait_op(PendingOp& op, uint64_t token, int pe, const char* what, ch
   return 0;
 }
 
+int UcxPath::settle_slot(PendingOp& op, uint64_t token, void** send, bool abandon, int pe,
+                         const char* what, char* err, size_t errlen) {
+  const int r = abandon ? 0 : wait_op(op, token, pe, what, err, errlen);
+  forget_op(token);
+  const int w = abandon || r != 0 ? 0 : wait(*send, pe, what, err, errlen);
+  // A request that was not waited for is still UCX's: give it back.
+  if ((abandon || r != 0) && *send != nullptr && !UCS_PTR_IS_ERR(*send)) ucp_request_free(*send);
+  *send = nullptr;
+  return r != 0 ? r : w;
+}
+
 int UcxPath::target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source, size_t bytes,
                         char* err, size_t errlen) {
   const char* what = "put to";
@@ -1299,21 +1314,10 @@ int UcxPath::target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source
   int failure = 0;
   auto finish = [&](int s) {
     Slot& slot = slots[s];
-    if (failure != 0) {
-      // Already failed (and reported): the rest is abandoned, not waited for once more.
-      forget_op(slot.token);
-      if (slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) ucp_request_free(slot.send);
-      slot.send = nullptr;
-      pipe.complete(s);
-      return;
-    }
-    int r = wait_op(slot.op, slot.token, pe, what, err, errlen);
-    forget_op(slot.token);
-    int w = r != 0 ? 0 : wait(slot.send, pe, what, err, errlen);
-    if (r != 0 && slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) ucp_request_free(slot.send);
-    slot.send = nullptr;
+    const bool abandon = failure != 0;
+    const int r = settle_slot(slot.op, slot.token, &slot.send, abandon, pe, what, err, errlen);
     pipe.complete(s);
-    failure = r != 0 ? r : w;
+    if (!abandon) failure = r;
   };
   std::vector<int> order;  // slots in issue order: completed oldest first
   size_t head = 0;
@@ -1383,19 +1387,9 @@ int UcxPath::target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t
   size_t head = 0;
   auto finish = [&](int s) {
     Slot& slot = slots[s];
-    if (failure != 0) {
-      forget_op(slot.token);
-      if (slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) ucp_request_free(slot.send);
-      slot.send = nullptr;
-      pipe.complete(s);
-      return;
-    }
-    int r = wait_op(slot.op, slot.token, pe, what, err, errlen);
-    forget_op(slot.token);
-    int w = r != 0 ? 0 : wait(slot.send, pe, what, err, errlen);
-    if (r != 0 && slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) ucp_request_free(slot.send);
-    slot.send = nullptr;
-    if (r == 0 && w == 0) {
+    const bool abandon = failure != 0;
+    int r = settle_slot(slot.op, slot.token, &slot.send, abandon, pe, what, err, errlen);
+    if (!abandon && r == 0) {
       char copy_err[512] = {};
       if (int c = host_.copy(host_.ctx, static_cast<uint8_t*>(dest) + slot.offset, bounce.at(s),
                              slot.op.bytes, copy_err, sizeof(copy_err))) {
@@ -1403,7 +1397,7 @@ int UcxPath::target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t
       }
     }
     pipe.complete(s);
-    failure = r != 0 ? r : w;
+    if (!abandon) failure = r;
   };
   while (!pipe.done()) {
     while (pipe.can_issue() && failure == 0) {

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "runtime/bootstrap/bootstrap_internal.hpp"
@@ -79,6 +80,20 @@ RemotePath::~RemotePath() {
   if (loaded_) plugin_.finalize(plugin_.ctx);
 }
 
+namespace {
+
+// UCX installs handlers for SIGSEGV, SIGBUS, SIGILL and SIGFPE when its libraries load
+// (UCX_ERROR_SIGNALS) that print UCX's backtrace and end the process: they would take the place
+// of vshmem's report of a CPU access to GPU memory (seen on the H200: gpu.cpu_access_fault got
+// UCX's backtrace once UCX was loaded for the global and static variables) and of the
+// application's own handlers. Off unless the user sets the variable.
+void* load_ucx_plugin(const std::string& path) {
+  ::setenv("UCX_ERROR_SIGNALS", "", 0);
+  return ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
+}  // namespace
+
 Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
                                                        MemoryProvider& provider,
                                                        RemoteOptions options,
@@ -106,7 +121,7 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
                                "UCX? install libucx-dev and rebuild, or set VSHMEM_PLUGIN_PATH to "
                                "its directory)",
                                file.c_str(), dirs.c_str()));
-  } else if (void* handle = ::dlopen(found.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+  } else if (void* handle = load_ucx_plugin(found)) {
     init = reinterpret_cast<vshmem_transport_plugin_init_fn>(
         ::dlsym(handle, VSHMEM_TRANSPORT_PLUGIN_INIT_SYMBOL));
     if (init == nullptr) {

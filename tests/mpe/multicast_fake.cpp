@@ -51,6 +51,7 @@
 
 #include "device/state.h"
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/common/config.hpp"
 #include "runtime/common/private_dir.hpp"
 #include "runtime/heap/multicast_region.hpp"
 #include "runtime/heap/symmetric_heap.hpp"
@@ -169,6 +170,7 @@ void region_modes(Stack& s) {
         "heap handle kind");
   const bool enabled = g_mode != "disabled";
   if (enabled) ::setenv("VSHMEM_ENABLE_MULTICAST", "1", 1);  // this process, the fake only
+  (void)vshmem::config::load();  // the runtime reads the environment once, as shmem_init does
   std::string why;
   auto made = MulticastRegion::create(*s.provider, *s.boot, *s.heap, s.fds.get(), enabled, &why);
   check(made.status(), "MulticastRegion::create");
@@ -328,8 +330,10 @@ void fabric_modes(Stack& s) {
   const detail::CudaDriver& drv = testing::fake_cuda_driver(cfg);
   if (g_mode == "imex_missing") {
     ::setenv("VSHMEM_HANDLE_TYPE", "fabric", 1);
+    (void)vshmem::config::load();
     auto refused = detail::make_cuda_provider_with_driver(drv, {});
     ::unsetenv("VSHMEM_HANDLE_TYPE");
+    (void)vshmem::config::load();
     check(!refused.is_ok(), "VSHMEM_HANDLE_TYPE=fabric accepted without an IMEX channel");
     check(contains(refused.status().message(), "no IMEX channel: " + imex),
           "message: " + refused.status().message());

@@ -5,10 +5,13 @@
 #include <optional>
 #include <string>
 
+#include "runtime/common/config.hpp"
+
 namespace vshmem::testing {
 
 // Sets (or, with nullopt, unsets) an environment variable for the lifetime of the object, and
-// puts the previous value back afterwards.
+// puts the previous value back afterwards. The runtime reads the environment once (config.hpp):
+// each change reloads it, as shmem_init would.
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
@@ -18,6 +21,7 @@ class ScopedEnv {
     } else {
       unsetenv(name);
     }
+    (void)config::load();
   }
   ~ScopedEnv() {
     if (old_) {
@@ -25,6 +29,7 @@ class ScopedEnv {
     } else {
       unsetenv(name_);
     }
+    (void)config::load();
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;

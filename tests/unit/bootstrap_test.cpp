@@ -23,6 +23,7 @@
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/bootstrap/bootstrap_internal.hpp"
 #include "runtime/bootstrap/socket_bootstrap.hpp"
+#include "runtime/common/config.hpp"
 #include "runtime/common/private_dir.hpp"
 
 namespace vshmem {
@@ -51,6 +52,7 @@ struct Job {
     setenv("VSHMEM_RANK", std::to_string(rank).c_str(), 1);
     setenv("VSHMEM_NPES", std::to_string(npes).c_str(), 1);
     setenv("VSHMEM_BOOTSTRAP_TIMEOUT", std::to_string(timeout_s).c_str(), 1);
+    (void)config::load();
   }
 };
 
@@ -138,19 +140,24 @@ TEST(BootstrapTimeout, ParsesSecondsAndRejectsGarbage) {
     EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
   }
   unsetenv("VSHMEM_BOOTSTRAP_TIMEOUT");
+  (void)config::load();
   EXPECT_EQ(bootstrap_timeout().value().count(), 120000);
   setenv("VSHMEM_BOOTSTRAP_TIMEOUT", "soon", 1);
+  EXPECT_NE(config::load().message().find("VSHMEM_BOOTSTRAP_TIMEOUT='soon'"), std::string::npos);
   auto r = create_bootstrap({});
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.status().message().find("VSHMEM_BOOTSTRAP_TIMEOUT='soon'"), std::string::npos)
       << r.status().message();
   unsetenv("VSHMEM_BOOTSTRAP_TIMEOUT");
+  (void)config::load();
 }
 
 TEST(CreateBootstrap, UnknownNameIsAClearError) {
   setenv("VSHMEM_BOOTSTRAP", "carrier-pigeon", 1);
+  (void)config::load();
   auto r = create_bootstrap({});
   unsetenv("VSHMEM_BOOTSTRAP");
+  (void)config::load();
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.status().message().find("VSHMEM_BOOTSTRAP='carrier-pigeon' is not one of auto, "
                                       "socket, mpi, pmix"),
@@ -162,6 +169,7 @@ TEST(CreateBootstrap, SocketWithoutLauncherNamesTheMissingVariable) {
   auto out = run_processes(1, [](int) {
     unsetenv("VSHMEM_SOCKET_ADDR");
     setenv("VSHMEM_BOOTSTRAP", "socket", 1);
+    (void)config::load();
     auto r = create_bootstrap({});
     return r.is_ok() ? std::string("ok") : r.status().message();
   });
@@ -174,6 +182,7 @@ TEST(CreateBootstrap, NoLauncherGivesASingleton) {
                           "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMI_SIZE"}) {
       unsetenv(v);
     }
+    (void)config::load();
     return connect_and([](Bootstrap& b) -> std::string {
       std::string r =
           std::string(b.name()) + " " + std::to_string(b.rank()) + "/" + std::to_string(b.size());
@@ -436,6 +445,7 @@ TEST(Topology, NodeIdSimulatesTwoNodes) {
   auto out = run_processes(5, [&](int rank) {
     job.apply(rank, 10);
     setenv("VSHMEM_NODE_ID", rank % 2 ? "b" : "a", 1);
+    (void)config::load();
     return connect_and([&](Bootstrap& b) -> std::string {
       auto t = discover_topology(b);
       if (!t) return t.status().message();

@@ -1,5 +1,5 @@
-/* Bad input found in review: each case must end the job with a message naming the PE, the call
- * and the cause (WILL_FAIL_REGEX in review.cmake), never a crash or silent corruption. */
+/* Bad RMA input: each case must end the job with a message naming the PE, the call and the cause
+ * (WILL_FAIL_REGEX in rma_bad_input.cmake), never a crash or silent corruption. */
 #include <stdint.h>
 #include <string.h>
 
