@@ -106,11 +106,10 @@ __global__ void __launch_bounds__(kCollThreads)
 //   broadcast:     barrier; copy root's source; barrier.
 //   fcollect/alltoall: barrier; store this member's blocks into every member's dest; barrier.
 //
-// The kernels of a chain after its first are launched with programmatic stream serialization
-// (Hopper's programmatic dependent launch): each may be scheduled while the one before it still
-// runs, and waits in wait_previous_kernel until that one has completed and its stores are
-// visible, so the chain pays the launch latency once rather than per kernel. Where the launch
-// attribute is not honoured the kernels simply run one after the other.
+// The kernels of a chain run one after the other in plain stream order. (Launching the later ones
+// with programmatic dependent launch, so that they wait on the device instead, hung with 4 and 8
+// PEs sharing the H200: blocks launched early and waiting hold SMs that another PE's barrier
+// kernel needs. The wide kernels never wait on other PEs, which is what keeps them safe.)
 constexpr size_t kWideBytes = 128 << 10;
 constexpr unsigned kWideThreads = 512;
 constexpr unsigned kMaxWideBlocks = 132;
@@ -122,23 +121,7 @@ unsigned wide_blocks(size_t bytes) {
   return static_cast<unsigned>(blocks);
 }
 
-__device__ __forceinline__ void wait_previous_kernel() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void allow_next_kernel() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-// It does not let the next kernel start early: that kernel's blocks would sit on the SMs waiting
-// for this barrier while another PE's barrier kernel, which this one waits for, found no room
-// (seen with 8 PEs sharing the H200: the wide reduce-scatter hung). The data kernels do let the
-// next barrier kernel (one thread) start early.
 __global__ void chain_barrier_kernel(shmem_team_t team) {
-  wait_previous_kernel();
   team_sync_group<ThreadGroup>("shmemx_barrier_on_stream", team, true);
 }
 
@@ -160,8 +143,6 @@ __host__ __device__ __forceinline__ void wide_share(size_t n, size_t elem, int m
 template <class Op, class T>
 __global__ void __launch_bounds__(kWideThreads)
     wide_reduce_kernel(shmem_team_t team, T* dest, const T* source, size_t nreduce) {
-  wait_previous_kernel();
-  allow_next_kernel();
   const char* call = "shmemx_reduce_on_stream";
   const TeamView v = team_view(call, team);
   size_t lo, hi;
@@ -172,8 +153,6 @@ __global__ void __launch_bounds__(kWideThreads)
 // Every other member's share of dest, copied from that member's dest.
 __global__ void __launch_bounds__(kWideThreads)
     wide_gather_kernel(shmem_team_t team, char* dest, size_t nreduce, size_t elem) {
-  wait_previous_kernel();
-  allow_next_kernel();
   const char* call = "shmemx_reduce_on_stream";
   const TeamView v = team_view(call, team);
   for (int q = 1; q < v.size; ++q) {
@@ -196,8 +175,6 @@ __global__ void __launch_bounds__(kWideThreads)
 template <class Op, class T>
 __global__ void __launch_bounds__(kWideThreads)
     wide_reducescatter_kernel(shmem_team_t team, T* dest, const T* source, size_t nreduce) {
-  wait_previous_kernel();
-  allow_next_kernel();
   const char* call = "shmemx_reducescatter_on_stream";
   const TeamView v = team_view(call, team);
   combine_range<Op>(call, v, dest, source + static_cast<size_t>(v.my_index) * nreduce, nreduce,
@@ -207,8 +184,6 @@ __global__ void __launch_bounds__(kWideThreads)
 __global__ void __launch_bounds__(kWideThreads)
     wide_broadcast_kernel(shmem_team_t team, void* dest, const void* source, size_t bytes,
                           int root) {
-  wait_previous_kernel();
-  allow_next_kernel();
   const char* call = "shmemx_broadcastmem_on_stream";
   const TeamView v = team_view(call, team);
   const int64_t d = peer_delta(v.world_pe(root));
@@ -227,8 +202,6 @@ __global__ void __launch_bounds__(kWideThreads)
 __global__ void __launch_bounds__(kWideThreads)
     wide_exchange_kernel(shmem_team_t team, void* dest, const void* source, size_t block_bytes,
                          bool all_same) {
-  wait_previous_kernel();
-  allow_next_kernel();
   const char* call = all_same ? "shmemx_fcollectmem_on_stream" : "shmemx_alltoallmem_on_stream";
   const TeamView v = team_view(call, team);
   for (int q = 1; q <= v.size; ++q) {
@@ -250,22 +223,13 @@ __global__ void __launch_bounds__(kWideThreads)
 // Launches kernel<<<grid, block, 0, stream>>>(args...) and judges the launch by its own result:
 // cudaGetLastError would also return (and clear) an earlier error of the application's, which is
 // not ours to report or to swallow.
-// `chained`: the kernel may start before the stream's previous kernel ends (it must begin with
-// wait_previous_kernel).
 template <class... Params, class... Args>
-int launch_as(bool chained, const char* call, void (*kernel)(Params...), unsigned grid,
-              unsigned block, cudaStream_t stream, Args... args) {
+int launch(const char* call, void (*kernel)(Params...), unsigned grid, unsigned block,
+           cudaStream_t stream, Args... args) {
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(grid);
   config.blockDim = dim3(block);
   config.stream = stream;
-  cudaLaunchAttribute attr = {};
-  if (chained) {
-    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr.val.programmaticStreamSerializationAllowed = 1;
-    config.attrs = &attr;
-    config.numAttrs = 1;
-  }
   cudaError_t e;
   if constexpr (sizeof...(Params) == 0) {
     e = cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(kernel), nullptr);
@@ -279,19 +243,6 @@ int launch_as(bool chained, const char* call, void (*kernel)(Params...), unsigne
   return 0;
 }
 
-template <class... Params, class... Args>
-int launch(const char* call, void (*kernel)(Params...), unsigned grid, unsigned block,
-           cudaStream_t stream, Args... args) {
-  return launch_as(false, call, kernel, grid, block, stream, args...);
-}
-
-// The next kernel of a wide chain.
-template <class... Params, class... Args>
-int launch_next(const char* call, void (*kernel)(Params...), unsigned grid, unsigned block,
-                cudaStream_t stream, Args... args) {
-  return launch_as(true, call, kernel, grid, block, stream, args...);
-}
-
 int enqueue_copy(const char* call, void* to, const void* from, size_t bytes, cudaStream_t stream) {
   if (bytes == 0) return 0;
   size_t blocks = (bytes / 16 + kCopyThreads - 1) / kCopyThreads;
@@ -301,10 +252,9 @@ int enqueue_copy(const char* call, void* to, const void* from, size_t bytes, cud
                 bytes);
 }
 
-// A barrier of the team on the stream (completes and publishes the stores before it): the first
-// kernel of a wide chain, or (chained) a later one.
-int team_barrier(const char* call, shmem_team_t team, cudaStream_t stream, bool chained = true) {
-  return launch_as(chained, call, chain_barrier_kernel, 1, 1, stream, team);
+// A barrier of the team on the stream (completes and publishes the stores before it).
+int team_barrier(const char* call, shmem_team_t team, cudaStream_t stream) {
+  return launch(call, chain_barrier_kernel, 1, 1, stream, team);
 }
 
 // Whether a collective of `bytes` a member goes wide: large enough, and no multicast region
@@ -363,12 +313,12 @@ int reduce_on_stream(const char* call, shmem_team_t team, T* dest, const T* sour
   const bool partial_overlap = d != s && d < s + bytes && s < d + bytes;
   if (go_wide(bytes) && !partial_overlap) {
     const unsigned blocks = wide_blocks(bytes / static_cast<size_t>(shmem_team_n_pes(team)));
-    return team_barrier(call, team, stream, false) ||
-           launch_next(call, wide_reduce_kernel<Op, T>, blocks, kWideThreads, stream, team, dest,
-                       source, nreduce) ||
+    return team_barrier(call, team, stream) ||
+           launch(call, wide_reduce_kernel<Op, T>, blocks, kWideThreads, stream, team, dest, source,
+                  nreduce) ||
            team_barrier(call, team, stream) ||
-           launch_next(call, wide_gather_kernel, wide_blocks(bytes), kWideThreads, stream, team,
-                       reinterpret_cast<char*>(dest), nreduce, sizeof(T)) ||
+           launch(call, wide_gather_kernel, wide_blocks(bytes), kWideThreads, stream, team,
+                  reinterpret_cast<char*>(dest), nreduce, sizeof(T)) ||
            team_barrier(call, team, stream);
   }
   return launch(call, reduce_kernel<Op, T>, 1, kCollThreads, stream, team, dest, source, nreduce);
@@ -391,9 +341,9 @@ int reducescatter_on_stream(const char* call, shmem_team_t team, T* dest, const 
     return 1;
   }
   if (go_wide(bytes)) {
-    return team_barrier(call, team, stream, false) ||
-           launch_next(call, wide_reducescatter_kernel<Op, T>, wide_blocks(bytes), kWideThreads,
-                       stream, team, dest, source, nreduce) ||
+    return team_barrier(call, team, stream) ||
+           launch(call, wide_reducescatter_kernel<Op, T>, wide_blocks(bytes), kWideThreads, stream,
+                  team, dest, source, nreduce) ||
            team_barrier(call, team, stream);
   }
   return launch(call, reducescatter_kernel<Op, T>, 1, kCollThreads, stream, team, dest, source,
@@ -404,9 +354,9 @@ int exchange_on_stream(const char* call, shmem_team_t team, void* dest, const vo
                        size_t nelems, bool all_same, cudaStream_t stream) {
   const size_t total = nelems * static_cast<size_t>(shmem_team_n_pes(team));
   if (go_wide(total)) {
-    return team_barrier(call, team, stream, false) ||
-           launch_next(call, wide_exchange_kernel, wide_blocks(total), kWideThreads, stream, team,
-                       dest, source, nelems, all_same) ||
+    return team_barrier(call, team, stream) ||
+           launch(call, wide_exchange_kernel, wide_blocks(total), kWideThreads, stream, team, dest,
+                  source, nelems, all_same) ||
            team_barrier(call, team, stream);
   }
   return launch(call, exchange_kernel, 1, kCollThreads, stream, team, dest, source, nelems,
@@ -615,9 +565,9 @@ int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* sou
     return 1;
   }
   if (go_wide(nelems)) {
-    return team_barrier(call, team, stream, false) ||
-           launch_next(call, wide_broadcast_kernel, wide_blocks(nelems), kWideThreads, stream, team,
-                       dest, source, nelems, PE_root) ||
+    return team_barrier(call, team, stream) ||
+           launch(call, wide_broadcast_kernel, wide_blocks(nelems), kWideThreads, stream, team,
+                  dest, source, nelems, PE_root) ||
            team_barrier(call, team, stream);
   }
   return launch(call, broadcast_kernel, 1, kCollThreads, stream, team, dest, source, nelems,

@@ -32,10 +32,11 @@ void put_signal(const char* call, void* dest, const void* source, size_t nelems,
   }
   rma_put(rt, dest, source, bytes, pe, call);
   // A global or static dest goes through another path than a heap signal (or the reverse): the
-  // data must be in place before the signal can be seen.
+  // data must be in place before the signal can be seen. A fence orders one path's operations
+  // only (the remote path's is ucp_worker_fence), so the data's path is quieted.
   PeerPath& data_path = rt.transport->path(pe, dest);
   if (bytes > 0 && &data_path != &rt.transport->path(pe, sig_addr)) {
-    Status st = data_path.fence();
+    Status st = data_path.quiet();
     if (!st) fail(call, st);
   }
   std::atomic_thread_fence(std::memory_order_release);

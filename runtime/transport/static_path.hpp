@@ -34,8 +34,9 @@ class StaticPath final : public PeerPath {
     VSHMEM_RETURN_IF_ERROR(remote_->put(pe, dest, source, bytes));
     // The remote path's blocking put completes locally and is ordered only before that path's
     // own later operations; the signals, barriers and collective flags that follow a put to a
-    // global may travel on the mapped path (heap memory), so the bytes must have landed first.
-    return remote_->fence();
+    // global may travel on the mapped path (heap memory), so the bytes must have landed first:
+    // a quiet (the remote path's fence only orders its own operations: ucp_worker_fence).
+    return remote_->quiet();
   }
   Status get(int pe, void* dest, const void* source, size_t bytes) override {
     if (pe == my_pe_) return copy(dest, source, bytes);
