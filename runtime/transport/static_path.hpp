@@ -31,6 +31,15 @@ class StaticPath final : public PeerPath {
   Status put(int pe, void* dest, const void* source, size_t bytes) override {
     if (pe == my_pe_) return copy(dest, source, bytes);
     VSHMEM_RETURN_IF_ERROR(reach(pe, dest));
+    if (provider_.is_device_memory()) {
+      // The source may be GPU memory of the heap, which UCX's host transports (CMA, shared
+      // memory) cannot read: through a host buffer (seen on the H200: CMA refused a heap
+      // address, gpu.statics_one_node).
+      std::string host(bytes, '\0');
+      VSHMEM_RETURN_IF_ERROR(provider_.copy(host.data(), source, bytes));
+      VSHMEM_RETURN_IF_ERROR(remote_->put(pe, dest, host.data(), bytes));
+      return remote_->quiet();
+    }
     VSHMEM_RETURN_IF_ERROR(remote_->put(pe, dest, source, bytes));
     // The remote path's blocking put completes locally and is ordered only before that path's
     // own later operations; the signals, barriers and collective flags that follow a put to a
@@ -41,15 +50,25 @@ class StaticPath final : public PeerPath {
   Status get(int pe, void* dest, const void* source, size_t bytes) override {
     if (pe == my_pe_) return copy(dest, source, bytes);
     VSHMEM_RETURN_IF_ERROR(reach(pe, source));
+    if (provider_.is_device_memory()) {
+      // dest may be GPU memory of the heap: through a host buffer (see put).
+      std::string host(bytes, '\0');
+      VSHMEM_RETURN_IF_ERROR(remote_->get(pe, host.data(), source, bytes));
+      return provider_.copy(dest, host.data(), bytes);
+    }
     return remote_->get(pe, dest, source, bytes);
   }
+  // With a GPU heap the _nbi forms are the blocking ones (through a host buffer): completing
+  // before quiet is allowed.
   Status put_nbi(int pe, void* dest, const void* source, size_t bytes) override {
     if (pe == my_pe_) return copy(dest, source, bytes);
+    if (provider_.is_device_memory()) return put(pe, dest, source, bytes);
     VSHMEM_RETURN_IF_ERROR(reach(pe, dest));
     return remote_->put_nbi(pe, dest, source, bytes);
   }
   Status get_nbi(int pe, void* dest, const void* source, size_t bytes) override {
     if (pe == my_pe_) return copy(dest, source, bytes);
+    if (provider_.is_device_memory()) return get(pe, dest, source, bytes);
     VSHMEM_RETURN_IF_ERROR(reach(pe, source));
     return remote_->get_nbi(pe, dest, source, bytes);
   }
