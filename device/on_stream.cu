@@ -121,10 +121,6 @@ unsigned wide_blocks(size_t bytes) {
   return static_cast<unsigned>(blocks);
 }
 
-__global__ void chain_barrier_kernel(shmem_team_t team) {
-  team_sync_group<ThreadGroup>("shmemx_barrier_on_stream", team, true);
-}
-
 __device__ __forceinline__ size_t grid_rank() { return blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ size_t grid_size() { return gridDim.x * blockDim.x; }
 
@@ -254,7 +250,7 @@ int enqueue_copy(const char* call, void* to, const void* from, size_t bytes, cud
 
 // A barrier of the team on the stream (completes and publishes the stores before it).
 int team_barrier(const char* call, shmem_team_t team, cudaStream_t stream) {
-  return launch(call, chain_barrier_kernel, 1, 1, stream, team);
+  return launch(call, team_sync_kernel, 1, 1, stream, team, true);
 }
 
 // Whether a collective of `bytes` a member goes wide: large enough, and no multicast region
@@ -363,6 +359,28 @@ int exchange_on_stream(const char* call, shmem_team_t team, void* dest, const vo
                 all_same);
 }
 
+// Put and get of bytes on a stream (the blocking and _nbi forms are the same: stream order
+// completes them): through the device proxy for a PE behind it, else a copy kernel.
+int putmem_on_stream(const char* call, void* dest, const void* source, size_t nelems, int pe,
+                     cudaStream_t stream) {
+  if (host_proxy_peer(call, dest, nelems, pe)) {
+    return nelems == 0 ? 0 : launch(call, proxy_put_kernel, 1, 1, stream, dest, source, nelems, pe);
+  }
+  void* to = host_peer_ptr(call, dest, nelems, pe);
+  if (to == nullptr) return 1;
+  return enqueue_copy(call, to, source, nelems, stream);
+}
+
+int getmem_on_stream(const char* call, void* dest, const void* source, size_t nelems, int pe,
+                     cudaStream_t stream) {
+  if (host_proxy_peer(call, source, nelems, pe)) {
+    return nelems == 0 ? 0 : launch(call, proxy_get_kernel, 1, 1, stream, dest, source, nelems, pe);
+  }
+  void* from = host_peer_ptr(call, source, nelems, pe);
+  if (from == nullptr) return 1;
+  return enqueue_copy(call, dest, from, nelems, stream);
+}
+
 }  // namespace
 }  // namespace vshmem::device
 
@@ -372,24 +390,12 @@ extern "C" {
 
 int shmemx_putmem_on_stream(void* dest, const void* source, size_t nelems, int pe,
                             cudaStream_t stream) {
-  const char* call = "shmemx_putmem_on_stream";
-  if (host_proxy_peer(call, dest, nelems, pe)) {
-    return nelems == 0 ? 0 : launch(call, proxy_put_kernel, 1, 1, stream, dest, source, nelems, pe);
-  }
-  void* to = host_peer_ptr(call, dest, nelems, pe);
-  if (to == nullptr) return 1;
-  return enqueue_copy(call, to, source, nelems, stream);
+  return putmem_on_stream("shmemx_putmem_on_stream", dest, source, nelems, pe, stream);
 }
 
 int shmemx_getmem_on_stream(void* dest, const void* source, size_t nelems, int pe,
                             cudaStream_t stream) {
-  const char* call = "shmemx_getmem_on_stream";
-  if (host_proxy_peer(call, source, nelems, pe)) {
-    return nelems == 0 ? 0 : launch(call, proxy_get_kernel, 1, 1, stream, dest, source, nelems, pe);
-  }
-  void* from = host_peer_ptr(call, source, nelems, pe);
-  if (from == nullptr) return 1;
-  return enqueue_copy(call, dest, from, nelems, stream);
+  return getmem_on_stream("shmemx_getmem_on_stream", dest, source, nelems, pe, stream);
 }
 
 int shmemx_putmem_signal_on_stream(void* dest, const void* source, size_t nelems,
@@ -469,24 +475,12 @@ int shmemx_barrier_on_stream(shmem_team_t team, cudaStream_t stream) {
 
 int shmemx_putmem_nbi_on_stream(void* dest, const void* source, size_t nelems, int pe,
                                 cudaStream_t stream) {
-  const char* call = "shmemx_putmem_nbi_on_stream";
-  if (host_proxy_peer(call, dest, nelems, pe)) {
-    return nelems == 0 ? 0 : launch(call, proxy_put_kernel, 1, 1, stream, dest, source, nelems, pe);
-  }
-  void* to = host_peer_ptr(call, dest, nelems, pe);
-  if (to == nullptr) return 1;
-  return enqueue_copy(call, to, source, nelems, stream);
+  return putmem_on_stream("shmemx_putmem_nbi_on_stream", dest, source, nelems, pe, stream);
 }
 
 int shmemx_getmem_nbi_on_stream(void* dest, const void* source, size_t nelems, int pe,
                                 cudaStream_t stream) {
-  const char* call = "shmemx_getmem_nbi_on_stream";
-  if (host_proxy_peer(call, source, nelems, pe)) {
-    return nelems == 0 ? 0 : launch(call, proxy_get_kernel, 1, 1, stream, dest, source, nelems, pe);
-  }
-  void* from = host_peer_ptr(call, source, nelems, pe);
-  if (from == nullptr) return 1;
-  return enqueue_copy(call, dest, from, nelems, stream);
+  return getmem_on_stream("shmemx_getmem_nbi_on_stream", dest, source, nelems, pe, stream);
 }
 
 int shmemx_putmem_signal_nbi_on_stream(void* dest, const void* source, size_t nelems,
@@ -495,44 +489,32 @@ int shmemx_putmem_signal_nbi_on_stream(void* dest, const void* source, size_t ne
   return shmemx_putmem_signal_on_stream(dest, source, nelems, sig_addr, signal, sig_op, pe, stream);
 }
 
-#define VSHMEMI_RMA_ON_STREAM(NAME, TYPE)                                                         \
-  int shmemx_##NAME##_put_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,        \
-                                    cudaStream_t stream) {                                        \
-    const char* call = "shmemx_" #NAME "_put_on_stream";                                          \
-    if (host_proxy_peer(call, dest, nelems * sizeof(TYPE), pe)) {                                 \
-      return nelems == 0 ? 0                                                                      \
-                         : launch(call, proxy_put_kernel, 1, 1, stream, static_cast<void*>(dest), \
-                                  static_cast<const void*>(source), nelems * sizeof(TYPE), pe);   \
-    }                                                                                             \
-    void* to = host_peer_ptr(call, dest, nelems * sizeof(TYPE), pe);                              \
-    return to == nullptr ? 1 : enqueue_copy(call, to, source, nelems * sizeof(TYPE), stream);     \
-  }                                                                                               \
-  int shmemx_##NAME##_get_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,        \
-                                    cudaStream_t stream) {                                        \
-    const char* call = "shmemx_" #NAME "_get_on_stream";                                          \
-    if (host_proxy_peer(call, source, nelems * sizeof(TYPE), pe)) {                               \
-      return nelems == 0 ? 0                                                                      \
-                         : launch(call, proxy_get_kernel, 1, 1, stream, static_cast<void*>(dest), \
-                                  static_cast<const void*>(source), nelems * sizeof(TYPE), pe);   \
-    }                                                                                             \
-    void* from = host_peer_ptr(call, source, nelems * sizeof(TYPE), pe);                          \
-    return from == nullptr ? 1 : enqueue_copy(call, dest, from, nelems * sizeof(TYPE), stream);   \
-  }                                                                                               \
-  int shmemx_##NAME##_put_nbi_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,    \
-                                        cudaStream_t stream) {                                    \
-    return shmemx_##NAME##_put_on_stream(dest, source, nelems, pe, stream);                       \
-  }                                                                                               \
-  int shmemx_##NAME##_get_nbi_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,    \
-                                        cudaStream_t stream) {                                    \
-    return shmemx_##NAME##_get_on_stream(dest, source, nelems, pe, stream);                       \
-  }                                                                                               \
-  int shmemx_##NAME##_p_on_stream(TYPE* dest, TYPE value, int pe, cudaStream_t stream) {          \
-    const char* call = "shmemx_" #NAME "_p_on_stream";                                            \
-    if (host_proxy_peer(call, dest, sizeof(TYPE), pe)) {                                          \
-      return launch(call, proxy_p_kernel<TYPE>, 1, 1, stream, dest, value, pe);                   \
-    }                                                                                             \
-    TYPE* to = static_cast<TYPE*>(host_peer_ptr(call, dest, sizeof(TYPE), pe));                   \
-    return to == nullptr ? 1 : launch(call, p_kernel<TYPE>, 1, 1, stream, to, value);             \
+#define VSHMEMI_RMA_ON_STREAM(NAME, TYPE)                                                          \
+  int shmemx_##NAME##_put_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,         \
+                                    cudaStream_t stream) {                                         \
+    return putmem_on_stream("shmemx_" #NAME "_put_on_stream", dest, source, nelems * sizeof(TYPE), \
+                            pe, stream);                                                           \
+  }                                                                                                \
+  int shmemx_##NAME##_get_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,         \
+                                    cudaStream_t stream) {                                         \
+    return getmem_on_stream("shmemx_" #NAME "_get_on_stream", dest, source, nelems * sizeof(TYPE), \
+                            pe, stream);                                                           \
+  }                                                                                                \
+  int shmemx_##NAME##_put_nbi_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,     \
+                                        cudaStream_t stream) {                                     \
+    return shmemx_##NAME##_put_on_stream(dest, source, nelems, pe, stream);                        \
+  }                                                                                                \
+  int shmemx_##NAME##_get_nbi_on_stream(TYPE* dest, const TYPE* source, size_t nelems, int pe,     \
+                                        cudaStream_t stream) {                                     \
+    return shmemx_##NAME##_get_on_stream(dest, source, nelems, pe, stream);                        \
+  }                                                                                                \
+  int shmemx_##NAME##_p_on_stream(TYPE* dest, TYPE value, int pe, cudaStream_t stream) {           \
+    const char* call = "shmemx_" #NAME "_p_on_stream";                                             \
+    if (host_proxy_peer(call, dest, sizeof(TYPE), pe)) {                                           \
+      return launch(call, proxy_p_kernel<TYPE>, 1, 1, stream, dest, value, pe);                    \
+    }                                                                                              \
+    TYPE* to = static_cast<TYPE*>(host_peer_ptr(call, dest, sizeof(TYPE), pe));                    \
+    return to == nullptr ? 1 : launch(call, p_kernel<TYPE>, 1, 1, stream, to, value);              \
   }
 VSHMEM_RMA_DEVICE_TYPES(VSHMEMI_RMA_ON_STREAM)
 

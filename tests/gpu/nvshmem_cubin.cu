@@ -7,32 +7,11 @@
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
+#include "nvshmem_test_util.cuh"
+
 #include <cstdio>
 #include <cstring>
 #include <random>
-
-#define EXPECT(cond, ...)                                                                 \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      std::fprintf(stderr, "PE %d: %s:%d: check failed: %s: ", nvshmem_my_pe(), __FILE__, \
-                   __LINE__, #cond);                                                      \
-      std::fprintf(stderr, __VA_ARGS__);                                                  \
-      std::fprintf(stderr, "\n");                                                         \
-      nvshmem_global_exit(1);                                                             \
-    }                                                                                     \
-  } while (0)
-
-// The driver API without linking libcuda (as the runtime does).
-template <class Fn>
-Fn driver(const char* name) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-      q != cudaDriverEntryPointSuccess) {
-    return nullptr;
-  }
-  return reinterpret_cast<Fn>(fn);
-}
 
 int main(int argc, char** argv) {
   int count = 0;

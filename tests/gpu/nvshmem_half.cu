@@ -8,27 +8,13 @@
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
+#include "nvshmem_test_util.cuh"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <vector>
-
-#define EXPECT(cond, ...)                                                                 \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      std::fprintf(stderr, "PE %d: %s:%d: check failed: %s: ", nvshmem_my_pe(), __FILE__, \
-                   __LINE__, #cond);                                                      \
-      std::fprintf(stderr, __VA_ARGS__);                                                  \
-      std::fprintf(stderr, "\n");                                                         \
-      nvshmem_global_exit(1);                                                             \
-    }                                                                                     \
-  } while (0)
-#define CUDA_OK(expr)                                                   \
-  do {                                                                  \
-    cudaError_t e_ = (expr);                                            \
-    EXPECT(e_ == cudaSuccess, "%s: %s", #expr, cudaGetErrorString(e_)); \
-  } while (0)
 
 constexpr int kN = 3000;  // elements per block (not a multiple of the block size)
 

@@ -14,6 +14,8 @@
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
+#include "nvshmem_test_util.cuh"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -21,32 +23,6 @@
 #include <string>
 #include <vector>
 
-#define EXPECT(cond, ...)                                                                 \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      std::fprintf(stderr, "PE %d: %s:%d: check failed: %s: ", nvshmem_my_pe(), __FILE__, \
-                   __LINE__, #cond);                                                      \
-      std::fprintf(stderr, __VA_ARGS__);                                                  \
-      std::fprintf(stderr, "\n");                                                         \
-      nvshmem_global_exit(1);                                                             \
-    }                                                                                     \
-  } while (0)
-#define CUDA_OK(expr)                                                   \
-  do {                                                                  \
-    cudaError_t e_ = (expr);                                            \
-    EXPECT(e_ == cudaSuccess, "%s: %s", #expr, cudaGetErrorString(e_)); \
-  } while (0)
-
-template <class Fn>
-Fn driver(const char* name) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-      q != cudaDriverEntryPointSuccess) {
-    return nullptr;
-  }
-  return reinterpret_cast<Fn>(fn);
-}
 #define CU_OK(expr) EXPECT((expr) == CUDA_SUCCESS, "%s", #expr)
 
 __global__ void ring_put(float* sym, size_t half, int right) {
