@@ -60,6 +60,9 @@ struct Ctx {
   long timeout_ms = 120000;
   int broken = 0;
   std::string broken_text;
+  // Set when the PMIx answered a get with PMIX_GET_REFRESH_CACHE by PMIX_ERR_NOT_SUPPORTED (Open
+  // MPI 4.1.6's server on Ubuntu 24.04 does): later refreshes are plain gets.
+  bool no_refresh = false;
 };
 
 int report(char* err, size_t errlen, Code code, const char* fmt, ...)
@@ -179,14 +182,18 @@ int put(Ctx* c, const std::string& key, const Step& step, const void* data, cons
 pmix_status_t get_once(Ctx* c, int rank, const std::string& key, bool refresh, pmix_value_t** v) {
   pmix_proc_t p;
   PMIX_LOAD_PROCID(&p, c->me.nspace, static_cast<pmix_rank_t>(rank));
-  if (!refresh) return PMIx_Get(&p, key.c_str(), nullptr, 0, v);
+  if (!refresh || c->no_refresh) return PMIx_Get(&p, key.c_str(), nullptr, 0, v);
   bool yes = true;
   pmix_info_t info;
   PMIX_INFO_CONSTRUCT(&info);
   PMIX_INFO_LOAD(&info, PMIX_GET_REFRESH_CACHE, &yes, PMIX_BOOL);
   pmix_status_t rc = PMIx_Get(&p, key.c_str(), &info, 1, v);
   PMIX_INFO_DESTRUCT(&info);
-  return rc;
+  if (rc != PMIX_ERR_NOT_SUPPORTED) return rc;
+  // This PMIx cannot fetch again: a replaced value may stay unseen, which the caller finds out
+  // from the value's sequence number (the probe then chooses a key per collective).
+  c->no_refresh = true;
+  return PMIx_Get(&p, key.c_str(), nullptr, 0, v);
 }
 
 // The header of a framed value, or false when it is too short to hold one.

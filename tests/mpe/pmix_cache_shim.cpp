@@ -7,6 +7,8 @@
 // VSHMEM_TEST_PMIX_CACHE selects the behaviour, for keys starting with "vshmem." only:
 //   until-refresh  a PMIx_Get with PMIX_GET_REFRESH_CACHE=true fetches again (OpenPMIx >= 5.0.2)
 //   always         the first copy is served forever, refresh or not (issue 3738)
+//   unsupported    the first copy is served forever and a get with PMIX_GET_REFRESH_CACHE
+//                  fails with PMIX_ERR_NOT_SUPPORTED (Open MPI 4.1.6 on Ubuntu 24.04)
 // Unset or anything else: every call goes straight to PMIx.
 #include <dlfcn.h>
 #include <pmix.h>
@@ -53,13 +55,15 @@ extern "C" __attribute__((visibility("default"))) pmix_status_t PMIx_Get(const p
   if (real == nullptr) return PMIX_ERR_NOT_SUPPORTED;
   const char* mode = std::getenv("VSHMEM_TEST_PMIX_CACHE");
   const bool until_refresh = mode != nullptr && std::strcmp(mode, "until-refresh") == 0;
-  const bool always = mode != nullptr && std::strcmp(mode, "always") == 0;
+  const bool unsupported = mode != nullptr && std::strcmp(mode, "unsupported") == 0;
+  const bool always = unsupported || (mode != nullptr && std::strcmp(mode, "always") == 0);
   if ((!until_refresh && !always) || proc == nullptr || key == nullptr ||
       std::strncmp(key, "vshmem.", 7) != 0) {
     return real(proc, key, info, ninfo, val);
   }
   const std::string id =
       std::string(proc->nspace) + "/" + std::to_string(proc->rank) + "/" + std::string(key);
+  if (unsupported && asks_refresh(info, ninfo)) return PMIX_ERR_NOT_SUPPORTED;
   const bool refresh = until_refresh && asks_refresh(info, ninfo);
   {
     std::lock_guard<std::mutex> lock(g_mutex);
