@@ -7,6 +7,10 @@
 namespace vshmem::detail {
 
 void quiet(Runtime& rt, const char* call) {
+  // Device calls to unmapped PEs that a finished kernel posted may still be in the proxy's ring.
+  if (rt.device_proxy != nullptr) {
+    if (Status st = rt.device_proxy->drain(); !st) fail(call, st);
+  }
   Status st = rt.transport->quiet();
   if (!st) fail(call, st);
 }

@@ -70,6 +70,41 @@ void DeviceProxy::stop() {
   }
 }
 
+Status DeviceProxy::drain_here() {
+  while (poll() > 0) {
+  }
+  if (failed_ != 0) {
+    return error(Code::kPeerFailure, "the device proxy failed an earlier request: " + failure());
+  }
+  return backend_.quiet();
+}
+
+Status DeviceProxy::drain() {
+  // After stop() (shmem_finalize) nothing can be in flight: the ring's requests were answered.
+  if (!thread_.joinable()) return failed_ == proxy::kErrStopped ? Status::ok() : drain_here();
+  const auto limit = std::chrono::nanoseconds(ring_.timeout_ns);
+  const uint64_t ticket = drain_asked_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  const auto start = std::chrono::steady_clock::now();
+  int spins = 0;
+  while (drain_done_.load(std::memory_order_acquire) < ticket) {
+    if (std::chrono::steady_clock::now() - start > limit) {
+      return error(
+          Code::kTimeout,
+          "the device proxy did not complete the requests in its ring within " +
+              std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit).count()) +
+              " s (a kernel still posting, or a peer that does not answer; "
+              "VSHMEM_PROXY_TIMEOUT)");
+    }
+    if (++spins < 64) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+  std::lock_guard<std::mutex> lock(drain_mutex_);
+  return drain_status_;
+}
+
 std::string DeviceProxy::failure() const {
   std::lock_guard<std::mutex> lock(failure_mutex_);
   return failure_;
@@ -85,6 +120,18 @@ void DeviceProxy::run() {
       continue;
     }
     retire();
+    const uint64_t asked = drain_asked_.load(std::memory_order_acquire);
+    if (asked != drain_done_.load(std::memory_order_relaxed)) {
+      // Everything published before the ask is in the ring now: handle it, then quiet.
+      Status st = drain_here();
+      {
+        std::lock_guard<std::mutex> lock(drain_mutex_);
+        drain_status_ = std::move(st);
+      }
+      drain_done_.store(asked, std::memory_order_release);
+      last = std::chrono::steady_clock::now();
+      continue;
+    }
     const auto idle = std::chrono::steady_clock::now() - last;
     if (idle < std::chrono::milliseconds(1)) {
       __builtin_ia32_pause();
@@ -102,6 +149,9 @@ size_t DeviceProxy::poll() {
     Slot& slot = ring_.slots[head_ & (ring_.n_slots - 1)];
     if (load_acquire(&slot.seq) != head_ + 1) break;
     const int32_t status = failed_ != 0 ? failed_ : handle(slot);
+    VSHMEM_TRACE("PE %d: device proxy: ticket %llu: %s to PE %d, %llu bytes: status %d", my_pe_,
+                 static_cast<unsigned long long>(head_), op_name(slot.op), slot.pe,
+                 static_cast<unsigned long long>(slot.bytes), status);
     slot.status = status;
     if (slot.flags & proxy::kFlagWait) {
       awaiting_ack_[head_ & (ring_.n_slots - 1)] = 1;

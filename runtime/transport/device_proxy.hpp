@@ -57,6 +57,13 @@ class DeviceProxy {
   // unit tests call it directly). Returns how many it handled.
   size_t poll();
 
+  // Completes, for a host thread, every request published before the call: waits (at most the
+  // ring's time limit, VSHMEM_PROXY_TIMEOUT) until the proxy handled them and quieted the transport
+  // behind them. What host shmem_quiet and shmem_barrier_all do after a kernel's device calls to
+  // unmapped PEs (the kernel's requests may still be in the ring when the host synchronized with
+  // the kernel).
+  Status drain();
+
   // The first failure's message, empty while none ("" also when none happened).
   std::string failure() const;
   uint64_t handled() const { return head_; }
@@ -72,6 +79,7 @@ class DeviceProxy {
   int32_t staged_get(PeerPath& path, int pe, unsigned char* dest, const unsigned char* source,
                      uint64_t bytes, const PathFailed& path_failed, const CopyFailed& copy_failed);
   void retire();
+  Status drain_here();
 
   proxy::RingView ring_;
   ProxyBackend& backend_;
@@ -86,6 +94,12 @@ class DeviceProxy {
   mutable std::mutex failure_mutex_;
   std::string failure_;
   std::atomic<bool> stop_{false};
+  // drain(): a host thread asks (drain_asked_), the proxy thread answers once the ring is empty
+  // and the transport quieted (drain_done_, drain_status_ under drain_mutex_).
+  std::atomic<uint64_t> drain_asked_{0};
+  std::atomic<uint64_t> drain_done_{0};
+  std::mutex drain_mutex_;
+  Status drain_status_;
   std::thread thread_;
 };
 

@@ -7,10 +7,13 @@
 //   - contended fetch_adds on PE 0's counter from every thread of every PE: the old values are
 //     a permutation of [start, start + total);
 //   - a staged put then a signal add to the next PE, which waits for the signal and checks the
-//     data (the signal never overtakes it); a staged get back.
+//     data (the signal never overtakes it); a staged get back;
+//   - puts posted and never quieted by the producer are complete at the host's
+//     shmem_barrier_all (as after a kernel whose device puts the host then synchronizes with).
 #include <shmem.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -206,6 +209,25 @@ int main() {
   CHECK(post(kOpGet, kFlagWait | kFlagInline, next, nullptr, sig, 8, 0, 0, nullptr, &word) == kOk,
         "g from PE %d", next);
   CHECK(word == 1, "g of PE %d's signal: %llu", next, static_cast<unsigned long long>(word));
+  shmem_barrier_all();
+
+  // Posted puts, no producer quiet: the host barrier completes them. The proxy is idle first
+  // (past its spinning phase, it naps between polls), so that the puts are still in the ring or
+  // in flight when the barrier starts.
+  constexpr int kPosted = 24;
+  auto* late = static_cast<uint64_t*>(shmem_malloc(kPosted * sizeof(uint64_t)));
+  std::memset(late, 0xA5, kPosted * sizeof(uint64_t));
+  shmem_barrier_all();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  for (int i = 0; i < kPosted; ++i) {
+    const uint64_t v = pattern(salt ^ 0x77, me, static_cast<uint64_t>(i));
+    CHECK(post(kOpPut, kFlagInline, next, late + i, &v, 8) == kOk, "posted put to PE %d", next);
+  }
+  shmem_barrier_all();
+  for (int i = 0; i < kPosted; ++i) {
+    CHECK(late[i] == pattern(salt ^ 0x77, prev, static_cast<uint64_t>(i)),
+          "posted put %d from PE %d had not landed at shmem_barrier_all", i, prev);
+  }
   shmem_barrier_all();
   if (me == 0) std::printf("device_proxy_host: OK (%d PEs)\n", n);
   shmem_finalize();
