@@ -1,6 +1,9 @@
-# cmake -DNVCC=... -DSOURCE=... -DINCLUDES=a;b -DFLAGS=... -DLIMIT=64 -DWORK_DIR=... -P this
+# cmake -DNVCC=... -DSOURCE=... -DINCLUDES=a;b -DFLAGS=... -DLIMIT=64 -DWORK_DIR=...
+#       [-DDEVICE_LIB=libvshmem_device.a] -P this
 # Compiles SOURCE for sm_90 with -Xptxas -v and fails when any kernel uses more than LIMIT
-# registers a thread (see tests/unit/device.cmake).
+# registers a thread (see tests/unit/device.cmake). With DEVICE_LIB it also runs the device link
+# against it and checks the counts nvlink gives: a kernel that may call an out-of-line function
+# of the library gets that function's registers when it needs more than the kernel.
 set(_inc)
 foreach(_d ${INCLUDES})
   list(APPEND _inc -I${_d})
@@ -35,6 +38,40 @@ foreach(_l IN LISTS _lines)
 endforeach()
 if(_count EQUAL 0)
   message(FATAL_ERROR "no kernel's register count found in the ptxas output:\n${_out}${_err}")
+endif()
+if(DEFINED DEVICE_LIB)
+  execute_process(
+    COMMAND ${NVCC} -arch=sm_90 -dlink ${WORK_DIR}/${_stem}_budget.o ${DEVICE_LIB}
+            -o ${WORK_DIR}/${_stem}_budget_dlink.o -Xnvlink -v
+    RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "device link failed (${_rc}):\n${_err}")
+  endif()
+  string(REPLACE "\n" ";" _lines "${_out}${_err}")
+  set(_fn "")
+  set(_linked 0)
+  foreach(_l IN LISTS _lines)
+    if(_l MATCHES "Function properties for '([^']+)'")
+      set(_name ${CMAKE_MATCH_1})
+      set(_fn "")
+      # Only this source's kernels (the library's own kernels are not the test's business).
+      if(_name MATCHES "${_stem}")
+        if(_name MATCHES "[0-9]+([A-Za-z][A-Za-z_0-9]*_kernel)E")
+          set(_fn ${CMAKE_MATCH_1})
+        endif()
+      endif()
+    elseif(_l MATCHES "used ([0-9]+) registers" AND NOT _fn STREQUAL "")
+      math(EXPR _linked "${_linked} + 1")
+      message(STATUS "${CMAKE_MATCH_1} registers after the device link: ${_fn}")
+      if(CMAKE_MATCH_1 GREATER LIMIT)
+        string(APPEND _over "  ${_fn}: ${CMAKE_MATCH_1} registers after the device link\n")
+      endif()
+      set(_fn "")
+    endif()
+  endforeach()
+  if(_linked EQUAL 0)
+    message(FATAL_ERROR "no kernel's register count found in the nvlink output:\n${_out}${_err}")
+  endif()
 endif()
 if(NOT _over STREQUAL "")
   message(FATAL_ERROR "kernels above ${LIMIT} registers a thread (a 1024-thread block cannot "

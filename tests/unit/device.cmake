@@ -12,7 +12,9 @@ endif()
 # registers a thread, so a call whose inline code needs more makes the user's kernel fail at
 # launch. The kernels of tests/gpu/device_block1024.cu are compiled with -Xptxas -v for sm_90,
 # with address checks compiled out (release, NDEBUG) and always on (VSHMEM_DEVICE_DEBUG=1, as in
-# debug builds); any kernel above 64 registers fails the test. Runs wherever nvcc is, no GPU.
+# debug builds); any kernel above 64 registers fails the test, before and after the device link
+# with libvshmem_device (which gives a kernel the registers of the library functions it may
+# call). Runs wherever nvcc is, no GPU.
 if(TARGET vshmem_device)
   foreach(_mode release:-DNDEBUG checked:-DVSHMEM_DEVICE_DEBUG=1)
     string(REPLACE ":" ";" _mode "${_mode}")
@@ -23,6 +25,7 @@ if(TARGET vshmem_device)
                      -DSOURCE=${PROJECT_SOURCE_DIR}/tests/gpu/device_block1024.cu
                      -DINCLUDES=${PROJECT_SOURCE_DIR}/include$<SEMICOLON>${PROJECT_SOURCE_DIR}/tests/gpu
                      -DFLAGS=${_flag} -DLIMIT=64 -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}
+                     -DDEVICE_LIB=$<TARGET_FILE:vshmem_device>
                      -P ${PROJECT_SOURCE_DIR}/tests/tools/register_budget.cmake)
     set_tests_properties(unit.register_budget_${_name} PROPERTIES LABELS "unit" TIMEOUT 300)
   endforeach()
