@@ -542,10 +542,12 @@ int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* sou
     report(call, "PE_root %d is not a PE of the team (%d PEs)", PE_root, shmem_team_n_pes(team));
     return 1;
   }
-  if (nelems > 0 && (host_peer_ptr(call, dest, nelems, root) == nullptr ||
-                     host_peer_ptr(call, source, nelems, root) == nullptr)) {
-    return 1;
-  }
+  // The root's memory: mapped, or behind the device proxy (the kernel pulls through it).
+  auto reachable = [&](const void* p) {
+    return host_proxy_peer(call, p, nelems, root) ||
+           host_peer_ptr(call, p, nelems, root) != nullptr;
+  };
+  if (nelems > 0 && (!reachable(dest) || !reachable(source))) return 1;
   if (go_wide(nelems)) {
     return team_barrier(call, team, stream) ||
            launch(call, wide_broadcast_kernel, wide_blocks(nelems), kWideThreads, stream, team,

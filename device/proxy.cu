@@ -111,14 +111,10 @@ __device__ void copy_out(unsigned char* to, const unsigned char* from, size_t by
   for (size_t i = 0; i < bytes; ++i) to[i] = from[i];
 }
 
-}  // namespace
-
-extern "C" {
-
-__device__ void vshmemi_proxy_rma(const char* call, int kind, void* dest, const void* source,
-                                  size_t bytes, int pe) {
-  check_remote(call, pe, kind == 0 ? dest : source, bytes);
-  if (bytes == 0) return;
+// One request of at most kInlineBytes whose data travels in the slot, or a larger one whose local
+// buffer the proxy stages (GPU global or host memory).
+__device__ __noinline__ void proxy_rma_one(const char* call, int kind, void* dest,
+                                           const void* source, size_t bytes, int pe) {
   const bool small = bytes <= kInlineBytes;
   uint64_t t;
   if (kind == 0) {
@@ -142,6 +138,29 @@ __device__ void vshmemi_proxy_rma(const char* call, int kind, void* dest, const 
   await(call, slot, t, pe);
   if (small) copy_out(static_cast<unsigned char*>(dest), slot->data, bytes);
   ring_release(slot, t);
+}
+
+}  // namespace
+
+extern "C" {
+
+__device__ __noinline__ void vshmemi_proxy_rma(const char* call, int kind, void* dest,
+                                               const void* source, size_t bytes, int pe) {
+  check_remote(call, pe, kind == 0 ? dest : source, bytes);
+  if (bytes == 0) return;
+  // The host cannot copy a block's shared memory or a thread's local array (the proxy thread
+  // would take the address for a host one): such a buffer travels in the slots, a slot at a time.
+  const void* local = kind == 0 ? source : dest;
+  if (bytes > kInlineBytes && !__isGlobal(local)) {
+    auto* d = static_cast<unsigned char*>(dest);
+    auto* s = static_cast<const unsigned char*>(source);
+    for (size_t off = 0; off < bytes; off += kInlineBytes) {
+      const size_t piece = bytes - off < kInlineBytes ? bytes - off : kInlineBytes;
+      proxy_rma_one(call, kind, d + off, s + off, piece, pe);
+    }
+    return;
+  }
+  proxy_rma_one(call, kind, dest, source, bytes, pe);
 }
 
 __device__ void vshmemi_proxy_strided(const char* call, int kind, void* dest, const void* source,
@@ -267,6 +286,19 @@ uint64_t env_u64(const char* name, uint64_t fallback) {
 // that they run while the kernels that wait for them run.
 int proxy_copy(void* dst, const void* src, size_t bytes) {
   if (g_ring.device >= 0) cudaSetDevice(g_ring.device);
+  // A kernel can only name memory CUDA knows (device, managed, page-locked host); anything else
+  // (a shared-memory or local address taken for a host one) would be read or written by the CPU.
+  for (const void* p : {static_cast<const void*>(dst), src}) {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess || a.type == cudaMemoryTypeUnregistered) {
+      cudaGetLastError();
+      report("device proxy",
+             "a staged transfer of %zu bytes names %p, which is no GPU or page-locked host "
+             "memory: not copied",
+             bytes, p);
+      return 1;
+    }
+  }
   cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, g_proxy_stream);
   if (e == cudaSuccess) e = cudaStreamSynchronize(g_proxy_stream);
   if (e != cudaSuccess) {
