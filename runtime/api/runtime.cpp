@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -251,7 +252,12 @@ class TransportProxyBackend : public ProxyBackend {
     return pe >= 0 && pe < n_pes_ ? &transport_.path(pe) : nullptr;
   }
   Status fence() override { return transport_.fence(); }
-  Status quiet() override { return transport_.quiet(); }
+  // The remote path only: the proxy serves unmapped peers, and the mapped path's quiet waits for
+  // this process's default CUDA streams, where a kernel may be waiting for this very proxy.
+  Status quiet() override {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return transport_.remote() != nullptr ? transport_.remote()->quiet() : Status::ok();
+  }
   Status copy(void* dst, const void* src, size_t bytes) override {
     if (copy_ == nullptr || copy_(dst, src, bytes) != 0) {
       return error(Code::kSystem, "the device library's copy of " + std::to_string(bytes) +

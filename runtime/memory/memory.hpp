@@ -217,7 +217,8 @@ class MemoryProvider {
   virtual FabricIdentity fabric_identity() const { return {}; }
   // Multicast objects on this provider's device; null when the provider has none (host memory).
   virtual MulticastSupport* multicast() { return nullptr; }
-  // Completes host-issued transfers still in flight (copies are synchronous today).
+  // Completes host-issued transfers still in flight: for GPU memory, the calling thread's
+  // synchronous CUDA copies that returned before landing (cuda provider).
   virtual Status quiet() { return Status::ok(); }
   // Host memory that copy() moves to and from this provider's memory at full speed: the staging
   // (bounce) buffers of transfers the network cannot make directly. Page-locked for cuda (a copy

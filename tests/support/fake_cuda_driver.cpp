@@ -392,7 +392,14 @@ CUresult fk_cuStreamCreate(CUstream* s, unsigned int) {
   return CUDA_SUCCESS;
 }
 CUresult fk_cuStreamDestroy(CUstream) { return CUDA_SUCCESS; }
-CUresult fk_cuStreamSynchronize(CUstream) { return g_config.stream_query_result; }
+std::map<uintptr_t, int> g_stream_syncs;  // stream -> cuStreamSynchronize calls on it
+CUresult fk_cuStreamSynchronize(CUstream s) {
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    ++g_stream_syncs[reinterpret_cast<uintptr_t>(s)];
+  }
+  return g_config.stream_query_result;
+}
 CUresult fk_cuStreamQuery(CUstream) { return g_config.stream_query_result; }
 CUresult fk_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
   thread_local CUstreamCaptureMode current = CU_STREAM_CAPTURE_MODE_GLOBAL;
@@ -538,6 +545,12 @@ int fake_calls(const std::string& name) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = g_calls.find(name);
   return it == g_calls.end() ? 0 : it->second;
+}
+
+int fake_stream_syncs(CUstream stream) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_stream_syncs.find(reinterpret_cast<uintptr_t>(stream));
+  return it == g_stream_syncs.end() ? 0 : it->second;
 }
 
 int fake_sync_memops(const void* address) {

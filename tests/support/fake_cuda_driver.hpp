@@ -48,6 +48,8 @@ const detail::CudaDriver& fake_cuda_driver(const FakeDriverConfig& config);
 // How often the named entry point was called since the process started (or the last reset).
 int fake_calls(const std::string& name);
 void reset_fake_calls();
+// How often cuStreamSynchronize was called on `stream` (CU_STREAM_LEGACY etc. included).
+int fake_stream_syncs(CUstream stream);
 // How often CU_POINTER_ATTRIBUTE_SYNC_MEMOPS was set on the mapping that holds `address` (0 when
 // none does).
 int fake_sync_memops(const void* address);

@@ -26,6 +26,12 @@ if(TARGET vshmem_fake_cuda_driver)
                        SOURCES ${CMAKE_CURRENT_LIST_DIR}/staging_buffer_test.cpp
                        LIBS vshmem vshmem_fake_cuda_driver)
 endif()
+# shmem_quiet on the cuda provider waits for the calling thread's default streams (a pageable
+# cudaMemcpy returns before its data lands, and VMM memory refuses SYNC_MEMOPS on the H200).
+if(TARGET vshmem_fake_cuda_driver)
+  vshmem_add_unit_test(NAME cuda_quiet_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/cuda_quiet_test.cpp
+                       LIBS vshmem vshmem_fake_cuda_driver)
+endif()
 # Which device collectives choose the multicast path (include/vshmem/device/impl/mc_select.h):
 # plain C++, so it runs here, where multimem cannot.
 vshmem_add_unit_test(NAME mc_select_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/mc_select_test.cpp
