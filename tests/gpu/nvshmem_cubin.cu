@@ -42,9 +42,19 @@ int main(int argc, char** argv) {
   int* dest = static_cast<int*>(nvshmem_malloc(sizeof(int)));
   int* seen = nullptr;
   EXPECT(dest != nullptr && cudaMalloc(&seen, 3 * sizeof(int)) == cudaSuccess, "allocation");
-  const int value = static_cast<int>(std::random_device{}() % 100000) * 16;
+  // One fresh value for the job (PE 0's draw): PE k's left neighbour puts value + its number.
+  int* shared_value = static_cast<int*>(nvshmem_malloc(sizeof(int)));
+  EXPECT(shared_value != nullptr, "allocation");
+  if (me == 0) {
+    const int drawn = static_cast<int>(std::random_device{}() % 100000) * 16;
+    CUDA_OK(cudaMemcpy(shared_value, &drawn, sizeof(int), cudaMemcpyHostToDevice));
+  }
+  CUDA_OK(cudaDeviceSynchronize());
+  nvshmem_barrier_all();
+  const int value = nvshmem_int_g(shared_value, 0);
   const int poison = -1;
-  cudaMemcpy(dest, &poison, sizeof(int), cudaMemcpyHostToDevice);
+  CUDA_OK(cudaMemcpy(dest, &poison, sizeof(int), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaDeviceSynchronize());
 
   // Before registration the module's own copy of the state is empty.
   int s[3] = {-5, -5, -5};
@@ -72,6 +82,7 @@ int main(int argc, char** argv) {
   EXPECT(nvshmemx_cumodule_finalize(mod) != 0, "an unknown module was accepted");
   unload(mod);
   cudaFree(seen);
+  nvshmem_free(shared_value);
   nvshmem_free(dest);
   nvshmem_finalize();
   if (me == 0) std::printf("nvshmem_cubin: %d PEs: OK\n", n);
