@@ -118,6 +118,73 @@ Result<std::unique_ptr<Bootstrap>> start_socket(std::chrono::milliseconds timeou
   return std::unique_ptr<Bootstrap>(std::move(b));
 }
 
+// A PMIx job's control plane after its first collective: PMIx carries PE 0's unique ID once, and
+// every later collective goes over the socket bootstrap's hub on TCP (uid_bootstrap.cpp). Why
+// not PMIx itself: a fence with data collection carries every key a process ever put, so keys
+// must be reused for collectives to cost the same, and OpenPMIx 5 clients keep serving the first
+// copy of a key put again (Open MPI 4.1.6's server on the H200 refuses the refresh that would
+// fetch the new one); there each collective needed a key of its own, and an allgather grew from
+// 0.98 to 27.7 ms over 300. The hub stays flat, names the PEs missing at its time limit and sees
+// a dead PE at once. The PMIx bootstrap is kept open for the job (PMIx_Finalize at the end).
+class PmixHandoff final : public Bootstrap {
+ public:
+  PmixHandoff(std::unique_ptr<Bootstrap> pmix, std::unique_ptr<Bootstrap> hub)
+      : pmix_(std::move(pmix)), hub_(std::move(hub)) {}
+  const char* name() const override { return "pmix"; }
+  int rank() const override { return hub_->rank(); }
+  int size() const override { return hub_->size(); }
+  Status allgather(const void* in, void* out, size_t bytes) override {
+    return hub_->allgather(in, out, bytes);
+  }
+  Status broadcast(void* buf, size_t bytes, int root) override {
+    return hub_->broadcast(buf, bytes, root);
+  }
+  Status barrier() override { return hub_->barrier(); }
+
+ private:
+  std::unique_ptr<Bootstrap> pmix_;
+  std::unique_ptr<Bootstrap> hub_;
+};
+
+// Moves a freshly started PMIx bootstrap's collectives to a TCP hub (see PmixHandoff). When PE 0
+// cannot open the hub's socket, every PE keeps PMIx (a zeroed ID tells them).
+Result<std::unique_ptr<Bootstrap>> hand_off_pmix(std::unique_ptr<Bootstrap> pmix,
+                                                 std::chrono::milliseconds timeout) {
+  if (pmix->size() == 1) return pmix;
+  UniqueIdArgs args;
+  args.rank = pmix->rank();
+  args.nranks = pmix->size();
+  if (args.rank == 0) {
+    // PE 0's setting decides for all (a zeroed ID keeps PMIx), so the PEs cannot part ways here.
+    Result<bool> tcp = env::bool_var("VSHMEM_BOOTSTRAP_PMIX_TCP", true);
+    if (!tcp) {
+      VSHMEM_WARN("bootstrap(pmix): %s: the collectives stay on PMIx",
+                  tcp.status().message().c_str());
+    } else if (*tcp) {
+      if (Status st = make_unique_id(args.id); !st) {
+        VSHMEM_WARN(
+            "bootstrap(pmix): PE 0 cannot open a TCP socket for the job's collectives (%s): "
+            "they stay on PMIx, each costing a little more than the last on OpenPMIx 5",
+            st.message().c_str());
+        std::memset(args.id, 0, sizeof(args.id));
+      }
+    }
+  }
+  VSHMEM_RETURN_IF_ERROR(pmix->broadcast(args.id, sizeof(args.id), 0));
+  const bool zero =
+      std::all_of(args.id, args.id + sizeof(args.id), [](unsigned char c) { return c == 0; });
+  if (zero) return pmix;
+  VSHMEM_ASSIGN_OR_RETURN(std::unique_ptr<Bootstrap> hub, start_uid_bootstrap(args, timeout));
+  return std::unique_ptr<Bootstrap>(std::make_unique<PmixHandoff>(std::move(pmix), std::move(hub)));
+}
+
+Result<std::unique_ptr<Bootstrap>> start_pmix(const BootstrapOptions& options,
+                                              std::chrono::milliseconds timeout) {
+  VSHMEM_ASSIGN_OR_RETURN(std::unique_ptr<Bootstrap> pmix,
+                          load_plugin_bootstrap(PluginKind::kPmix, options, timeout));
+  return hand_off_pmix(std::move(pmix), timeout);
+}
+
 }  // namespace
 
 std::unique_ptr<Bootstrap> make_singleton_bootstrap() {
@@ -150,7 +217,7 @@ Result<std::unique_ptr<Bootstrap>> create_bootstrap(const BootstrapOptions& opti
           "bootstrap: VSHMEM_BOOTSTRAP=pmix: ignoring the MPI communicator passed to "
           "shmemx_init_attr");
     }
-    result = detail::load_plugin_bootstrap(PluginKind::kPmix, options, timeout);
+    result = detail::start_pmix(options, timeout);
   } else if (choice == "auto") {
     if (options.mpi_comm != nullptr) {
       // The application chose its communicator: its PEs are exactly that communicator's ranks.
@@ -158,7 +225,7 @@ Result<std::unique_ptr<Bootstrap>> create_bootstrap(const BootstrapOptions& opti
     } else if (detail::socket_env_present()) {
       result = detail::start_socket(timeout);
     } else if (detail::pmix_env_present() && !detail::find_plugin(PluginKind::kPmix).empty()) {
-      result = detail::load_plugin_bootstrap(PluginKind::kPmix, options, timeout);
+      result = detail::start_pmix(options, timeout);
     } else if (detail::any_env({"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMI_SIZE"}) ||
                detail::pmix_env_present()) {
       result = detail::load_plugin_bootstrap(PluginKind::kMpi, options, timeout);

@@ -60,6 +60,11 @@ inline constexpr Var kVars[] = {
      "call on every PE with a message instead of corrupting the heap"},
     {"VSHMEM_BOOTSTRAP", Type::kChoice, "auto",
      "how the PEs meet: `auto`, `socket` (vshmemrun), `mpi`, `pmix`", "auto|socket|mpi|pmix"},
+    {"VSHMEM_BOOTSTRAP_PMIX_TCP", Type::kBool, "1",
+     "under PMIx, the job's collectives after the first go over a TCP hub at PE 0 (flat cost, "
+     "names missing PEs); `0` keeps them on PMIx fences (for sites where PEs cannot reach PE 0 "
+     "over TCP; each collective then costs more than the last on OpenPMIx 5). PE 0's value "
+     "decides"},
     {"VSHMEM_BOOTSTRAP_TIMEOUT", Type::kSeconds, "120",
      "seconds before a bootstrap operation gives up, naming the PEs that did not arrive"},
     {"VSHMEM_BACKEND", Type::kChoice, "auto",
