@@ -170,7 +170,7 @@ def test_reduce_fast_path_and_its_fallbacks(shmem):
     all_ = everyone(shmem, local)
     torch.cuda.synchronize()
     shmem.barrier_all()
-    assert shmem._gpu_reduce_fast(y, x, "sum", None, False) is True
+    assert shmem._fast_reduce(y, x, "sum", None, False) is True
     torch.cuda.synchronize()
     torch.testing.assert_close(y, all_.sum(0), rtol=1e-5, atol=1e-5)
     shmem.barrier_all()
@@ -192,6 +192,6 @@ def test_reduce_fast_path_and_its_fallbacks(shmem):
         shmem.reduce(y, x, "bogus")
     with pytest.raises(shmem.VshmemError, match="source must hold"):
         shmem.reduce_scatter(y[:16], x[:16 * n + 1], "sum")
-    assert shmem._gpu_reduce_fast(y, local, "sum", None, False) is False
+    assert shmem._fast_reduce(y, local, "sum", None, False) is False
     del all_, local
     free_all(shmem, y, x)
