@@ -1,5 +1,7 @@
 """The GPU heap with torch (VSHMEM_BACKEND=cuda): tensors at one address on every PE, RMA, and
 on-stream collectives checked against torch's own arithmetic. Skipped without torch or a GPU."""
+import os
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -143,6 +145,32 @@ def test_put_get_signal_and_peer_view(shmem):
             shmem.free(box)
         del part
     free_all(shmem, sig, box)
+
+
+def test_signal_op_on_stream(shmem):
+    """signal_op with no data: set, then add, to the right neighbour, waited for on a stream."""
+    me, n = shmem.my_pe(), shmem.n_pes()
+    g = torch.Generator().manual_seed(int.from_bytes(os.urandom(4), "little"))
+    mine = torch.randint(1, 1 << 40, (2,), generator=g, dtype=torch.int64).cuda()
+    values = everyone(shmem, mine).cpu()
+    sig = shmem.empty(2, torch.int64, device="cuda")
+    sig.fill_(-5)                                     # poison
+    torch.cuda.synchronize()
+    shmem.barrier_all()
+    left, right = (me - 1) % n, (me + 1) % n
+    stream = torch.cuda.Stream()
+    shmem.signal_op(sig, int(mine[0]), right, stream=stream)
+    expect = int(values[left][0])
+    shmem.signal_wait_until(sig, "eq", expect, stream=stream)
+    stream.synchronize()
+    assert int(sig[0]) == expect and int(sig[1]) == -5
+    shmem.barrier_all()
+    shmem.signal_op(sig, int(mine[1]), right, op="add")          # torch's current stream
+    expect += int(values[left][1])
+    shmem.signal_wait_until(sig, "eq", expect, stream=torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    assert int(sig[0]) == expect
+    free_all(shmem, sig)
 
 
 def test_gpu_errors(shmem):

@@ -38,7 +38,7 @@ HAVE_CUDA = _c.HAVE_CUDA
 __all__ = [
     "VshmemError", "FileStore", "Team", "init", "finalize", "is_initialized", "my_pe", "n_pes",
     "get_uniqueid", "global_exit", "empty", "zeros", "free", "peer_view", "is_symmetric", "put",
-    "get", "put_nbi", "get_nbi", "put_signal", "signal_fetch", "signal_wait_until", "quiet",
+    "get", "put_nbi", "get_nbi", "put_signal", "signal_op", "signal_fetch", "signal_wait_until", "quiet",
     "fence", "barrier", "barrier_all", "sync_all", "reduce", "all_reduce", "fcollect",
     "all_gather", "alltoall", "broadcast", "reduce_scatter", "team_world", "team_shared",
     "team_node", "HAVE_CUDA", "stream_synchronize",
@@ -605,6 +605,27 @@ def put_signal(dest, source, sig, value, pe, op="set", stream=None, nbi=False):
     if _state.heap_gpu:
         _c.stream_synchronize(_stream_handle(stream))
     _c.putmem_signal(d[0], s[0], d[1], sa, value, _SIG_OPS[op], pe, bool(nbi))
+
+
+def signal_op(sig, value, pe, op="set", stream=None):
+    """Updates PE pe's signal word sig[0] (op 'set' or 'add' value) with no data to go before it
+    (nvshmemx_signal_op). GPU heap: on `stream` (default torch's current) where pe is mapped."""
+    call = "vshmem.signal_op"
+    _require_init(call)
+    pe = _check_pe(call, pe)
+    sa = _signal(call, sig)
+    if op not in _SIG_OPS:
+        raise _err(call, f"op must be 'set' or 'add', not {op!r}")
+    value = int(value)
+    if value < 0 or value >= 1 << 64:
+        raise _err(call, f"value {value} does not fit in 64 unsigned bits")
+    if _state.heap_gpu:
+        if _c.ptr(sa, pe) != 0:
+            _c.signal_op_on_stream(sa, value, _SIG_OPS[op], pe, _stream_handle(stream))
+            return
+        # Not mapped (another node): the host call, after the stream's earlier work.
+        _c.stream_synchronize(_stream_handle(stream))
+    _c.signal_op(sa, value, _SIG_OPS[op], pe)
 
 
 def signal_fetch(sig):
