@@ -38,8 +38,8 @@ HAVE_CUDA = _c.HAVE_CUDA
 __all__ = [
     "VshmemError", "FileStore", "Team", "init", "finalize", "is_initialized", "my_pe", "n_pes",
     "get_uniqueid", "global_exit", "empty", "zeros", "free", "peer_view", "is_symmetric", "put",
-    "get", "put_nbi", "get_nbi", "put_signal", "signal_op", "signal_fetch", "signal_wait_until", "quiet",
-    "fence", "barrier", "barrier_all", "sync_all", "reduce", "all_reduce", "fcollect",
+    "get", "put_nbi", "get_nbi", "put_signal", "signal_op", "signal_fetch", "signal_wait_until",
+    "quiet", "fence", "barrier", "barrier_all", "sync_all", "reduce", "all_reduce", "fcollect",
     "all_gather", "alltoall", "broadcast", "reduce_scatter", "team_world", "team_shared",
     "team_node", "HAVE_CUDA", "stream_synchronize",
 ]
