@@ -1,4 +1,5 @@
-"""`python3 -m pip install ./python` (offline: setuptools and CMake only).
+"""`python3 -m pip install ./python`, or `python3 -m pip install .` from the source tree's root
+(whose setup.py runs this one): offline, setuptools and CMake only.
 
 Builds vshmem with CMake (the extension needs libvshmem, and in CUDA builds the device library's
 device link), then installs the package with libvshmem, its bootstrap plugins and vshmemrun inside
@@ -58,11 +59,18 @@ class CMakeBuild(build_ext):
         shutil.copy2(os.path.join(build, "bin", "vshmemrun"), os.path.join(out, "bin"))
 
 
+# Paths relative to where pip runs the setup script: python/ here, the root for the root's setup.py.
+_pkg = os.path.relpath(os.path.join(HERE, "vshmem")).replace(os.sep, "/")
+
 setup(
     name="vshmem",
     version="0.1.0",
     description="Symmetric NumPy arrays and PyTorch tensors over vshmem",
     packages=["vshmem"],
+    package_dir={"vshmem": _pkg},
+    # setuptools' own scratch space under python/build (the root's build/ is CMake's).
+    options={"build": {"build_base": os.path.relpath(os.path.join(HERE, "build", "setuptools"))},
+             "egg_info": {"egg_base": os.path.relpath(HERE)}},
     ext_modules=[CMakeExtension()],
     cmdclass={"build_ext": CMakeBuild},
     python_requires=">=3.8",

@@ -18,9 +18,13 @@ namespace vshmem::python {
 // Raises vshmem.VshmemError with the runtime's last message when rc != 0.
 void check(int rc, const char* call);
 shmem_team_t team_of(uintptr_t handle);
+// shmem_T_OP_reduce by (Dtype, ReduceOp) code, or nullptr where there is none (comm.cpp).
+using HostReduceFn = int (*)(shmem_team_t, void*, const void*, size_t);
+HostReduceFn host_reduce_fn(int dtype, int op);
 
 void bind_memory(py::module_& m);
 void bind_comm(py::module_& m);
 void bind_stream(py::module_& m);
+void bind_fast_reduce(py::module_& m);
 
 }  // namespace vshmem::python

@@ -8,7 +8,7 @@ namespace {
 
 void* vp(uintptr_t a) { return reinterpret_cast<void*>(a); }
 
-using HostReduceFn = int (*)(shmem_team_t, void*, const void*, size_t);
+}  // namespace
 
 // shmem_T_OP_reduce for the element types NumPy has, by (dtype, op); nullptr where OpenSHMEM has
 // no such reduction (bitwise ops on floating point, any 16-bit float).
@@ -41,6 +41,8 @@ HostReduceFn host_reduce_fn(int dtype, int op) {
   if (dtype >= static_cast<int>(sizeof(table) / sizeof(table[0]))) return nullptr;
   return table[dtype][op];
 }
+
+namespace {
 
 // Runs a blocking call without the GIL and raises with the runtime's message on failure.
 template <typename F>

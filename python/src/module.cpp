@@ -144,4 +144,5 @@ PYBIND11_MODULE(_vshmem, m) {
   bind_memory(m);
   bind_comm(m);
   bind_stream(m);
+  bind_fast_reduce(m);
 }

@@ -58,6 +58,10 @@ void bind_stream(py::module_& m) {
     shmemx_clear_last_error();
     run(stream::putmem_signal(d, s, n, sig, value, op, pe, st), "shmemx_putmem_signal_on_stream");
   });
+  m.def("signal_op_on_stream", [](uintptr_t sig, uint64_t value, int op, int pe, uintptr_t st) {
+    shmemx_clear_last_error();
+    run(stream::signal_op(sig, value, op, pe, st), "shmemx_signal_op_on_stream");
+  });
   m.def("signal_wait_until_on_stream", [](uintptr_t sig, int cmp, uint64_t value, uintptr_t st) {
     shmemx_clear_last_error();
     run(stream::signal_wait_until(sig, cmp, value, st), "shmemx_signal_wait_until_on_stream");

@@ -96,6 +96,9 @@ int putmem_signal(uintptr_t dest, uintptr_t source, size_t bytes, uintptr_t sig,
   return shmemx_putmem_signal_on_stream(
       vp(dest), vp(source), bytes, static_cast<uint64_t*>(vp(sig)), value, sig_op, pe, cs(stream));
 }
+int signal_op(uintptr_t sig, uint64_t value, int sig_op, int pe, uintptr_t stream) {
+  return shmemx_signal_op_on_stream(static_cast<uint64_t*>(vp(sig)), value, sig_op, pe, cs(stream));
+}
 int signal_wait_until(uintptr_t sig, int cmp, uint64_t value, uintptr_t stream) {
   return shmemx_signal_wait_until_on_stream(static_cast<uint64_t*>(vp(sig)), cmp, value,
                                             cs(stream));

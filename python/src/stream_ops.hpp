@@ -23,6 +23,7 @@ int putmem(uintptr_t dest, uintptr_t source, size_t bytes, int pe, uintptr_t str
 int getmem(uintptr_t dest, uintptr_t source, size_t bytes, int pe, uintptr_t stream);
 int putmem_signal(uintptr_t dest, uintptr_t source, size_t bytes, uintptr_t sig, uint64_t value,
                   int sig_op, int pe, uintptr_t stream);
+int signal_op(uintptr_t sig, uint64_t value, int sig_op, int pe, uintptr_t stream);
 int signal_wait_until(uintptr_t sig, int cmp, uint64_t value, uintptr_t stream);
 int quiet(uintptr_t stream);
 int barrier_all(uintptr_t stream);

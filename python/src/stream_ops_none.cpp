@@ -22,6 +22,7 @@ int getmem(uintptr_t, uintptr_t, size_t, int, uintptr_t) { return none(); }
 int putmem_signal(uintptr_t, uintptr_t, size_t, uintptr_t, uint64_t, int, int, uintptr_t) {
   return none();
 }
+int signal_op(uintptr_t, uint64_t, int, int, uintptr_t) { return none(); }
 int signal_wait_until(uintptr_t, int, uint64_t, uintptr_t) { return none(); }
 int quiet(uintptr_t) { return none(); }
 int barrier_all(uintptr_t) { return none(); }

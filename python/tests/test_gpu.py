@@ -1,5 +1,7 @@
 """The GPU heap with torch (VSHMEM_BACKEND=cuda): tensors at one address on every PE, RMA, and
 on-stream collectives checked against torch's own arithmetic. Skipped without torch or a GPU."""
+import os
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -145,6 +147,32 @@ def test_put_get_signal_and_peer_view(shmem):
     free_all(shmem, sig, box)
 
 
+def test_signal_op_on_stream(shmem):
+    """signal_op with no data: set, then add, to the right neighbour, waited for on a stream."""
+    me, n = shmem.my_pe(), shmem.n_pes()
+    g = torch.Generator().manual_seed(int.from_bytes(os.urandom(4), "little"))
+    mine = torch.randint(1, 1 << 40, (2,), generator=g, dtype=torch.int64).cuda()
+    values = everyone(shmem, mine).cpu()
+    sig = shmem.empty(2, torch.int64, device="cuda")
+    sig.fill_(-5)                                     # poison
+    torch.cuda.synchronize()
+    shmem.barrier_all()
+    left, right = (me - 1) % n, (me + 1) % n
+    stream = torch.cuda.Stream()
+    shmem.signal_op(sig, int(mine[0]), right, stream=stream)
+    expect = int(values[left][0])
+    shmem.signal_wait_until(sig, "eq", expect, stream=stream)
+    stream.synchronize()
+    assert int(sig[0]) == expect and int(sig[1]) == -5
+    shmem.barrier_all()
+    shmem.signal_op(sig, int(mine[1]), right, op="add")          # torch's current stream
+    expect += int(values[left][1])
+    shmem.signal_wait_until(sig, "eq", expect, stream=torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    assert int(sig[0]) == expect
+    free_all(shmem, sig)
+
+
 def test_gpu_errors(shmem):
     with pytest.raises(shmem.VshmemError, match="heap is GPU memory"):
         shmem.empty(4, "float32", device="cpu")
@@ -170,7 +198,7 @@ def test_reduce_fast_path_and_its_fallbacks(shmem):
     all_ = everyone(shmem, local)
     torch.cuda.synchronize()
     shmem.barrier_all()
-    assert shmem._gpu_reduce_fast(y, x, "sum", None, False) is True
+    assert shmem._fast_reduce(y, x, "sum", None, False) is True
     torch.cuda.synchronize()
     torch.testing.assert_close(y, all_.sum(0), rtol=1e-5, atol=1e-5)
     shmem.barrier_all()
@@ -192,6 +220,6 @@ def test_reduce_fast_path_and_its_fallbacks(shmem):
         shmem.reduce(y, x, "bogus")
     with pytest.raises(shmem.VshmemError, match="source must hold"):
         shmem.reduce_scatter(y[:16], x[:16 * n + 1], "sum")
-    assert shmem._gpu_reduce_fast(y, local, "sum", None, False) is False
+    assert shmem._fast_reduce(y, local, "sum", None, False) is False
     del all_, local
     free_all(shmem, y, x)

@@ -98,6 +98,36 @@ def test_put_signal(shmem, rng):
     shmem.free(box)
 
 
+def test_signal_op(shmem, rng):
+    """A signal update with no data (nvshmemx_signal_op): set, then add, to the right neighbour."""
+    me, n = shmem.my_pe(), shmem.n_pes()
+    sig = shmem.empty(2, np.uint64)
+    sig[:] = 1 << 63                                  # poison
+    values = rng.integers(1, 1 << 40, size=2)       # this PE's (set, add) values
+    everyone = ref_all(shmem, values)
+    shmem.barrier_all()
+    right, left = (me + 1) % n, (me - 1) % n
+    shmem.signal_op(sig, int(values[0]), right)                      # 'set' by default
+    expect = int(everyone[left][0])
+    assert shmem.signal_wait_until(sig, "eq", expect, timeout=30) == expect
+    shmem.barrier_all()
+    shmem.signal_op(sig, np.uint64(values[1]), right, op="add")
+    expect += int(everyone[left][1])
+    assert shmem.signal_wait_until(sig, "eq", expect, timeout=30) == expect
+    assert sig[1] == 1 << 63                                         # only sig[0] changes
+    shmem.barrier_all()
+    with pytest.raises(shmem.VshmemError, match="op must be 'set' or 'add'"):
+        shmem.signal_op(sig, 1, right, op="xor")
+    with pytest.raises(shmem.VshmemError, match="does not fit"):
+        shmem.signal_op(sig, -1, right)
+    with pytest.raises(shmem.VshmemError, match="is not a PE"):
+        shmem.signal_op(sig, 1, n)
+    with pytest.raises(shmem.VshmemError, match="uint64"):
+        shmem.signal_op(sig.view(np.int32), 1, right)
+    shmem.barrier_all()
+    shmem.free(sig)
+
+
 @pytest.mark.parametrize("op", ["sum", "prod", "min", "max", "xor"])
 def test_reduce(shmem, rng, op):
     n = shmem.n_pes()

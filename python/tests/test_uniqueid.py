@@ -29,7 +29,21 @@ def test_store_start_twice():
         vshmem.get(left, mine, (rank - 1) % nranks)
         assert (x == left).all()
         vshmem.barrier_all()
-        vshmem.free(mine)
-        vshmem.free(x)
+        # Each start configures the native short path again: a reduce takes it.
+        total = vshmem.empty(64, np.int64)
+        assert vshmem._fast_reduce(total, mine, "sum", None, False) is True
+        everyone = vshmem.empty(64 * nranks, np.int64)
+        vshmem.fcollect(everyone, mine)
+        assert (total == everyone.reshape(nranks, 64).sum(0)).all()
+        vshmem.barrier_all()
+        for a in (everyone, total, mine, x):
+            vshmem.free(a)
+        del a
+        # An allocation left to finalize: the short path's table must forget it too.
+        left_over = vshmem.empty(8, np.int64)
+        assert left_over.ctypes.data in dict(vshmem._c.fast_allocations())
+        del left_over
         vshmem.finalize()
+        assert vshmem._c.fast_allocations() == []
+        assert vshmem._fast_reduce(np.zeros(8), np.zeros(8), "sum", None, False) is False
     assert not vshmem.is_initialized()

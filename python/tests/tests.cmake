@@ -78,6 +78,18 @@ add_test(NAME python.install COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINA
          -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/install_test.cmake)
 set_tests_properties(python.install PROPERTIES LABELS "python;install" TIMEOUT 300)
 
+# `python3 -m pip install .` from the source tree (needs pip: python3-pip, with setuptools and wheel).
+execute_process(COMMAND ${Python3_EXECUTABLE} -m pip --version RESULT_VARIABLE _vshmem_no_pip
+                OUTPUT_QUIET ERROR_QUIET)
+if(_vshmem_no_pip EQUAL 0)
+  add_test(NAME python.pip_install COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR}
+           -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DWORK_DIR=${PROJECT_BINARY_DIR}/python-pip-test
+           -DPYTHON=${Python3_EXECUTABLE} -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/pip_install_test.cmake)
+  set_tests_properties(python.pip_install PROPERTIES LABELS "python;install" TIMEOUT 300)
+else()
+  message(STATUS "vshmem: python.pip_install off (${Python3_EXECUTABLE} has no pip)")
+endif()
+
 # The GPU example: a bf16 all-reduce of torch tensors.
 vshmem_launch_command(_cmd vshmemrun 2)
 add_test(NAME python.gpu.example_allreduce.vshmemrun.2 COMMAND ${VSHMEM_GPU_OR_SKIP}

@@ -38,8 +38,8 @@ HAVE_CUDA = _c.HAVE_CUDA
 __all__ = [
     "VshmemError", "FileStore", "Team", "init", "finalize", "is_initialized", "my_pe", "n_pes",
     "get_uniqueid", "global_exit", "empty", "zeros", "free", "peer_view", "is_symmetric", "put",
-    "get", "put_nbi", "get_nbi", "put_signal", "signal_fetch", "signal_wait_until", "quiet",
-    "fence", "barrier", "barrier_all", "sync_all", "reduce", "all_reduce", "fcollect",
+    "get", "put_nbi", "get_nbi", "put_signal", "signal_op", "signal_fetch", "signal_wait_until",
+    "quiet", "fence", "barrier", "barrier_all", "sync_all", "reduce", "all_reduce", "fcollect",
     "all_gather", "alltoall", "broadcast", "reduce_scatter", "team_world", "team_shared",
     "team_node", "HAVE_CUDA", "stream_synchronize",
 ]
@@ -54,6 +54,7 @@ class _State:
         self.starts = []          # sorted start addresses
         self.inits = 0
         self.npes = 0
+        self.fast_torch = False   # the short path knows torch's dtypes and current stream
 
 
 _state = _State()
@@ -88,7 +89,7 @@ def init(uid=None, rank=None, nranks=None, store=None):
     _state.scratch = _c.malloc(16 * 8, 64)
     _state.heap_gpu, _state.heap_device = _c.device_of(_state.scratch)
     _state.npes = _c.n_pes()
-    _fast_reduce_table()
+    _fast_setup()
 
 
 def is_initialized():
@@ -115,6 +116,8 @@ def _finalize_now():
     _state.allocs.clear()
     _state.starts.clear()
     _state.scratch = 0
+    _state.fast_torch = False
+    _c.fast_reset()
     _c.finalize()
 
 
@@ -276,7 +279,10 @@ def empty(shape, dtype="float32", device=None):
     alloc = _Allocation(addr, max(nbytes, 1))
     _state.allocs[addr] = alloc
     bisect.insort(_state.starts, addr)
+    _c.fast_add_allocation(addr, alloc.nbytes)
     x = _view(alloc, addr, shape, name, torch_dtype)
+    if _state.heap_gpu and not _state.fast_torch:
+        _fast_setup()                  # torch was imported after init
     if hasattr(x, "data_ptr"):
         # Measured now, while x is the storage's only tensor: free() compares against it.
         alloc.storage_uses = _storage_uses(x)
@@ -351,6 +357,7 @@ def free(x):
                    "allocation (slices, reshapes, peer views, exported tensors); drop them first")
     del _state.allocs[alloc.addr]
     _state.starts.remove(alloc.addr)
+    _c.fast_remove_allocation(alloc.addr)
     alloc.freed = True
     alloc.root = None
     _c.free(alloc.addr)
@@ -600,6 +607,27 @@ def put_signal(dest, source, sig, value, pe, op="set", stream=None, nbi=False):
     _c.putmem_signal(d[0], s[0], d[1], sa, value, _SIG_OPS[op], pe, bool(nbi))
 
 
+def signal_op(sig, value, pe, op="set", stream=None):
+    """Updates PE pe's signal word sig[0] (op 'set' or 'add' value) with no data to go before it
+    (nvshmemx_signal_op). GPU heap: on `stream` (default torch's current) where pe is mapped."""
+    call = "vshmem.signal_op"
+    _require_init(call)
+    pe = _check_pe(call, pe)
+    sa = _signal(call, sig)
+    if op not in _SIG_OPS:
+        raise _err(call, f"op must be 'set' or 'add', not {op!r}")
+    value = int(value)
+    if value < 0 or value >= 1 << 64:
+        raise _err(call, f"value {value} does not fit in 64 unsigned bits")
+    if _state.heap_gpu:
+        if _c.ptr(sa, pe) != 0:
+            _c.signal_op_on_stream(sa, value, _SIG_OPS[op], pe, _stream_handle(stream))
+            return
+        # Not mapped (another node): the host call, after the stream's earlier work.
+        _c.stream_synchronize(_stream_handle(stream))
+    _c.signal_op(sa, value, _SIG_OPS[op], pe)
+
+
 def signal_fetch(sig):
     """This PE's signal word sig[0]."""
     _require_init("vshmem.signal_fetch")
@@ -698,93 +726,48 @@ def _overlap(a, b):
     return a[1] < b[1] + b[2] and b[1] < a[1] + a[2]
 
 
-def _gpu_reduce_fast(dest, source, op, stream, scatter):
-    """The common GPU case in few Python steps (it is what a training loop calls): contiguous
-    torch tensors of one dtype with an on-stream reduction, each inside one allocation, the world
-    team. True when the call was made; False leaves every check and message to the general path
-    (nothing was done)."""
-    if not _FAST_REDUCE:
-        _fast_reduce_table()
-    try:
-        dt = dest.dtype
-        key = _FAST_REDUCE.get((dt, op, scatter))
-        if key is None or source.dtype is not dt or not (dest.is_contiguous() and
-                                                          source.is_contiguous()):
-            return False
-        da, sa = dest.data_ptr(), source.data_ptr()
-        dn, sn = dest.nbytes, source.nbytes
-    except (AttributeError, TypeError):
-        return False
-    if scatter:
-        if sn != dn * _state.npes or (da < sa + sn and sa < da + dn):
-            return False
-    elif dn != sn or (da != sa and da < sa + sn and sa < da + dn):
-        return False
-    if dn == 0 or _find(da, dn) is None or _find(sa, sn) is None:
-        return False
-    if stream is None:
-        st = _current_stream()
-    elif type(stream) is int:
-        st = stream
-    else:
-        st = _stream_handle(stream)
-    _c.reduce_on_stream(_c.TEAM_WORLD, key[0], key[1], da, sa, dn // key[2], st, scatter)
-    return True
+# The world team's all-reduce and reduce-scatter of contiguous symmetric tensors (GPU heap) or
+# C-contiguous NumPy arrays (host heap) take one native call (python/src/fast_reduce.cpp): it is
+# what a training loop calls each step. It returns False, having done nothing, for anything else,
+# and the general path below checks and raises.
+_fast_reduce = _c.fast_reduce
 
 
-def _host_reduce_fast(dest, source, op):
-    """The host heap's common case (C-contiguous NumPy arrays of one dtype, the world team), as
-    _gpu_reduce_fast: True when the call was made, False to leave it to the general path."""
-    di = _c.array_info(dest)
-    si = _c.array_info(source)
-    if di is None or si is None or not (di[2] and si[2]):
-        return False
-    dt = dest.dtype
-    if not _FAST_HOST_REDUCE:
-        _fast_host_table()
-    key = _FAST_HOST_REDUCE.get((dt, op))
-    if key is None or source.dtype != dt:
-        return False
-    da, dn, sa, sn = di[0], di[1], si[0], si[1]
-    if dn != sn or dn == 0 or (da != sa and da < sa + sn and sa < da + dn):
-        return False
-    if _find(da, dn) is None or _find(sa, sn) is None:
-        return False
-    _c.reduce(_c.TEAM_WORLD, key[0], key[1], da, sa, dn // key[2])
-    return True
-
-
-# (NumPy dtype, op name) -> (op code, dtype code, element size) of the host reductions.
-_FAST_HOST_REDUCE = {}
-
-
-def _fast_host_table():
-    import numpy as np
-    for name, code in _dtypes.CODE.items():
-        if name == "bfloat16":
-            continue
-        for op, opc in _dtypes.OPS.items():
-            if _c.has_host_reduce(code, opc):
-                _FAST_HOST_REDUCE[(np.dtype(name), op)] = (opc, code, _dtypes.SIZE[name])
-
-
-# (torch dtype, op name, scatter) -> (op code, dtype code, element size), for the reductions that
-# have an on-stream form; filled when torch is first seen (_fast_reduce_table).
-_FAST_REDUCE = {}
-
-
-def _fast_reduce_table():
+def _fast_setup():
+    """Tells the short path where the heap is, its dtypes with the reductions they have, and how
+    to find torch's current stream (once torch is imported)."""
+    if not _state.heap_gpu:
+        _c.fast_configure(False, _state.npes, None, -1)
+        try:
+            import numpy as np
+        except ImportError:
+            return
+        for name, code in _dtypes.CODE.items():
+            if name == "bfloat16":
+                continue
+            ops = sum(1 << opc for opc in _dtypes.OPS.values() if _c.has_host_reduce(code, opc))
+            if ops:
+                _c.fast_dtype(np.dtype(name), code, _dtypes.SIZE[name], ops, 0)
+        return
     torch = sys.modules.get("torch")
-    if torch is None or _FAST_REDUCE:
+    current = None
+    if torch is not None:
+        current = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if current is None:
+            def current(device):
+                return torch.cuda.current_stream(device).cuda_stream
+    _c.fast_configure(True, _state.npes, current, _state.heap_device)
+    _state.fast_torch = torch is not None
+    if torch is None:
         return
     for name, code in _dtypes.CODE.items():
         tdt = getattr(torch, name, None)
         if tdt is None or _dtypes.name_of(tdt) != name:
             continue
-        for op, opc in _dtypes.OPS.items():
-            for scatter in (False, True):
-                if (code, opc, scatter) in _STREAM_REDUCE:
-                    _FAST_REDUCE[(tdt, op, scatter)] = (opc, code, _dtypes.SIZE[name])
+        bits = [sum(1 << opc for opc in _dtypes.OPS.values()
+                    if (code, opc, sc) in _STREAM_REDUCE) for sc in (False, True)]
+        if bits[0] or bits[1]:
+            _c.fast_dtype(tdt, code, _dtypes.SIZE[name], bits[0], bits[1])
 
 
 def _current_stream():
@@ -803,8 +786,7 @@ def reduce(dest, source, op="sum", team=None, stream=None):
     'prod', 'min', 'max'; 'and', 'or', 'xor' for integers). dest and source are symmetric, of
     one dtype and size, the same array or disjoint. GPU heap: on `stream` (default torch's
     current stream), including float16 and bfloat16."""
-    if team is None and (_gpu_reduce_fast(dest, source, op, stream, False) if _state.heap_gpu
-                         else _host_reduce_fast(dest, source, op)):
+    if team is None and _fast_reduce(dest, source, op, stream, False):
         return
     call = "vshmem.reduce"
     h, team, d, s = _coll(call, dest, source, team)
@@ -851,7 +833,7 @@ _STREAM_REDUCE = {(d, o, sc) for d in range(len(_dtypes.CODE)) for o in range(le
 def reduce_scatter(dest, source, op="sum", team=None, stream=None):
     """source holds one block of dest's size per team member; member j's dest receives the
     combination of block j of every member's source. dest and source must not overlap."""
-    if team is None and _state.heap_gpu and _gpu_reduce_fast(dest, source, op, stream, True):
+    if team is None and _state.heap_gpu and _fast_reduce(dest, source, op, stream, True):
         return
     call = "vshmem.reduce_scatter"
     h, team, d, s = _coll(call, dest, source, team)
