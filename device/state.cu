@@ -21,6 +21,7 @@
 #include "device/proxy_ring_memory.hpp"
 #include "device/state.h"
 #include "shmem.h"
+#include "vshmem/device/impl/mc_barrier.h"
 #include "vshmem/device_hooks.h"
 
 namespace {
@@ -200,7 +201,7 @@ bool copy_teams(const DeviceState& s, GpuState* st) {
   const size_t n = static_cast<size_t>(s.n_pes);
   const size_t slots = s.teams != nullptr && s.team_slots > 0 ? s.team_slots : 0;
   const uint64_t team_sync_end = s.team_sync_offset + slots * s.team_slot_bytes;
-  if (slots == 0 || s.team_slot_bytes <= 2 * n * sizeof(uint64_t) ||
+  if (slots == 0 || s.team_slot_bytes <= TeamSlotLayout::scratch(s.n_pes) ||
       team_sync_end > s.sync_offset + s.sync_bytes) {
     return true;
   }

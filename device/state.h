@@ -46,9 +46,10 @@ struct DeviceState {
   // Teams: slot s's team handle is team_handle_base + s * team_handle_stride (slot 0 is
   // SHMEM_TEAM_WORLD); teams[s] describes it (host memory, team_slots entries, null before the
   // teams exist). Team slot s owns team_slot_bytes at heap_base + team_sync_offset + s *
-  // team_slot_bytes: n_pes counters of team barriers sent to each world PE (written by this PE
-  // only), n_pes counters received from each (written by that PE), then scratch for the team's
-  // in-place reductions (the rest of the slot).
+  // team_slot_bytes: the multicast barrier's counter and target, n_pes counters of team barriers
+  // sent to each world PE (written by this PE only), n_pes counters received from each (written
+  // by that PE), then scratch for the team's in-place reductions (the rest of the slot); the
+  // offsets are TeamSlotLayout's (include/vshmem/device/impl/mc_barrier.h).
   const DeviceTeam* teams;
   uint64_t team_handle_base;
   uint64_t team_handle_stride;

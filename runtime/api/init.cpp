@@ -73,9 +73,11 @@ Status setup_multicast(Runtime& rt) {
     VSHMEM_INFO("multicast on: %zu-byte region at %#lx", rt.multicast->size(),
                 static_cast<unsigned long>(rt.multicast->base()));
   } else if (enabled && rt.my_pe == 0) {
+    // Teams whose members map each other may still get regions of their own (SHMEM_TEAM_SHARED
+    // at the end of shmem_init, splits): team.cpp says so for each that cannot.
     VSHMEM_WARN(
-        "VSHMEM_ENABLE_MULTICAST=1 but multicast is off: %s; unicast algorithms on every "
-        "PE",
+        "VSHMEM_ENABLE_MULTICAST=1 but multicast is off over every PE: %s; unicast algorithms "
+        "except in teams with a region of their own",
         why.c_str());
   } else {
     VSHMEM_INFO("multicast off: %s", why.c_str());
@@ -108,6 +110,11 @@ Status initialize(const BootstrapOptions& options, int requested) {
   bool check = kCheckDefault;
   VSHMEM_ASSIGN_OR_RETURN(check, env::bool_var("VSHMEM_CHECK_SYMMETRY", kCheckDefault));
 
+  // Parsed here to be compared below: a PE that would skip the multicast steps the others take
+  // would leave them waiting.
+  bool multicast = false;
+  VSHMEM_ASSIGN_OR_RETURN(multicast, env::bool_var("VSHMEM_ENABLE_MULTICAST"));
+
   auto rt = std::make_unique<Runtime>();
   VSHMEM_ASSIGN_OR_RETURN(rt->bootstrap, create_bootstrap(options));
   rt->my_pe = rt->bootstrap->rank();
@@ -122,7 +129,8 @@ Status initialize(const BootstrapOptions& options, int requested) {
                        {"VSHMEM_CHECK_SYMMETRY", check ? "on" : "off"},
                        {"VSHMEM_BACKEND", env::text("VSHMEM_BACKEND")},
                        {"VSHMEM_HANDLE_TYPE", env::text("VSHMEM_HANDLE_TYPE")},
-                       {"VSHMEM_DISABLE_P2P", env::text("VSHMEM_DISABLE_P2P")}}));
+                       {"VSHMEM_DISABLE_P2P", env::text("VSHMEM_DISABLE_P2P")},
+                       {"VSHMEM_ENABLE_MULTICAST", multicast ? "1" : "0"}}));
   rt->thread_level = requested < SHMEM_THREAD_SINGLE     ? SHMEM_THREAD_SINGLE
                      : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE
                                                          : requested;

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "vshmem/device/impl/mc_barrier.h"
+
 using namespace vshmem;
 using namespace vshmem::detail;
 
@@ -212,6 +214,22 @@ void make_team_region(Runtime& rt, vshmem_team_s& t, const char* call) {
   }
 }
 
+}  // namespace
+
+// A team's own region (not the world's): the one made for it, or for SHMEMX_TEAM_NODE the shared
+// team's when both have the same members (one multicast object serves both).
+MulticastRegion* own_region(const vshmem_team_s& t) {
+  if (t.mc_region) return t.mc_region.get();
+  const vshmem_team_s& shared = g_team_table[kSharedSlot];
+  if (t.group.slot == kNodeSlot && shared.magic == kTeamMagic &&
+      shared.group.members == t.group.members) {
+    return shared.mc_region.get();
+  }
+  return nullptr;
+}
+
+namespace {
+
 void make_team(Runtime& rt, int slot, std::vector<int> members, const shmem_team_config_t* config,
                long mask, shmem_team_t* out) {
   vshmem_team_s& t = g_team_table[slot];
@@ -253,6 +271,15 @@ Status api_init(Runtime& rt) {
   init_team(g_team_table[kSharedSlot], kSharedSlot, rt.plan.shared_team, rt.my_pe, rt.n_pes);
   // SHMEMX_TEAM_NODE: every PE of this node, mapped or not (each node's team has the slot).
   init_team(g_team_table[kNodeSlot], kNodeSlot, rt.topology.local_pes, rt.my_pe, rt.n_pes);
+  // SHMEM_TEAM_SHARED smaller than the world (a job over nodes that do not map each other): a
+  // region of its own, made as a split team's is, by the members only (each node's at once);
+  // SHMEMX_TEAM_NODE uses it when it has the same members (own_region). Every PE zeroes its own
+  // pool above: none may signal a peer's before that peer has (the barrier; the variable agrees
+  // on every PE).
+  if (rt.multicast_enabled) {
+    VSHMEM_RETURN_IF_ERROR(rt.bootstrap->barrier());
+    make_team_region(rt, g_team_table[kSharedSlot], "shmem_init");
+  }
   return Status::ok();
 }
 
@@ -266,15 +293,17 @@ void api_finalize(Runtime& rt) {
 
 void bind_team_regions(Runtime& rt, size_t offset,
                        const std::shared_ptr<PhysicalAllocation>& chunk) {
-  for (int s = kLastPredefinedSlot + 1; s < kTeamSlots; ++s) {
+  for (int s = kWorldSlot + 1; s < kTeamSlots; ++s) {  // the world's region is not a team's
     vshmem_team_s& t = g_team_table[s];
     if (t.magic != kTeamMagic || !t.mc_region) continue;
     Status bound = t.mc_region->bind_chunk(offset, chunk);
     if (bound.is_ok()) continue;
     // Every member got the same answer and drops the region with it.
     if (t.group.my_index == 0) {
-      VSHMEM_WARN("the team of %d PEs in slot %d has no multicast region from now on: %s",
-                  t.group.size(), s, bound.message().c_str());
+      VSHMEM_WARN(
+          "the team of %d PEs in slot %d has no multicast region from now on: %s; unicast "
+          "algorithms on its members",
+          t.group.size(), s, bound.message().c_str());
     }
     std::lock_guard<std::mutex> lock(device_state_mutex());
     t.mc_region.reset();
@@ -282,7 +311,7 @@ void bind_team_regions(Runtime& rt, size_t offset,
 }
 
 size_t team_slot_bytes(int n_pes) {
-  return 2 * static_cast<size_t>(n_pes) * sizeof(uint64_t) + kTeamScratchBytes;
+  return static_cast<size_t>(device::TeamSlotLayout::bytes(n_pes, kTeamScratchBytes));
 }
 
 size_t team_sync_bytes(int n_pes) { return kTeamSlots * team_slot_bytes(n_pes); }
@@ -297,7 +326,8 @@ void describe_teams(std::vector<DeviceTeam>* teams, uint64_t* handle_base,
     (*teams)[s].size = t.group.size();
     (*teams)[s].my_index = t.group.my_index;
     (*teams)[s].members = reinterpret_cast<const int32_t*>(t.group.members.data());
-    (*teams)[s].mc_base = t.mc_region ? t.mc_region->base() : 0;
+    const MulticastRegion* region = own_region(t);
+    (*teams)[s].mc_base = region != nullptr ? region->base() : 0;
   }
   *handle_base = reinterpret_cast<uintptr_t>(&g_team_table[0]);
   *handle_stride = sizeof(vshmem_team_s);
@@ -551,7 +581,7 @@ void* shmemx_mc_ptr(shmem_team_t team, const void* ptr) {
   vshmem_team_s* t = team_lookup(team);
   if (rt == nullptr || t == nullptr) return nullptr;
   // A team of every PE uses the world's region, a smaller one its own (made at its split).
-  MulticastRegion* region = t->group.size() == rt->n_pes ? rt->multicast.get() : t->mc_region.get();
+  MulticastRegion* region = t->group.size() == rt->n_pes ? rt->multicast.get() : own_region(*t);
   return region != nullptr ? region->translate(ptr) : nullptr;
 }
 

@@ -63,7 +63,8 @@ struct vshmem_team_s {
   uint32_t magic = 0;  // kTeamMagic while the team is live on this PE
   vshmem::detail::Group group;
   // The team's multicast region (a team smaller than the world, VSHMEM_ENABLE_MULTICAST=1, every
-  // member able): made at the split, dropped at destroy. Teams of every PE use the world's.
+  // member able): made at the split (SHMEM_TEAM_SHARED: at shmem_init), dropped at destroy.
+  // Teams of every PE use the world's.
   std::unique_ptr<vshmem::MulticastRegion> mc_region;
   std::vector<int> index_of_world;  // team number of each world PE, -1 for non-members
   shmem_team_config_t config{};
@@ -93,6 +94,11 @@ vshmem_team_s& team_for(shmem_team_t team, const char* call);
 // member loses its region on every member.
 void bind_team_regions(Runtime& rt, size_t offset,
                        const std::shared_ptr<PhysicalAllocation>& chunk);
+
+// The team's own multicast region (not the world's): made at its split (or at shmem_init for
+// SHMEM_TEAM_SHARED smaller than the world; SHMEMX_TEAM_NODE shares the shared team's when both
+// have the same members); null when it has none.
+vshmem::MulticastRegion* own_region(const vshmem_team_s& t);
 
 // Destroys (quiets and releases) every context created from team.
 void destroy_team_contexts(vshmem_team_s* team);

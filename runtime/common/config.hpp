@@ -143,7 +143,8 @@ inline constexpr Var kVars[] = {
      "auto|sys"},
     {"VSHMEM_ENABLE_MULTICAST", Type::kBool, "0",
      "`1`: make a multicast region over the heap when every PE's GPU reports "
-     "`CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED` (see \"Multicast and NVLink fabric\"). Never set "
+     "`CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED` (must be the same on every PE; see \"Multicast "
+     "and NVLink fabric\"). Never set "
      "it on GPU hosts others share: a faulty multicast setup can take a host's GPUs out of "
      "service"},
     {"VSHMEM_SOCKET_ADDR", Type::kText, "", "the launcher's bootstrap socket", nullptr, 0, 0, true},

@@ -8,6 +8,7 @@
 
 #include "device/state.h"
 #include "mpe_check.h"
+#include "vshmem/device/impl/mc_barrier.h"
 #include "vshmem/device_hooks.h"
 
 namespace {
@@ -46,7 +47,7 @@ void check_teams() {
   CHECK(g_seen.team_sync_offset >= g_seen.sync_offset &&
             g_seen.team_sync_offset + g_seen.team_slots * g_seen.team_slot_bytes <=
                 g_seen.sync_offset + g_seen.sync_bytes &&
-            g_seen.team_slot_bytes > 2 * sizeof(uint64_t) * g_seen.n_pes,
+            g_seen.team_slot_bytes > vshmem::device::TeamSlotLayout::scratch(g_seen.n_pes),
         "the team slots (%d x %llu bytes at %llu) do not fit the synchronization area (%llu "
         "bytes at %llu)",
         g_seen.team_slots, (unsigned long long)g_seen.team_slot_bytes,

@@ -11,7 +11,13 @@ if(TARGET vshmem_fake_cuda_driver)
     vshmem_add_mpe_test(NAME multicast_fake_${_mode} TARGET mpe_multicast_fake ARGS ${_mode}
                         NPES 2 3 4 LAUNCHERS vshmemrun NO_GPU_RERUN TIMEOUT 60)
   endforeach()
-  foreach(_mode fabric_same fabric_diff imex_missing runtime_fabric)
+  vshmem_add_mpe_test(NAME multicast_fake_runtime_team_bind_fails TARGET mpe_multicast_fake
+                      ARGS runtime_team_bind_fails NPES 3 4 LAUNCHERS vshmemrun NO_GPU_RERUN
+                      TIMEOUT 60)
+  vshmem_add_mpe_test(NAME multicast_fake_runtime_disagree TARGET mpe_multicast_fake
+                      ARGS runtime_disagree NPES 2 3 LAUNCHERS vshmemrun NO_GPU_RERUN TIMEOUT 60
+                      WILL_FAIL_REGEX "VSHMEM_ENABLE_MULTICAST differs between PEs")
+  foreach(_mode fabric_same fabric_diff imex_missing runtime_fabric runtime_shared)
     vshmem_add_mpe_test(NAME multicast_fake_${_mode} TARGET mpe_multicast_fake ARGS ${_mode}
                         NPES 4 LAUNCHERS vshmemrun LAUNCHER_ARGS --simulate-nodes 2 NO_GPU_RERUN
                         TIMEOUT 60)

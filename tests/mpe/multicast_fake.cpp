@@ -26,7 +26,10 @@
 //   runtime            shmem_init on the fake: shmemx_mc_ptr non-null for the world and outside
 //                      the heap null; a smaller team gets its own region at the split (data
 //                      stored by one member seen by all; growth binds; destroy unbinds); growth
-//                      keeps the world's valid.
+//                      keeps the world's valid. The teams' multicast barriers (the device's
+//                      counting, the switch emulated on the host) keep every member back until
+//                      all arrived: for that team, for a team of other members reusing its slot,
+//                      and for a split of every PE (through the world's region).
 //   runtime_off        shmem_init on the fake without the variable: shmemx_mc_ptr is NULL and
 //                      no multicast driver call is made.
 //   runtime_bind_fails shmem_init on the fake with one PE's bind failing: shmemx_mc_ptr is null
@@ -34,12 +37,22 @@
 //   runtime_team_partial  the last PE lacks multicast: the world has no region, a team of the
 //                      other PEs has one (its data seen by every member), a team with the last PE
 //                      has none on any member.
+//   runtime_team_bind_fails  the world has a region; the last PE's bind fails while a team of
+//                      PEs 1..n-1 is made (no region on any member, the device state has none,
+//                      one create, every bound chunk unbound) and later at a growth (a second such
+//                      team drops its region on every member, the world keeps its).
+//   runtime_disagree   only the last PE sets VSHMEM_ENABLE_MULTICAST=1: shmem_init fails on
+//                      every PE naming the variable (instead of the others waiting for it).
+//   runtime_shared     --simulate-nodes 2, no NVLink domain: no region over every PE, each node's
+//                      SHMEM_TEAM_SHARED gets one at shmem_init (SHMEMX_TEAM_NODE shares it): data,
+//                      emulated barriers, growth binding.
 //   runtime_fabric     --simulate-nodes 2, one NVLink domain: shmem_init maps the other node's PEs
 //                      (shmem_ptr non-NULL, SHMEM_TEAM_SHARED spans both nodes), puts and gets
 //                      through the window, barriers without the node's shared host counters.
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +60,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device/state.h"
@@ -62,6 +76,8 @@
 #include "shmem.h"
 #include "shmemx.h"
 #include "tests/support/fake_cuda_driver.hpp"
+#include "vshmem/device/impl/mc_barrier.h"
+#include "vshmem/device/impl/mc_select.h"
 #include "vshmem/device_hooks.h"
 
 namespace {
@@ -422,6 +438,95 @@ void team_data_check(shmem_team_t team, long* team_mc, long* seed_sym) {
   shmem_team_sync(team);
 }
 
+// The team's slot in the device state's team table.
+int slot_of(shmem_team_t team) {
+  return static_cast<int>((reinterpret_cast<uint64_t>(team) - g_published.team_handle_base) /
+                          g_published.team_handle_stride);
+}
+
+// The words of the team's slot (device/state.h, impl/mc_barrier.h), as the device code finds them.
+uint64_t* slot_word(int slot, uint64_t offset) {
+  return reinterpret_cast<uint64_t*>(g_published.heap_base + g_published.team_sync_offset +
+                                     static_cast<uint64_t>(slot) * g_published.team_slot_bytes +
+                                     offset);
+}
+
+// mc_barrier_count's operations with the switch played on the host: multimem.red adds 1 to every
+// member's copy of the counter (here through the window, one atomic add per member); multimem is
+// what no machine of CI has, the counting around it is the device code's own.
+struct SwitchOnHost {
+  std::vector<int> members;  // world PEs
+  void before(bool) { std::atomic_thread_fence(std::memory_order_seq_cst); }
+  void add_all(uint64_t* counter) {
+    for (int pe : members) {
+      auto* copy = static_cast<uint64_t*>(shmem_ptr(counter, pe));
+      check(copy != nullptr, "PE " + std::to_string(pe) + "'s counter is not mapped here");
+      __atomic_fetch_add(copy, 1, __ATOMIC_RELEASE);
+    }
+  }
+  uint64_t load_acquire(const uint64_t* counter) {
+    std::this_thread::yield();  // PEs share the CPUs of CI
+    return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
+  }
+};
+
+// The team's multicast barrier as the device runs it (mc_barrier_count on the slot's words, which
+// must lie in the team's region), emulated: `rounds` times every member publishes a fresh value
+// after a random delay, passes the barrier, and must then see every member's value of the round
+// (a barrier that lets a PE through early shows a stale one); a second barrier guards the reads.
+void emulated_team_barriers(shmem_team_t team, long* vals, int rounds) {
+  const int me = shmem_team_my_pe(team), m = shmem_team_n_pes(team), slot = slot_of(team);
+  SwitchOnHost ops;
+  for (int i = 0; i < m; ++i)
+    ops.members.push_back(shmem_team_translate_pe(team, i, SHMEM_TEAM_WORLD));
+  uint64_t* counter = slot_word(slot, device::TeamSlotLayout::kMcCounter);
+  auto* target =
+      reinterpret_cast<volatile uint64_t*>(slot_word(slot, device::TeamSlotLayout::kMcTarget));
+  // The region the device's team barrier takes (mc_team): the world's for a team of every PE.
+  const uint64_t mc =
+      device::mc_team_base(g_published.mc_base, g_published.teams[slot].mc_base, m, shmem_n_pes());
+  check(mc != 0, "the device state gives the team no multicast address");
+  check(shmemx_mc_ptr(team, counter) ==
+            reinterpret_cast<void*>(mc +
+                                    (reinterpret_cast<uint64_t>(counter) - g_published.heap_base)),
+        "the slot's multicast barrier counter is not in the team's region");
+  check(reinterpret_cast<uint64_t>(target) - reinterpret_cast<uint64_t>(counter) >= 128 &&
+            device::TeamSlotLayout::scratch(shmem_n_pes()) < g_published.team_slot_bytes,
+        "the slot's words overlap");
+  // No member adds before all are here (the first team sync): the counter is where this PE's
+  // last multicast barrier in the slot (with this team or an earlier one) left it.
+  const uint64_t start = *target;
+  check(*counter == start, "the slot's counter (" + std::to_string(*counter) +
+                               ") is not where this PE's last multicast barrier left it (" +
+                               std::to_string(start) + ")");
+  // Fresh values every run: member 0's seed.
+  vals[me] = static_cast<long>(std::random_device{}() >> 1);
+  shmem_team_sync(team);
+  const long seed = *static_cast<long*>(shmem_ptr(vals, ops.members[0]));
+  shmem_team_sync(team);
+  std::mt19937 delay(static_cast<unsigned>(seed) + me);
+  auto value = [&](int round, int member) {
+    return seed ^ (static_cast<long>(round) << 20) ^ (static_cast<long>(member) << 8) ^ 0x5a5a;
+  };
+  for (int r = 0; r < rounds; ++r) {
+    if (delay() % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds(delay() % 500));
+    __atomic_store_n(&vals[me], value(r, me), __ATOMIC_RELAXED);
+    device::mc_barrier_count(ops, counter, target, static_cast<uint64_t>(m), true);
+    for (int j = 0; j < m; ++j) {
+      const long got = __atomic_load_n(static_cast<long*>(shmem_ptr(vals, ops.members[j])) + j,
+                                       __ATOMIC_RELAXED);
+      check(got == value(r, j), "round " + std::to_string(r) + ": member " + std::to_string(j) +
+                                    "'s value is not there: the barrier let this PE through early");
+    }
+    device::mc_barrier_count(ops, counter, target, static_cast<uint64_t>(m), false);
+  }
+  shmem_team_sync(team);  // every add has landed
+  check(*target == start + 2ull * rounds * static_cast<uint64_t>(m) && *counter == *target,
+        "counter " + std::to_string(*counter) + ", target " + std::to_string(*target) + " after " +
+            std::to_string(2 * rounds) + " barriers of " + std::to_string(m) + " from " +
+            std::to_string(start));
+}
+
 int runtime_modes(int argc, char** argv) {
   (void)argc;
   (void)argv;
@@ -454,13 +559,15 @@ int runtime_modes(int argc, char** argv) {
   detail::use_fake_driver_for_tests(&testing::fake_cuda_driver(cfg));
   vshmemi_set_device_state_listener(remember_state);
   ::setenv("VSHMEM_BACKEND", "cuda", 1);
-  if (g_mode == "runtime_off" || g_mode == "runtime_fabric") {
+  if (g_mode == "runtime_off" || g_mode == "runtime_fabric" ||
+      (g_mode == "runtime_disagree" && me != n - 1)) {
     ::unsetenv("VSHMEM_ENABLE_MULTICAST");  // the default
   } else {
     ::setenv("VSHMEM_ENABLE_MULTICAST", "1", 1);  // this process, the fake only
   }
-  shmem_init();
+  shmem_init();  // runtime_disagree: fails naming VSHMEM_ENABLE_MULTICAST (WILL_FAIL_REGEX)
   g_pe = shmem_my_pe();
+  check(g_mode != "runtime_disagree", "shmem_init accepted PEs that disagree on multicast");
   const int npes = shmem_n_pes();
   long* x = static_cast<long*>(shmem_malloc(1024 * sizeof(long)));
   check(x != nullptr, "shmem_malloc");
@@ -476,6 +583,8 @@ int runtime_modes(int argc, char** argv) {
     if (npes > 1) {
       // A smaller team gets a region of its own at the split (a team of one does not).
       long* seed_sym = static_cast<long*>(shmem_malloc(sizeof(long)));
+      long* vals = static_cast<long*>(shmem_malloc(static_cast<size_t>(npes) * sizeof(long)));
+      int half_slot = -1;
       shmem_team_t half = SHMEM_TEAM_INVALID;
       const int creates_before = fake_calls("cuMulticastCreate");
       shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes - 1, nullptr, 0, &half);
@@ -497,6 +606,8 @@ int runtime_modes(int argc, char** argv) {
           check(g_published.mc_base + offset == reinterpret_cast<uint64_t>(mc),
                 "the device state does not carry the world's multicast address");
           team_data_check(half, static_cast<long*>(team_mc), seed_sym);
+          emulated_team_barriers(half, vals, 40);
+          half_slot = slot_of(half);
         }
       }
       // Growth (collective over every PE) binds the new chunk in the team's region too.
@@ -511,7 +622,28 @@ int runtime_modes(int argc, char** argv) {
               "shmem_team_destroy did not unbind the team's region");
       }
       shmem_barrier_all();
+      if (npes > 2) {
+        // The slot again, for a team of other members (of another size with 4 PEs): this PE's
+        // count carries over from the team before, and the barriers stay right.
+        shmem_team_t again = SHMEM_TEAM_INVALID;
+        shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 1, 2, nullptr, 0, &again);
+        if (again != SHMEM_TEAM_INVALID) {
+          check(half_slot < 0 || slot_of(again) == half_slot,
+                "the new team did not get the destroyed team's slot");
+          emulated_team_barriers(again, vals, 40);
+          shmem_team_destroy(again);
+        }
+      }
+      // A split of every PE: no region of its own, the world's, with its slot's counter.
+      shmem_team_t all = SHMEM_TEAM_INVALID;
+      shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, nullptr, 0, &all);
+      check(all != SHMEM_TEAM_INVALID && g_published.teams[slot_of(all)].mc_base == 0,
+            "a team of every PE got a region of its own");
+      emulated_team_barriers(all, vals, 20);
+      shmem_team_destroy(all);
+      shmem_barrier_all();
       shmem_free(more);
+      shmem_free(vals);
       shmem_free(seed_sym);
     }
     // Growth past the initial heap: the new block has a multicast address too.
@@ -541,6 +673,101 @@ int runtime_modes(int argc, char** argv) {
     shmem_barrier_all();
     if (first != SHMEM_TEAM_INVALID) shmem_team_destroy(first);
     if (last != SHMEM_TEAM_INVALID) shmem_team_destroy(last);
+    shmem_free(seed_sym);
+  } else if (g_mode == "runtime_team_bind_fails") {
+    // The world has its region; one bind of the last PE fails while a team of PEs 1..n-1 is made
+    // (that team falls back on every member), then one at a heap growth (a second such team drops
+    // its region on every member; the world keeps its).
+    check(mc != nullptr && npes >= 3, "the world has no region, or fewer than 3 PEs");
+    long* vals = static_cast<long*>(shmem_malloc(static_cast<size_t>(npes) * sizeof(long)));
+    const bool last_pe = g_pe == npes - 1;
+    auto fail_one_bind = [&](int skip) {  // this PE's bind after the next `skip` fails
+      cfg.multicast_bind_result = CUDA_ERROR_NOT_PERMITTED;
+      cfg.multicast_bind_fail_from = fake_calls("cuMulticastBindMem") + skip;
+      cfg.multicast_bind_fail_until = cfg.multicast_bind_fail_from + 1;
+      (void)testing::fake_cuda_driver(cfg);
+    };
+    if (last_pe) fail_one_bind(0);
+    const int creates = fake_calls("cuMulticastCreate"), binds = fake_calls("cuMulticastBindMem"),
+              unbinds = fake_calls("cuMulticastUnbind");
+    shmem_team_t failed = SHMEM_TEAM_INVALID, dropped = SHMEM_TEAM_INVALID;
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 1, npes - 1, nullptr, 0, &failed);
+    const int new_binds = fake_calls("cuMulticastBindMem") - binds;
+    const int new_unbinds = fake_calls("cuMulticastUnbind") - unbinds;
+    if (failed != SHMEM_TEAM_INVALID) {
+      check(shmemx_mc_ptr(failed, x) == nullptr,
+            "a region for the team although PE " + std::to_string(npes - 1) + "'s bind failed");
+      check(g_published.teams[slot_of(failed)].mc_base == 0,
+            "the device state gives the failed team a region (its barrier would be multicast)");
+      check(fake_calls("cuMulticastCreate") - creates == (shmem_team_my_pe(failed) == 0),
+            "the team's object is created once, by its first member");
+      check(new_binds > 0 &&
+                (last_pe ? new_binds == 1 && new_unbinds == 0 : new_unbinds == new_binds),
+            "binds " + std::to_string(new_binds) + ", unbinds " + std::to_string(new_unbinds) +
+                ": what was bound is not unbound again");
+      shmem_team_sync(failed);  // the unicast barrier
+    } else {
+      check(fake_calls("cuMulticastCreate") == creates && new_binds == 0,
+            "a PE outside the team made multicast calls for it");
+    }
+    shmem_barrier_all();
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 1, npes - 1, nullptr, 0, &dropped);
+    if (dropped != SHMEM_TEAM_INVALID) {
+      check(shmemx_mc_ptr(dropped, x) != nullptr, "no region for the team once binds succeed");
+      emulated_team_barriers(dropped, vals, 20);
+    }
+    // The growth's first chunk: the world's bind succeeds, the team's fails on the last PE.
+    if (last_pe) fail_one_bind(1);
+    const int binds_before_growth = fake_calls("cuMulticastBindMem");
+    char* more = static_cast<char*>(shmem_malloc(64u << 20));  // past the committed heap
+    check(more != nullptr, "shmem_malloc(64 MiB)");
+    check(fake_calls("cuMulticastBindMem") > binds_before_growth, "the heap did not grow");
+    check(shmemx_mc_ptr(SHMEM_TEAM_WORLD, more) != nullptr,
+          "the world lost its region with the team's");
+    if (dropped != SHMEM_TEAM_INVALID) {
+      check(shmemx_mc_ptr(dropped, x) == nullptr, "the team kept its region after PE " +
+                                                      std::to_string(npes - 1) +
+                                                      "'s bind of a growth failed");
+      check(g_published.teams[slot_of(dropped)].mc_base == 0,
+            "the device state still gives the team its dropped region");
+      shmem_team_sync(dropped);
+      shmem_team_destroy(dropped);
+    }
+    if (failed != SHMEM_TEAM_INVALID) shmem_team_destroy(failed);
+    shmem_barrier_all();
+    shmem_free(more);
+    shmem_free(vals);
+  } else if (g_mode == "runtime_shared") {
+    // Two simulated nodes that do not map each other: no region over every PE (PE 0 says why),
+    // each node's SHMEM_TEAM_SHARED makes its own at shmem_init (SHMEMX_TEAM_NODE, the same PEs,
+    // shares it), its data and barriers work, a growth binds it.
+    check(mc == nullptr, "a region over PEs that do not map each other");
+    const int m = shmem_team_n_pes(SHMEM_TEAM_SHARED);
+    check(m == npes / 2, "SHMEM_TEAM_SHARED has " + std::to_string(m) + " PEs");
+    void* shared_mc = shmemx_mc_ptr(SHMEM_TEAM_SHARED, x);
+    check(shared_mc != nullptr, "SHMEM_TEAM_SHARED has no region of its own");
+    check(shmemx_mc_ptr(SHMEMX_TEAM_NODE, x) == shared_mc,
+          "SHMEMX_TEAM_NODE (the same PEs) does not use the shared team's region");
+    check(fake_calls("cuMulticastCreate") == (shmem_team_my_pe(SHMEM_TEAM_SHARED) == 0 ? 1 : 0),
+          "one object per node, created by the shared team's first member");
+    check(g_published.teams[slot_of(SHMEM_TEAM_SHARED)].mc_base != 0 &&
+              g_published.teams[slot_of(SHMEMX_TEAM_NODE)].mc_base ==
+                  g_published.teams[slot_of(SHMEM_TEAM_SHARED)].mc_base,
+          "the device state does not carry the shared team's region");
+    long* seed_sym = static_cast<long*>(shmem_malloc(sizeof(long)));
+    long* vals = static_cast<long*>(shmem_malloc(static_cast<size_t>(npes) * sizeof(long)));
+    team_data_check(SHMEM_TEAM_SHARED, static_cast<long*>(shared_mc), seed_sym);
+    emulated_team_barriers(SHMEM_TEAM_SHARED, vals, 20);
+    emulated_team_barriers(SHMEMX_TEAM_NODE, vals, 20);
+    const int binds = fake_calls("cuMulticastBindMem");
+    char* more = static_cast<char*>(shmem_malloc(64u << 20));  // past the committed heap
+    check(more != nullptr, "shmem_malloc(64 MiB)");
+    check(fake_calls("cuMulticastBindMem") > binds &&
+              shmemx_mc_ptr(SHMEM_TEAM_SHARED, more + (64u << 20) - 1) != nullptr,
+          "the growth is not bound in the shared team's region");
+    shmem_barrier_all();
+    shmem_free(more);
+    shmem_free(vals);
     shmem_free(seed_sym);
   } else if (g_mode == "runtime_fabric") {
     remove_imex_dir(imex);

@@ -497,7 +497,8 @@ CUresult fk_cuMulticastBindMem(CUmemGenericAllocationHandle mc, size_t mc_offset
     return CUDA_ERROR_INVALID_VALUE;
   }
   const int this_bind = g_binds++;
-  if (g_config.multicast_bind_fail_from >= 0 && this_bind >= g_config.multicast_bind_fail_from) {
+  if (g_config.multicast_bind_fail_from >= 0 && this_bind >= g_config.multicast_bind_fail_from &&
+      (g_config.multicast_bind_fail_until < 0 || this_bind < g_config.multicast_bind_fail_until)) {
     return g_config.multicast_bind_result;
   }
   return CUDA_SUCCESS;

@@ -31,8 +31,11 @@ struct FakeDriverConfig {
   // What cuStreamQuery answers: a sticky error (e.g. CUDA_ERROR_ILLEGAL_INSTRUCTION) plays a
   // kernel that trapped.
   CUresult stream_query_result = CUDA_SUCCESS;
-  // Binds fail (with multicast_bind_result) from this bind on (0: the first); -1: never.
+  // Binds fail (with multicast_bind_result) from this bind on (0: the first); -1: never. Binds
+  // are numbered from the process's first (or the last reset_fake_calls).
   int multicast_bind_fail_from = 0;
+  // ... up to this bind, exclusive; -1: every bind from multicast_bind_fail_from on fails.
+  int multicast_bind_fail_until = -1;
   // The device's place in an NVLink domain; fabric_info_result != CUDA_SUCCESS: none.
   CUresult fabric_info_result = CUDA_ERROR_NOT_SUPPORTED;
   detail::CudaFabricInfo fabric_info;

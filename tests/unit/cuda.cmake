@@ -36,3 +36,6 @@ endif()
 # plain C++, so it runs here, where multimem cannot.
 vshmem_add_unit_test(NAME mc_select_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/mc_select_test.cpp
                      LIBS vshmem)
+# The multicast barrier's counting (include/vshmem/device/impl/mc_barrier.h), threads as PEs.
+vshmem_add_unit_test(NAME mc_barrier_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/mc_barrier_test.cpp
+                     LIBS vshmem)

@@ -7,6 +7,10 @@
 
 __global__ void barrier_kernel() { shmemx_barrier_all_block(); }
 __global__ void team_sync_kernel(shmem_team_t team) { shmemx_team_sync_warp(team); }
+// A team barrier alone: the world's multicast barrier for SHMEM_TEAM_WORLD, else the team's on its
+// slot's counter through the team's region (impl/sync.cuh, mc_team_barrier); the check looks at
+// this kernel's own PTX.
+__global__ void team_barrier_only_kernel(shmem_team_t team) { shmemx_barrier_block(team); }
 __global__ void broadcast_kernel(shmem_team_t team, float* dest, const float* source, size_t n) {
   shmemx_float_broadcast_block(team, dest, source, n, 0);
 }

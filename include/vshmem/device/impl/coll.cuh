@@ -310,13 +310,13 @@ __device__ __forceinline__ int reduce_group(const char* call, shmem_team_t team,
   }
   // In-place results wait in scratch: the world's in the synchronization area, a team's in its
   // slot (so that collectives on different teams may run at the same time).
-  const uint64_t team_counters = 2 * static_cast<uint64_t>(s.n_pes) * sizeof(uint64_t);
+  const uint64_t team_scratch = TeamSlotLayout::scratch(s.n_pes);  // after the slot's counters
   T* scratch = reinterpret_cast<T*>(
       v.world()
           ? s.sync_base + SyncLayout::kScratch
-          : s.team_sync_base + static_cast<uint64_t>(v.slot) * s.team_slot_bytes + team_counters);
+          : s.team_sync_base + static_cast<uint64_t>(v.slot) * s.team_slot_bytes + team_scratch);
   const uint64_t scratch_bytes =
-      v.world() ? SyncLayout::kScratchBytes : s.team_slot_bytes - team_counters;
+      v.world() ? SyncLayout::kScratchBytes : s.team_slot_bytes - team_scratch;
   const size_t chunk = overlap ? scratch_bytes / sizeof(T) : nreduce;
   team_sync_group<G>(call, team, true);
   for (size_t base = 0; base < nreduce; base += chunk) {

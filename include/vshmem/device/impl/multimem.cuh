@@ -2,7 +2,7 @@
 // runtime made a multicast region over the heap (VSHMEM_ENABLE_MULTICAST=1 and every PE's device
 // reports CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: runtime/heap/multicast_region.hpp) for the
 // team: the world's region for teams of every PE, the team's own for a smaller team that got one
-// at its split (barriers of smaller teams stay unicast). Which collective takes it: mc_select.h.
+// at its split. Which collective takes it: mc_select.h; the barriers' counting: mc_barrier.h.
 // Otherwise every caller keeps its unicast algorithm.
 //
 //   multimem.st        one store reaches every PE's copy (broadcast, the results of reductions);
@@ -15,6 +15,7 @@
 // before and after.
 #pragma once
 
+#include "vshmem/device/impl/mc_barrier.h"
 #include "vshmem/device/impl/mc_select.h"
 #include "vshmem/device/impl/memory.cuh"
 #include "vshmem/device/impl/state.cuh"
@@ -23,17 +24,18 @@
 
 namespace vshmem::device {
 
-// The multicast barrier's words in the synchronization area (between SyncLayout's epoch and the
-// flat barrier's flags; each on its own cache line).
+// The world's multicast barrier words in the synchronization area (between SyncLayout's epoch and
+// the flat barrier's flags; each on its own cache line). Teams have theirs in their slots
+// (TeamSlotLayout, impl/mc_barrier.h).
 struct McSyncLayout {
   static constexpr uint64_t kCounter = 2048;  // uint64_t: every PE adds 1 to every PE's copy
-  static constexpr uint64_t kEpoch = 2560;    // uint64_t: multicast barriers this PE entered
+  static constexpr uint64_t kTarget = 2560;   // uint64_t: mc_barrier_count's target, this PE only
 };
 static_assert(McSyncLayout::kCounter > SyncLayout::kBarrierEpoch &&
-                  McSyncLayout::kEpoch + 8 <= SyncLayout::kBarrierFlags,
+                  McSyncLayout::kTarget + 8 <= SyncLayout::kBarrierFlags,
               "the multicast barrier's words must not overlap the other barriers'");
 static_assert(SyncLayout::kBroadcastFlag != McSyncLayout::kCounter &&
-                  SyncLayout::kBroadcastFlag != McSyncLayout::kEpoch &&
+                  SyncLayout::kBroadcastFlag != McSyncLayout::kTarget &&
                   SyncLayout::kBroadcastFlag > SyncLayout::kBarrierEpoch &&
                   SyncLayout::kBroadcastFlag + 8 <= SyncLayout::kBarrierFlags,
               "the broadcast flag must not overlap the barriers' words");
@@ -173,37 +175,71 @@ __device__ __forceinline__ void mc_store_value(T* mc, T v) {
 }
 #endif  // __CUDA_ARCH__ >= 900
 
-// The barrier over every PE, by the group G: each PE adds 1 to the counter of every PE with one
-// multimem.red (release), then waits until its own counter holds n_pes per barrier it entered.
-template <class G>
-__device__ __forceinline__ void mc_barrier(bool quiet) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const GpuState& s = vshmemi_device_state;
-  G::sync();  // every member's stores precede the release (fence cumulativity)
-  if (G::rank() == 0) {
-    volatile uint64_t* epoch_p =
-        reinterpret_cast<volatile uint64_t*>(s.sync_base + McSyncLayout::kEpoch);
-    uint64_t* counter = reinterpret_cast<uint64_t*>(s.sync_base + McSyncLayout::kCounter);
-    const uint64_t epoch = *epoch_p + 1;
+// mc_barrier_count's operations on the device, through the region at mc.
+struct McBarrierOps {
+  uint64_t mc;
+  __device__ __forceinline__ void before(bool quiet) {
     if (quiet) {
       fence_sys();
     } else {
       fence_release();
     }
     fence_proxy_alias();  // our unicast polls of the counter came before
-    asm volatile("multimem.red.release.sys.global.add.u64 [%0], %1;" ::"l"(mc_addr(counter)),
+  }
+  __device__ __forceinline__ void add_all(uint64_t* counter) {
+    asm volatile("multimem.red.release.sys.global.add.u64 [%0], %1;" ::"l"(mc_addr(counter, mc)),
                  "l"(1ull)
                  : "memory");
     fence_proxy_alias();  // before the unicast polls of the same counter
-    const uint64_t target = epoch * static_cast<uint64_t>(s.n_pes);
-    while (ld_acquire(counter) < target) {
-    }
-    *epoch_p = epoch;
+  }
+  __device__ __forceinline__ uint64_t load_acquire(const uint64_t* counter) {
+    return ld_acquire(counter);
+  }
+};
+#endif
+
+// A multicast barrier of `members` PEs through the region at mc, by the group G, on this PE's
+// counter and target words (McSyncLayout's for the world, TeamSlotLayout's for a team): the
+// leader counts (mc_barrier_count), the group waits for it.
+template <class G>
+__device__ __forceinline__ void mc_barrier_on(uint64_t* counter, volatile uint64_t* target,
+                                              uint64_t members, uint64_t mc, bool quiet) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  G::sync();  // every member's stores precede the release (fence cumulativity)
+  if (G::rank() == 0) {
+    McBarrierOps ops{mc};
+    mc_barrier_count(ops, counter, target, members, quiet);
   }
   G::sync();
 #else
+  (void)counter;
+  (void)target;
+  (void)members;
+  (void)mc;
   (void)quiet;
 #endif
+}
+
+// The barrier over every PE, by the group G, through the world's region.
+template <class G>
+__device__ __forceinline__ void mc_barrier(bool quiet) {
+  const GpuState& s = vshmemi_device_state;
+  mc_barrier_on<G>(reinterpret_cast<uint64_t*>(s.sync_base + McSyncLayout::kCounter),
+                   reinterpret_cast<volatile uint64_t*>(s.sync_base + McSyncLayout::kTarget),
+                   static_cast<uint64_t>(s.n_pes), s.mc_base, quiet);
+}
+
+// The barrier over the team in `slot` (team_size members), by the group G, through the team's
+// region at mc (mc_team: the world's for a team of every PE, else the team's own), on the slot's
+// words (TeamSlotLayout).
+template <class G>
+__device__ __forceinline__ void mc_team_barrier(int slot, int team_size, uint64_t mc, bool quiet) {
+  const GpuState& s = vshmemi_device_state;
+  const uint64_t words = s.team_sync_base + static_cast<uint64_t>(slot) * s.team_slot_bytes;
+  mc_barrier_on<G>(reinterpret_cast<uint64_t*>(words + TeamSlotLayout::kMcCounter),
+                   reinterpret_cast<volatile uint64_t*>(words + TeamSlotLayout::kMcTarget),
+                   static_cast<uint64_t>(team_size), mc, quiet);
 }
 
 // Root's `bytes` at `source` into every PE's `dest` with multimem.st, by the group G; false (and

@@ -207,7 +207,8 @@ __device__ __forceinline__ void team_flat(const char* call, const TeamView& v, b
   const GpuState& s = vshmemi_device_state;
   const size_t n = static_cast<size_t>(s.n_pes);
   uint64_t* sent = reinterpret_cast<uint64_t*>(s.team_sync_base +
-                                               static_cast<uint64_t>(v.slot) * s.team_slot_bytes);
+                                               static_cast<uint64_t>(v.slot) * s.team_slot_bytes +
+                                               TeamSlotLayout::kSignals);
   uint64_t* received = sent + n;
   const unsigned rank = G::rank(), size = G::size(), m = static_cast<unsigned>(v.size);
   // The leader fences also in a team of one: a barrier's quiet covers stores to any PE.
@@ -248,8 +249,10 @@ __device__ __forceinline__ void team_sync_group(const char* call, shmem_team_t t
     sync_group<G>(call, quiet);
     return;
   }
-  if (mc_on(v.size)) {  // a team of every PE: the multicast barrier (impl/multimem.cuh)
-    mc_barrier<G>(quiet);
+  // With a region (the world's for a team of every PE, else the team's own: every member has it
+  // or none does), the multicast barrier on the slot's counter (impl/multimem.cuh).
+  if (const uint64_t mc = mc_team(v.slot, v.size); mc != 0) {
+    mc_team_barrier<G>(v.slot, v.size, mc, quiet);
     return;
   }
   G::sync();
