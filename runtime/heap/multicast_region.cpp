@@ -1,14 +1,12 @@
 #include "runtime/heap/multicast_region.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "runtime/common/log.hpp"
+#include "runtime/ipc/handle_exchange.hpp"
 
 namespace vshmem {
 namespace {
@@ -186,50 +184,32 @@ Result<std::unique_ptr<MulticastRegion>> MulticastRegion::create(
   }
   VSHMEM_MC_STEP(MulticastStep::kCreate, st);
 
-  if (kind == HandleKind::kFabric) {
-    // Member 0's handle to every member (an allgather: groups have no broadcast).
-    std::array<uint8_t, ShareableHandle::kFabricBytes> bytes{};
-    if (me == 0) bytes = exported.fabric();
-    std::vector<uint8_t> all(static_cast<size_t>(n) * bytes.size());
-    VSHMEM_RETURN_IF_ERROR(group.allgather(bytes.data(), all.data(), bytes.size()));
-    if (me != 0) {
-      auto imported = mc->import(ShareableHandle::from_fabric(all.data()), region->size_);
-      if (imported) {
+  // Member 0's handle to every member: fabric handles in the group's allgather, a POSIX FD over
+  // the handle sockets (the others send member 0 nothing).
+  if (n > 1 && kind == HandleKind::kPosixFd && fd_exchange == nullptr) {
+    st = error(Code::kState, "no handle exchange for the multicast handle");
+  } else if (n > 1 || kind == HandleKind::kFabric) {
+    HandleExchange handles(
+        kind, fd_exchange,
+        [&group](const void* mine, void* all, size_t bytes) {
+          return group.allgather(mine, all, bytes);
+        },
+        pes, pes[me]);
+    std::vector<ShareableHandle> mine;
+    if (me == 0) mine.push_back(std::move(exported));
+    const std::vector<int> peers =
+        me == 0 ? std::vector<int>(pes.begin() + 1, pes.end()) : std::vector<int>{pes[0]};
+    auto got = handles.exchange(peers, mine, Status::ok(), 1, group.exchange_tag());
+    if (!got) {
+      st = got.status();
+    } else if (me != 0) {
+      auto handle = HandleExchange::take(got.value(), pes[0], 1, "multicast handle");
+      if (!handle) {
+        st = handle.status();
+      } else if (auto imported = mc->import(std::move(handle.value()[0]), region->size_)) {
         region->object_ = std::move(imported).value();
       } else {
         st = imported.status();
-      }
-    }
-  } else if (n > 1) {
-    if (fd_exchange == nullptr) {
-      st = error(Code::kState, "no handle exchange for the multicast handle");
-    } else if (me == 0) {
-      std::vector<int> others(pes.begin() + 1, pes.end());
-      auto sent = fd_exchange->exchange(others, {exported.fd()}, group.exchange_tag());
-      if (!sent) {
-        st = sent.status();
-      } else {
-        for (auto& [p, fds] : sent.value()) {
-          for (int fd : fds) ::close(fd);
-        }
-      }
-    } else {
-      auto got = fd_exchange->exchange({pes[0]}, {}, group.exchange_tag());
-      if (!got) {
-        st = got.status();
-      } else {
-        std::vector<int> fds = got.value()[pes[0]];
-        for (size_t i = 1; i < fds.size(); ++i) ::close(fds[i]);
-        if (fds.empty()) {
-          st = error(Code::kPeerFailure, "PE 0 sent no multicast handle");
-        } else {
-          auto imported = mc->import(ShareableHandle::from_fd(fds[0]), region->size_);
-          if (imported) {
-            region->object_ = std::move(imported).value();
-          } else {
-            st = imported.status();
-          }
-        }
       }
     }
   }

@@ -1,7 +1,5 @@
 #include "runtime/heap/symmetric_heap.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -93,15 +91,23 @@ Result<std::unique_ptr<SymmetricHeap>> SymmetricHeap::create(
   VSHMEM_INFO("heap: H=%#lx S=%zu window slots=%zu chunk=%zu handles=%s mapped peers=%zu",
               static_cast<unsigned long>(range->base()), cfg.size, slots_total, cfg.chunk_size,
               handle_kind_name(kind), mapped_peers.size());
+  std::vector<int> everyone(n);
+  for (int p = 0; p < n; ++p) everyone[p] = p;
+  HandleExchange handles(
+      kind, fd_exchange,
+      [&bootstrap](const void* mine, void* all, size_t bytes) {
+        return bootstrap.allgather(mine, all, bytes);
+      },
+      std::move(everyone), me);
   return std::unique_ptr<SymmetricHeap>(
       new SymmetricHeap(provider, bootstrap, cfg, std::move(range), std::move(slots),
-                        std::move(mapped_peers), fd_exchange, kind, me, slots_total));
+                        std::move(mapped_peers), std::move(handles), kind, me, slots_total));
 }
 
 SymmetricHeap::SymmetricHeap(MemoryProvider& provider, Bootstrap& bootstrap,
                              const HeapConfig& config, std::shared_ptr<VirtualReservation> range,
                              std::vector<int32_t> peer_slot, std::vector<int> mapped_peers,
-                             FdExchange* fd_exchange, HandleKind kind, int my_pe,
+                             HandleExchange handles, HandleKind kind, int my_pe,
                              size_t window_slots)
     : provider_(provider),
       bootstrap_(bootstrap),
@@ -111,7 +117,7 @@ SymmetricHeap::SymmetricHeap(MemoryProvider& provider, Bootstrap& bootstrap,
       size_(config.size),
       peer_slot_(std::move(peer_slot)),
       mapped_peers_(std::move(mapped_peers)),
-      fd_exchange_(fd_exchange),
+      handles_(std::move(handles)),
       handle_kind_(kind),
       my_pe_(my_pe),
       window_slots_(window_slots),
@@ -149,7 +155,9 @@ Status SymmetricHeap::grow(size_t bytes) {
   // every PE keeps the new chunk or none does, and every PE names the first PE that failed and
   // its cause (e.g. the open-file limit), instead of some heaps growing and others not.
   std::vector<std::unique_ptr<Mapping>> peer_maps;
-  Status mapped = map_peer_chunks(*own, offset, bytes, tag, &peer_maps);
+  std::vector<std::vector<uint64_t>> peer_sizes(bootstrap_.size());
+  for (int p : mapped_peers_) peer_sizes[p] = {bytes};
+  Status mapped = map_peer_pieces({own}, peer_sizes, offset, 1, tag, &peer_maps);
   VSHMEM_RETURN_IF_ERROR(agree_on_outcome(
       mapped, log::format("could not map the new %zu-byte chunks of %s peers", bytes, "%s")));
   // The transport registers the chunk with the network in this same collective step; it agrees
@@ -162,62 +170,6 @@ Status SymmetricHeap::grow(size_t bytes) {
   VSHMEM_TRACE("heap grew by %zu bytes to %zu", bytes, allocator_.committed());
   if (on_chunk_) on_chunk_(offset, own);
   if (on_growth_) on_growth_();
-  return Status::ok();
-}
-
-Status SymmetricHeap::map_peer_chunks(PhysicalAllocation& own, size_t offset, size_t bytes,
-                                      uint64_t tag,
-                                      std::vector<std::unique_ptr<Mapping>>* peer_maps) {
-  const int n = bootstrap_.size();
-  if (handle_kind_ == HandleKind::kFabric) {
-    // Fabric handles are plain bytes: the bootstrap carries them (everyone takes part).
-    std::vector<uint8_t> mine(ShareableHandle::kFabricBytes), all(n * mine.size());
-    // A PE whose export fails still takes part in the allgather, so that the collectives of all
-    // PEs stay in step; the outcome agreement after it fails the growth everywhere.
-    auto h = own.export_handle(HandleKind::kFabric);
-    if (h) std::memcpy(mine.data(), h->fabric().data(), mine.size());
-    VSHMEM_RETURN_IF_ERROR(bootstrap_.allgather(mine.data(), all.data(), mine.size()));
-    if (!h) return h.status();
-    for (int p : mapped_peers_) {
-      std::shared_ptr<PhysicalAllocation> phys;
-      VSHMEM_ASSIGN_OR_RETURN(
-          phys, provider_.import(ShareableHandle::from_fabric(&all[p * mine.size()]), bytes));
-      std::unique_ptr<Mapping> m;
-      VSHMEM_ASSIGN_OR_RETURN(
-          m,
-          provider_.map(range_, size_ * (1 + static_cast<size_t>(peer_slot_[p])) + offset, phys));
-      peer_maps->push_back(std::move(m));
-    }
-  } else if (!mapped_peers_.empty()) {
-    ShareableHandle h;
-    VSHMEM_ASSIGN_OR_RETURN(h, own.export_handle(HandleKind::kPosixFd));
-    std::map<int, std::vector<int>> received;
-    VSHMEM_ASSIGN_OR_RETURN(received, fd_exchange_->exchange(mapped_peers_, {h.fd()}, tag));
-    // Take ownership of every descriptor first, so that an early error leaks none.
-    std::map<int, ShareableHandle> handles;
-    for (auto& [p, fds] : received) {
-      for (size_t i = 0; i < fds.size(); ++i) {
-        if (i == 0) {
-          handles.emplace(p, ShareableHandle::from_fd(fds[i]));
-        } else {
-          ::close(fds[i]);
-        }
-      }
-    }
-    for (int p : mapped_peers_) {
-      auto it = handles.find(p);
-      if (it == handles.end()) {
-        return error(Code::kPeerFailure, log::format("PE %d sent no memory handle", p));
-      }
-      std::shared_ptr<PhysicalAllocation> phys;
-      VSHMEM_ASSIGN_OR_RETURN(phys, provider_.import(std::move(it->second), bytes));
-      std::unique_ptr<Mapping> m;
-      VSHMEM_ASSIGN_OR_RETURN(
-          m,
-          provider_.map(range_, size_ * (1 + static_cast<size_t>(peer_slot_[p])) + offset, phys));
-      peer_maps->push_back(std::move(m));
-    }
-  }
   return Status::ok();
 }
 
@@ -347,53 +299,28 @@ constexpr size_t kMaxPieces = 128;
 
 Status SymmetricHeap::map_peer_pieces(const std::vector<std::shared_ptr<PhysicalAllocation>>& own,
                                       const std::vector<std::vector<uint64_t>>& peer_sizes,
-                                      size_t offset, uint64_t tag,
+                                      size_t offset, size_t max_pieces, uint64_t tag,
                                       std::vector<std::unique_ptr<Mapping>>* peer_maps) {
-  const int n = bootstrap_.size();
-  std::vector<ShareableHandle> imported_order;
-  std::map<int, std::vector<ShareableHandle>> handles;
-  if (handle_kind_ == HandleKind::kFabric) {
-    const size_t hb = ShareableHandle::kFabricBytes;
-    std::vector<uint8_t> mine(kMaxPieces * hb), all(static_cast<size_t>(n) * mine.size());
-    Status exported;
-    for (size_t i = 0; i < own.size() && exported.is_ok(); ++i) {
-      auto h = own[i]->export_handle(HandleKind::kFabric);
-      if (h) {
-        std::memcpy(&mine[i * hb], h->fabric().data(), hb);
-      } else {
-        exported = h.status();
-      }
-    }
-    // Everyone takes part in the allgather even after a failed export (collectives in step).
-    VSHMEM_RETURN_IF_ERROR(bootstrap_.allgather(mine.data(), all.data(), mine.size()));
-    VSHMEM_RETURN_IF_ERROR(exported);
-    for (int p : mapped_peers_) {
-      for (size_t i = 0; i < peer_sizes[p].size(); ++i) {
-        handles[p].push_back(
-            ShareableHandle::from_fabric(&all[static_cast<size_t>(p) * mine.size() + i * hb]));
-      }
-    }
-  } else if (!mapped_peers_.empty()) {
-    std::vector<ShareableHandle> exported;
-    std::vector<int> fds;
-    for (const auto& piece : own) {
-      ShareableHandle h;
-      VSHMEM_ASSIGN_OR_RETURN(h, piece->export_handle(HandleKind::kPosixFd));
-      fds.push_back(h.fd());
-      exported.push_back(std::move(h));
-    }
-    std::map<int, std::vector<int>> received;
-    VSHMEM_ASSIGN_OR_RETURN(received, fd_exchange_->exchange(mapped_peers_, fds, tag));
-    for (auto& [p, got] : received) {
-      for (int fd : got) handles[p].push_back(ShareableHandle::from_fd(fd));
+  // Fabric handles travel in an allgather of every PE, so every PE takes part, mapped peers or
+  // not, and also after a failed export (the outcome agreement after it fails the step
+  // everywhere).
+  if (handle_kind_ != HandleKind::kFabric && mapped_peers_.empty()) return Status::ok();
+  std::vector<ShareableHandle> mine;
+  Status exported;
+  for (size_t i = 0; i < own.size() && exported.is_ok(); ++i) {
+    if (auto h = own[i]->export_handle(handle_kind_)) {
+      mine.push_back(std::move(h).value());
+    } else {
+      exported = h.status();
     }
   }
+  HandleExchange::Received received;
+  VSHMEM_ASSIGN_OR_RETURN(received,
+                          handles_.exchange(mapped_peers_, mine, exported, max_pieces, tag));
   for (int p : mapped_peers_) {
-    auto& hs = handles[p];
-    if (hs.size() != peer_sizes[p].size()) {
-      return error(Code::kPeerFailure, log::format("PE %d sent %zu memory handles, not %zu", p,
-                                                   hs.size(), peer_sizes[p].size()));
-    }
+    std::vector<ShareableHandle> hs;
+    VSHMEM_ASSIGN_OR_RETURN(
+        hs, HandleExchange::take(received, p, peer_sizes[p].size(), "memory handle"));
     size_t at = offset;
     for (size_t i = 0; i < hs.size(); ++i) {
       std::shared_ptr<PhysicalAllocation> phys;
@@ -489,7 +416,7 @@ Result<void*> SymmetricHeap::register_buffer(void* buf, size_t size, int flags, 
   }
   std::vector<std::unique_ptr<Mapping>> peer_maps;
   const uint64_t tag = growth_attempts_++;
-  Status mapped = map_peer_pieces(pieces, peer_sizes, offset, tag, &peer_maps);
+  Status mapped = map_peer_pieces(pieces, peer_sizes, offset, kMaxPieces, tag, &peer_maps);
   VSHMEM_RETURN_IF_ERROR(agree_on_outcome(
       mapped.with_context(std::string(call) + ": "),
       log::format("could not map %s peers' registered buffers", "%s"), "nothing was registered"));

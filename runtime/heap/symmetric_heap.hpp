@@ -17,6 +17,7 @@
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/heap/allocator.hpp"
 #include "runtime/ipc/fd_passing.hpp"
+#include "runtime/ipc/handle_exchange.hpp"
 #include "runtime/memory/memory.hpp"
 
 namespace vshmem {
@@ -103,22 +104,21 @@ class SymmetricHeap {
  private:
   SymmetricHeap(MemoryProvider& provider, Bootstrap& bootstrap, const HeapConfig& config,
                 std::shared_ptr<VirtualReservation> range, std::vector<int32_t> peer_slot,
-                std::vector<int> mapped_peers, FdExchange* fd_exchange, HandleKind kind, int my_pe,
+                std::vector<int> mapped_peers, HandleExchange handles, HandleKind kind, int my_pe,
                 size_t window_slots);
   Status grow(size_t bytes);
-  // Growth's second step: import and map every mapped peer's new chunk (into *peer_maps).
-  Status map_peer_chunks(PhysicalAllocation& own, size_t offset, size_t bytes, uint64_t tag,
-                         std::vector<std::unique_ptr<Mapping>>* peer_maps);
   // Collective: ok when every PE's `mine` is ok; else every PE gets the same error naming the
   // failed PEs, what they could not do (`what`, with one %s for "its"/"their") and the first
   // one's cause.
   Status agree_on_outcome(const Status& mine, const std::string& what,
                           const char* consequence = "no PE grew its heap");
   // Every mapped peer's pieces (their sizes: peer_sizes[p]) imported and mapped at `offset` of
-  // the peer's slot, in order; ours exported. Collective.
+  // the peer's slot, in order (into *peer_maps); ours exported. At most max_pieces per PE, the
+  // same on every PE. Collective: a growth's new chunk (one piece) and a registered buffer's.
   Status map_peer_pieces(const std::vector<std::shared_ptr<PhysicalAllocation>>& own,
                          const std::vector<std::vector<uint64_t>>& peer_sizes, size_t offset,
-                         uint64_t tag, std::vector<std::unique_ptr<Mapping>>* peer_maps);
+                         size_t max_pieces, uint64_t tag,
+                         std::vector<std::unique_ptr<Mapping>>* peer_maps);
   Status check_symmetric(const char* call, uint64_t op, uint64_t a, uint64_t b);
 
   MemoryProvider& provider_;
@@ -129,7 +129,7 @@ class SymmetricHeap {
   size_t size_;
   std::vector<int32_t> peer_slot_;
   std::vector<int> mapped_peers_;
-  FdExchange* fd_exchange_;
+  HandleExchange handles_;
   HandleKind handle_kind_;
   int my_pe_;
   size_t window_slots_;

@@ -1,10 +1,7 @@
 #include "runtime/transport/host_sync.hpp"
 
-#include <unistd.h>
-
-#include <map>
-
 #include "runtime/common/log.hpp"
+#include "runtime/ipc/handle_exchange.hpp"
 
 namespace vshmem {
 namespace {
@@ -43,25 +40,16 @@ Result<std::unique_ptr<HostSyncArea>> HostSyncArea::create(FdExchange& exchange,
   area->base_[my_pe] = static_cast<uint64_t*>(own_map->address());
   area->mappings_.push_back(std::move(own_map));
 
-  std::map<int, std::vector<int>> received;
-  VSHMEM_ASSIGN_OR_RETURN(received, exchange.exchange(peers, {handle.fd()}, kExchangeTag));
-  std::map<int, ShareableHandle> handles;  // owns every descriptor before anything can fail
-  for (auto& [pe, fds] : received) {
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (i == 0) {
-        handles.emplace(pe, ShareableHandle::from_fd(fds[i]));
-      } else {
-        ::close(fds[i]);
-      }
-    }
-  }
+  std::vector<ShareableHandle> mine;
+  mine.push_back(std::move(handle));
+  HandleExchange handles(&exchange, my_pe);
+  HandleExchange::Received received;
+  VSHMEM_ASSIGN_OR_RETURN(received, handles.exchange(peers, mine, Status::ok(), 1, kExchangeTag));
   for (int pe : peers) {
-    auto it = handles.find(pe);
-    if (it == handles.end()) {
-      return error(Code::kPeerFailure, log::format("PE %d sent no barrier page", pe));
-    }
+    std::vector<ShareableHandle> page;
+    VSHMEM_ASSIGN_OR_RETURN(page, HandleExchange::take(received, pe, 1, "barrier page"));
     std::shared_ptr<PhysicalAllocation> phys;
-    VSHMEM_ASSIGN_OR_RETURN(phys, provider.import(std::move(it->second), bytes));
+    VSHMEM_ASSIGN_OR_RETURN(phys, provider.import(std::move(page[0]), bytes));
     std::unique_ptr<Mapping> m;
     VSHMEM_ASSIGN_OR_RETURN(m, map_anywhere(provider, std::move(phys)));
     area->base_[pe] = static_cast<uint64_t*>(m->address());
