@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "runtime/bootstrap/bootstrap_internal.hpp"
+#include "runtime/bootstrap/gather_round.hpp"
 #include "runtime/bootstrap/socket_bootstrap.hpp"
 #include "runtime/common/env.hpp"
 #include "runtime/common/log.hpp"
@@ -20,14 +21,7 @@
 namespace vshmem {
 namespace detail {
 
-std::string format_pe_list(const std::vector<int>& pes) {
-  std::string s;
-  for (size_t i = 0; i < pes.size(); ++i) {
-    if (i > 0) s += ", ";
-    s += std::to_string(pes[i]);
-  }
-  return s;
-}
+std::string format_pe_list(const std::vector<int>& pes) { return gather::pe_list(pes); }
 
 Result<std::chrono::milliseconds> parse_bootstrap_timeout(const std::string& text) {
   errno = 0;
@@ -44,10 +38,7 @@ Result<std::chrono::milliseconds> parse_bootstrap_timeout(const std::string& tex
   return std::chrono::milliseconds(std::max<long long>(1, std::llround(seconds * 1000)));
 }
 
-std::string format_seconds(std::chrono::milliseconds d) {
-  if (d.count() % 1000 == 0) return log::format("%lld s", static_cast<long long>(d.count() / 1000));
-  return log::format("%g s", static_cast<double>(d.count()) / 1000.0);
-}
+std::string format_seconds(std::chrono::milliseconds d) { return gather::seconds(d); }
 
 Result<std::string> random_hex(size_t bytes) {
   std::vector<unsigned char> raw(bytes);

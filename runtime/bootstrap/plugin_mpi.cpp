@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/bootstrap/gather_round.hpp"
 #include "runtime/bootstrap/plugin_abi.h"
 #include "runtime/common/status.hpp"
 
@@ -35,7 +36,12 @@ constexpr size_t kMaxErrorText = 4096;
 // them before they give up on their own.
 constexpr std::chrono::milliseconds kClientGrace{2000};
 
-enum Op : uint32_t { kAllgather = 1, kBroadcast = 2, kBarrier = 3 };
+namespace gather = vshmem::gather;
+using gather::kAllgather;
+using gather::kBarrier;
+using gather::kBroadcast;
+using gather::op_name;
+using gather::seconds;
 
 struct Header {
   uint32_t op;
@@ -70,16 +76,6 @@ int report(char* err, size_t errlen, Code code, const char* fmt, ...) {
   return static_cast<int>(code);
 }
 
-std::string seconds(std::chrono::milliseconds d) {
-  char b[32];
-  if (d.count() % 1000 == 0) {
-    std::snprintf(b, sizeof(b), "%lld s", static_cast<long long>(d.count() / 1000));
-  } else {
-    std::snprintf(b, sizeof(b), "%g s", d.count() / 1000.0);
-  }
-  return b;
-}
-
 std::string mpi_error(int rc) {
   char s[MPI_MAX_ERROR_STRING];
   int len = 0;
@@ -87,24 +83,7 @@ std::string mpi_error(int rc) {
   return std::string(s, len);
 }
 
-const char* op_name(uint32_t op) {
-  return op == kAllgather ? "allgather" : op == kBroadcast ? "broadcast" : "barrier";
-}
-
-std::string describe(const Header& h) {
-  char b[96];
-  if (h.op == kAllgather) {
-    std::snprintf(b, sizeof(b), "allgather(%llu bytes)", static_cast<unsigned long long>(h.bytes));
-  } else if (h.op == kBroadcast) {
-    std::snprintf(b, sizeof(b), "broadcast(%llu bytes, root %d)",
-                  static_cast<unsigned long long>(h.bytes), h.root);
-  } else if (h.op == kBarrier) {
-    std::snprintf(b, sizeof(b), "barrier()");
-  } else {
-    std::snprintf(b, sizeof(b), "operation %u", h.op);
-  }
-  return b;
-}
+gather::Call call_of(const Header& h) { return {h.op, h.seq, h.bytes, h.root}; }
 
 // Waits for the requests, yielding the CPU so that oversubscribed ranks make progress.
 // Returns false at the deadline.
@@ -170,14 +149,13 @@ int root_collective(Ctx* c, const Header& mine, const void* in, void* out, char*
   const char* call = op_name(mine.op);
   const auto deadline = Clock::now() + c->timeout;
   const int n = c->size;
-  const size_t bytes = mine.bytes;
+  gather::Round round(call_of(mine), n, in);
   // Each receive buffer is one larger than expected: a PE that calls with a different size is
   // then seen as a mismatch (its length field), not an MPI truncation error.
   std::vector<std::vector<char>> bufs(n);
   std::vector<MPI_Request> reqs(n, MPI_REQUEST_NULL);
   for (int r = 1; r < n; ++r) {
-    size_t expect = mine.op == kAllgather || (mine.op == kBroadcast && mine.root == r) ? bytes : 0;
-    bufs[r].resize(sizeof(Header) + expect + 1);
+    bufs[r].resize(sizeof(Header) + gather::contribution_bytes(round.call(), r) + 1);
     int rc = MPI_Irecv(bufs[r].data(), static_cast<int>(bufs[r].size()), MPI_BYTE, r, kTagUp,
                        c->comm, &reqs[r]);
     if (rc != MPI_SUCCESS) {
@@ -186,11 +164,8 @@ int root_collective(Ctx* c, const Header& mine, const void* in, void* out, char*
       return fail(c, err, errlen, Code::kSystem, call, "MPI_Irecv: " + mpi_error(rc));
     }
   }
-  std::vector<bool> arrived(n, false);
-  arrived[0] = true;
-  int count = 1;
   auto nap = std::chrono::microseconds(20);
-  while (count < n) {
+  while (!round.complete()) {
     int index = MPI_UNDEFINED, flag = 0;
     MPI_Status st;
     int rc = MPI_Testany(n, reqs.data(), &index, &flag, &st);
@@ -200,62 +175,41 @@ int root_collective(Ctx* c, const Header& mine, const void* in, void* out, char*
       return fail(c, err, errlen, Code::kSystem, call, "MPI_Testany: " + mpi_error(rc));
     }
     if (flag && index != MPI_UNDEFINED) {
-      arrived[index] = true;
-      ++count;
       int got = 0;
       MPI_Get_count(&st, MPI_BYTE, &got);
       Header h{};
       if (static_cast<size_t>(got) >= sizeof(Header))
         std::memcpy(&h, bufs[index].data(), sizeof(h));
-      bool same = static_cast<size_t>(got) == bufs[index].size() - 1 && h.op == mine.op &&
-                  h.bytes == mine.bytes && h.seq == mine.seq &&
-                  (mine.op != kBroadcast || h.root == mine.root);
-      if (!same) {
+      if (static_cast<size_t>(got) != bufs[index].size() - 1 || !round.same(call_of(h))) {
         abandon(reqs);
         for (auto& b : bufs) c->graveyard.push_back(std::move(b));
-        char b[320];
-        std::snprintf(b, sizeof(b),
-                      "PEs disagree: PE %d called %s (collective #%llu) while PE 0 called %s "
-                      "(collective #%llu)",
-                      index, describe(h).c_str(), static_cast<unsigned long long>(h.seq),
-                      describe(mine).c_str(), static_cast<unsigned long long>(mine.seq));
-        return fail(c, err, errlen, Code::kInvalidArgument, call, b);
+        return fail(c, err, errlen, Code::kInvalidArgument, call,
+                    round.disagreement(index, call_of(h)));
       }
+      const size_t contribution = gather::contribution_bytes(round.call(), index);
+      if (contribution > 0) {
+        std::memcpy(round.slot(index), bufs[index].data() + sizeof(Header), contribution);
+      }
+      round.arrived(index);
       nap = std::chrono::microseconds(20);
       continue;
     }
     if (Clock::now() >= deadline) {
       abandon(reqs);
       for (auto& b : bufs) c->graveyard.push_back(std::move(b));
-      std::string list;
-      int missing = 0;
-      for (int r = 1; r < n; ++r) {
-        if (arrived[r]) continue;
-        list += (list.empty() ? "" : ", ") + std::to_string(r);
-        ++missing;
-      }
-      return fail(c, err, errlen, Code::kTimeout, call,
-                  "timed out after " + seconds(c->timeout) + " waiting for PE" +
-                      (missing > 1 ? "s " : " ") + list);
+      return fail(c, err, errlen, Code::kTimeout, call, round.missing_text(c->timeout));
     }
     std::this_thread::sleep_for(nap);
     nap = std::min(nap * 2, std::chrono::microseconds(2000));
   }
 
-  // Assemble the result, then send it to everybody.
-  std::vector<char> reply;
-  size_t result_len = mine.op == kAllgather ? bytes * n : mine.op == kBroadcast ? bytes : 0;
-  reply.resize(sizeof(Header) + result_len);
+  // Send the result to everybody.
+  const size_t result_len = round.result_len();
+  std::vector<char> reply(sizeof(Header) + result_len);
   Header rh{mine.op, 0, mine.seq, mine.bytes, mine.root, static_cast<uint32_t>(result_len)};
   std::memcpy(reply.data(), &rh, sizeof(rh));
   char* res = reply.data() + sizeof(Header);
-  if (mine.op == kAllgather && bytes > 0) {
-    std::memcpy(res, in, bytes);
-    for (int r = 1; r < n; ++r)
-      std::memcpy(res + r * bytes, bufs[r].data() + sizeof(Header), bytes);
-  } else if (mine.op == kBroadcast && bytes > 0) {
-    std::memcpy(res, mine.root == 0 ? out : bufs[mine.root].data() + sizeof(Header), bytes);
-  }
+  if (result_len > 0) std::memcpy(res, round.result(), result_len);
   std::vector<MPI_Request> sends(n - 1, MPI_REQUEST_NULL);
   for (int r = 1; r < n; ++r) {
     int rc = MPI_Isend(reply.data(), static_cast<int>(reply.size()), MPI_BYTE, r, kTagDown, c->comm,
@@ -364,7 +318,7 @@ int collective(Ctx* c, uint32_t op, const void* in, void* out, size_t bytes, int
   const char* call = op_name(op);
   if (c->broken != 0)
     return report(err, errlen, static_cast<Code>(c->broken), "%s", c->broken_text.c_str());
-  const size_t result_len = op == kAllgather ? bytes * c->size : op == kBroadcast ? bytes : 0;
+  const size_t result_len = gather::result_bytes({op, 0, bytes, root}, c->size);
   // MPI counts are int.
   if (bytes > (1u << 30) || result_len + sizeof(Header) + 1 > static_cast<size_t>(INT32_MAX)) {
     return report(err, errlen, Code::kInvalidArgument,

@@ -41,6 +41,7 @@
 #include <thread>
 
 #include "runtime/bootstrap/bootstrap_internal.hpp"
+#include "runtime/bootstrap/gather_round.hpp"
 #include "runtime/common/connection.hpp"
 #include "runtime/common/env.hpp"
 #include "runtime/common/private_dir.hpp"
@@ -105,25 +106,7 @@ Io read_all(int fd, void* data, size_t n, Clock::time_point deadline, std::strin
   return io_of(vshmem::read_all(fd, data, n, deadline), why);
 }
 
-const char* op_name(uint32_t op) {
-  switch (op) {
-    case 1: return "allgather";
-    case 2: return "broadcast";
-    case 3: return "barrier";
-  }
-  return "an unknown operation";
-}
-
-std::string describe(uint32_t op, uint64_t bytes, int root) {
-  switch (op) {
-    case 1: return log::format("allgather(%llu bytes)", static_cast<unsigned long long>(bytes));
-    case 2:
-      return log::format("broadcast(%llu bytes, root %d)", static_cast<unsigned long long>(bytes),
-                         root);
-    case 3: return "barrier()";
-  }
-  return log::format("operation %u", op);
-}
+using gather::op_name;
 
 }  // namespace
 
@@ -503,44 +486,24 @@ Status SocketBootstrap::hub_collective(Op op, const void* in, void* out, size_t 
   const int npes = config_.npes;
   const char* call = op_name(static_cast<uint32_t>(op));
   const auto deadline = Clock::now() + timeout_;
-  // Contributions land in scratch, not in out, so that out is written only on success.
-  std::vector<char> scratch;
-  if (op == Op::kAllgather) {
-    scratch.resize(bytes * npes);
-    if (bytes > 0) std::memcpy(scratch.data(), in, bytes);
-  } else if (op == Op::kBroadcast && root != 0) {
-    scratch.resize(bytes);
-  }
+  gather::Round round({static_cast<uint32_t>(op), seq_, bytes, root}, npes, in);
   struct Peer {
     Request req{};
     size_t hdr_got = 0;
     size_t payload_got = 0;
     size_t payload_len = 0;
     char* dest = nullptr;
-    bool done = false;
   };
   std::vector<Peer> peers(npes);
-  peers[0].done = true;
-  int arrived = 1;
-  const std::string mine = describe(static_cast<uint32_t>(op), bytes, root);
 
-  while (arrived < npes) {
+  while (!round.complete()) {
     if (Clock::now() >= deadline) {
-      std::vector<int> missing;
-      for (int r = 1; r < npes; ++r) {
-        if (!peers[r].done) missing.push_back(r);
-      }
-      return fail(call,
-                  Status(Code::kTimeout, log::format("timed out after %s waiting for PE%s %s",
-                                                     format_seconds(timeout_).c_str(),
-                                                     missing.size() > 1 ? "s" : "",
-                                                     format_pe_list(missing).c_str())),
-                  missing);
+      return fail(call, Status(Code::kTimeout, round.missing_text(timeout_)), round.missing());
     }
     std::vector<pollfd> pfds;
     std::vector<int> who;
     for (int r = 1; r < npes; ++r) {
-      if (peers[r].done) continue;
+      if (round.has_arrived(r)) continue;
       pfds.push_back({peer_fds_[r].get(), POLLIN, 0});
       who.push_back(r);
     }
@@ -584,29 +547,17 @@ Status SocketBootstrap::hub_collective(Op op, const void* in, void* out, size_t 
           if (q.magic != kRequestMagic) {
             return fail(call, Status(Code::kPeerFailure, log::format("PE %d sent garbage", r)));
           }
-          if (q.op != static_cast<uint32_t>(op) || q.bytes != bytes ||
-              (op == Op::kBroadcast && q.root != root) || q.seq != seq_) {
-            return fail(call,
-                        Status(Code::kInvalidArgument,
-                               log::format("PEs disagree: PE %d called %s (collective #%llu) "
-                                           "while PE 0 called %s (collective #%llu)",
-                                           r, describe(q.op, q.bytes, q.root).c_str(),
-                                           static_cast<unsigned long long>(q.seq), mine.c_str(),
-                                           static_cast<unsigned long long>(seq_))));
+          const gather::Call theirs{q.op, q.seq, q.bytes, q.root};
+          if (!round.same(theirs)) {
+            return fail(call, Status(Code::kInvalidArgument, round.disagreement(r, theirs)));
           }
-          if (op == Op::kAllgather) {
-            p.payload_len = bytes;
-            p.dest = scratch.data() + static_cast<size_t>(r) * bytes;
-          } else if (op == Op::kBroadcast && r == root) {
-            p.payload_len = bytes;
-            p.dest = scratch.data();
-          }
+          p.payload_len = gather::contribution_bytes(round.call(), r);
+          p.dest = round.slot(r);
         } else {
           p.payload_got += static_cast<size_t>(n);
         }
         if (p.hdr_got == sizeof(Request) && p.payload_got == p.payload_len) {
-          p.done = true;
-          ++arrived;
+          round.arrived(r);
           break;
         }
       }
@@ -614,15 +565,8 @@ Status SocketBootstrap::hub_collective(Op op, const void* in, void* out, size_t 
   }
 
   // Everybody arrived: send each PE its result.
-  const void* result = nullptr;
-  size_t result_len = 0;
-  if (op == Op::kAllgather) {
-    result = scratch.data();
-    result_len = scratch.size();
-  } else if (op == Op::kBroadcast) {
-    result = root == 0 ? out : scratch.data();
-    result_len = bytes;
-  }
+  const void* result = round.result();
+  const size_t result_len = round.result_len();
   for (int r = 1; r < npes; ++r) {
     Reply rep{kReplyMagic, 0, seq_, result_len};
     std::string why;
@@ -643,8 +587,7 @@ Status SocketBootstrap::hub_collective(Op op, const void* in, void* out, size_t 
       return fail(call, Status(Code::kSystem, log::format("sending to PE %d: %s", r, why.c_str())));
     }
   }
-  if (op == Op::kAllgather && bytes > 0) std::memcpy(out, scratch.data(), scratch.size());
-  if (op == Op::kBroadcast && root != 0 && bytes > 0) std::memcpy(out, scratch.data(), bytes);
+  if (result_len > 0 && result != out) std::memcpy(out, result, result_len);
   return Status::ok();
 }
 
@@ -702,7 +645,8 @@ Status SocketBootstrap::client_collective(Op op, const void* in, void* out, size
     return broken(error(
         code, log::format("vshmem bootstrap(socket): PE %d: %s", config_.rank, text.c_str())));
   }
-  size_t expect = op == Op::kAllgather ? bytes * config_.npes : op == Op::kBroadcast ? bytes : 0;
+  const size_t expect =
+      gather::result_bytes({static_cast<uint32_t>(op), seq_, bytes, root}, config_.npes);
   if (rep.seq != seq_ || rep.length != expect) {
     return broken(make_error(Code::kPeerFailure, call,
                              "PE 0 answered a different collective (protocol error)"));

@@ -5,4 +5,5 @@ vshmem_add_unit_test(NAME fault_report_test SOURCES fault_report_test.cpp LIBS v
 vshmem_add_unit_test(NAME wait_policy_test SOURCES wait_policy_test.cpp LIBS vshmem)
 vshmem_add_unit_test(NAME fd_passing_test SOURCES fd_passing_test.cpp LIBS vshmem)
 vshmem_add_unit_test(NAME handle_exchange_test SOURCES handle_exchange_test.cpp LIBS vshmem)
+vshmem_add_unit_test(NAME gather_round_test SOURCES gather_round_test.cpp LIBS vshmem)
 vshmem_add_unit_test(NAME data_segment_test SOURCES data_segment_test.cpp LIBS vshmem)
