@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "runtime/bootstrap/bootstrap_internal.hpp"
@@ -182,9 +183,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s [--readme]\n", argv[0]);
     return 2;
   }
-  vshmem::print_build();
-  vshmem::print_gpus();
-  vshmem::print_ucx();
-  vshmem::print_variables();
+  try {
+    vshmem::print_build();
+    vshmem::print_gpus();
+    vshmem::print_ucx();
+    vshmem::print_variables();
+  } catch (const std::exception& e) {  // e.g. out of memory: a message, not std::terminate
+    std::fprintf(stderr, "vshmem-info: %s\n", e.what());
+    return 1;
+  }
   return 0;
 }

@@ -272,6 +272,7 @@ int hand_off(const Options& o) {
     return 0;
   }
   std::vector<char*> args;
+  args.reserve(cmd.size() + 1);
   for (const std::string& a : cmd) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   ::setenv("VSHMEM_BOOTSTRAP", "pmix", 1);

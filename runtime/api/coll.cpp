@@ -57,7 +57,7 @@ std::vector<unsigned char*> mapped_copies(Runtime& rt, const Group& g, const voi
 // any member calls the broadcast, which is what lets the root write it without asking first.
 // Each member waits once, whatever the team's size: when PEs outnumber the cores, every wait is a
 // trip through the scheduler, and a tree's log2(n) dependent waits cost that many.
-constexpr size_t kPushedBroadcastBytes = 256 * 1024;  // the root copies (n - 1) times this
+constexpr size_t kPushedBroadcastBytes = size_t{256} * 1024;  // the root copies (n - 1) times this
 
 bool broadcast_pushed(Runtime& rt, const Group& g, void* dest, const void* source, size_t bytes,
                       int root, bool root_gets_dest, const char* call) {

@@ -193,7 +193,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
   if (initial > 0) VSHMEM_RETURN_IF_ERROR(rt->heap->commit_at_least(initial, "shmem_init"));
   VSHMEM_RETURN_IF_ERROR(setup_multicast(*rt));
   Runtime* raw = rt.get();
-  rt->heap->set_chunk_listener([raw](size_t offset, std::shared_ptr<PhysicalAllocation> chunk) {
+  rt->heap->set_chunk_listener([raw](size_t offset, const auto& chunk) {
     if (raw->multicast) {
       Status bound = raw->multicast->bind_chunk(offset, chunk);
       if (!bound.is_ok()) {

@@ -36,7 +36,7 @@ Result<std::unique_ptr<PeerWatch>> PeerWatch::create(Bootstrap& bootstrap,
   w->pids_.resize(n);
   w->pidfds_.assign(n, -1);
   for (int pe = 0; pe < n; ++pe) {
-    w->pids_[pe] = static_cast<pid_t>(all[2 * pe]);
+    w->pids_[pe] = static_cast<pid_t>(all[2 * static_cast<size_t>(pe)]);
     if (pe == bootstrap.rank() || topology.node_of_pe[pe] != topology.my_node) continue;
     // Watched only when this PE sees the very process the peer is (same pid, same start time):
     // never a stranger that happens to carry its pid in another PID namespace.

@@ -49,6 +49,7 @@ Result<HandleExchange::Received> HandleExchange::exchange_fds(
   if (peers.empty()) return Received{};
   if (fds_ == nullptr) return error(Code::kState, "peers to exchange with but no handle sockets");
   std::vector<int> raw;
+  raw.reserve(mine.size());
   for (const ShareableHandle& h : mine) raw.push_back(h.fd());
   std::map<int, std::vector<int>> got;
   VSHMEM_ASSIGN_OR_RETURN(got, fds_->exchange(peers, raw, tag));
