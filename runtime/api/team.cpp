@@ -244,20 +244,22 @@ void make_team(Runtime& rt, int slot, std::vector<int> members, const shmem_team
 
 Status api_init(Runtime& rt) {
   const size_t n = static_cast<size_t>(rt.n_pes);
-  const size_t words = kTeamSlots * n + kTeamSlots * kSlotWords;
+  const size_t words =
+      static_cast<size_t>(kTeamSlots) * n + static_cast<size_t>(kTeamSlots) * kSlotWords;
   const size_t bytes = words * sizeof(uint64_t) + kTeamSlots * kAgreeBytes;
   void* p = nullptr;
   VSHMEM_ASSIGN_OR_RETURN(p, rt.heap->allocate(bytes, 64, "shmem_init"));
   VSHMEM_RETURN_IF_ERROR(rt.provider->fill(p, 0, bytes));
   g_pool.signals = static_cast<uint64_t*>(p);
   g_pool.words = g_pool.signals + kTeamSlots * n;
-  g_pool.agree = reinterpret_cast<char*>(g_pool.words + kTeamSlots * kSlotWords);
+  g_pool.agree =
+      reinterpret_cast<char*>(g_pool.words + static_cast<size_t>(kTeamSlots) * kSlotWords);
   g_pool.seen.assign(kTeamSlots * n, 0);
   g_pool.n_pes = rt.n_pes;
   // n is the same on every PE, so every PE makes (or skips) this allocation alike. Never read
   // before written: no fill.
   if (rt.n_pes > 1 && rt.n_pes <= kFlatMaxPes) {
-    const size_t flat_bytes = kFlatSlots * 2 * n * kFlatCellBytes;
+    const size_t flat_bytes = static_cast<size_t>(kFlatSlots) * 2 * n * kFlatCellBytes;
     VSHMEM_ASSIGN_OR_RETURN(p, rt.heap->allocate(flat_bytes, 64, "shmem_init"));
     g_pool.flat = static_cast<unsigned char*>(p);
     g_pool.flat_calls.assign(kFlatSlots * n, 0);

@@ -210,7 +210,7 @@ Result<std::unique_ptr<Bootstrap>> create_bootstrap(const BootstrapOptions& opti
     }
     result = detail::start_pmix(options, timeout);
   } else if (choice == "auto") {
-    if (options.mpi_comm != nullptr) {
+    if (options.mpi_comm != nullptr) {  // NOLINT(bugprone-branch-clone): two reasons for MPI
       // The application chose its communicator: its PEs are exactly that communicator's ranks.
       result = detail::load_plugin_bootstrap(PluginKind::kMpi, options, timeout);
     } else if (detail::socket_env_present()) {

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/bootstrap/gather_round.hpp"
 #include "runtime/bootstrap/plugin_abi.h"
 #include "runtime/common/status.hpp"
 
@@ -81,15 +82,7 @@ int fail(Ctx* c, char* err, size_t errlen, Code code, const char* call, const st
   return report(err, errlen, code, "%s", c->broken_text.c_str());
 }
 
-std::string seconds(long ms) {
-  char b[32];
-  if (ms % 1000 == 0) {
-    std::snprintf(b, sizeof(b), "%ld s", ms / 1000);
-  } else {
-    std::snprintf(b, sizeof(b), "%g s", ms / 1000.0);
-  }
-  return b;
-}
+std::string seconds(long ms) { return vshmem::gather::seconds(std::chrono::milliseconds(ms)); }
 
 // Fence over the whole job, with a time limit (PMIx counts it in whole seconds).
 int fence(Ctx* c, bool collect, const char* call, char* err, size_t errlen) {

@@ -430,7 +430,7 @@ Status SocketBootstrap::client_connect() {
   return Status::ok();
 }
 
-Status SocketBootstrap::fail(const char* call, Status cause, const std::vector<int>& late) {
+Status SocketBootstrap::fail(const char* call, const Status& cause, const std::vector<int>& late) {
   // cause carries only the cause text; every PE gets it with its own prefix.
   broken_ = make_error(cause.code(), call, cause.message());
   if (config_.rank == 0) {

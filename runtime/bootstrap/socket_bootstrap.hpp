@@ -63,7 +63,7 @@ class SocketBootstrap final : public Bootstrap {
   Status client_collective(Op op, const void* in, void* out, size_t bytes, int root);
   // Makes the failure sticky and tells every connected PE (hub only, best effort); PEs in
   // `late` are told that they were the ones missing.
-  Status fail(const char* call, Status status, const std::vector<int>& late = {});
+  Status fail(const char* call, const Status& status, const std::vector<int>& late = {});
   Status make_error(Code code, const char* call, const std::string& cause) const;
 
   SocketConfig config_;
