@@ -19,13 +19,13 @@ std::unique_ptr<JobWatch> JobWatch::start(Runtime& rt) {
   // A process that leaves without shmem_finalize stops the watch first: its peers may be leaving
   // too (not a failure of theirs to report), and the libraries the watch calls into (CUDA, UCX)
   // are torn down during exit.
-  static const bool kStopAtExit = [] {
+  static const bool stop_at_exit = [] {
     std::atexit([] {
       if (g_runtime != nullptr) g_runtime->watch.reset();
     });
     return true;
   }();
-  (void)kStopAtExit;
+  (void)stop_at_exit;
   std::unique_ptr<JobWatch> w(new JobWatch(rt));
   auto body = [](void* p) -> void* {
     static_cast<JobWatch*>(p)->run();

@@ -122,7 +122,7 @@ const char* type_name(Type t) {
     case Type::kBool: return "boolean";
     case Type::kSeconds: return "seconds";
     case Type::kChoice: return "choice";
-    case Type::kText: return "text";
+    case Type::kText:
     case Type::kForeign: return "text";
   }
   return "";

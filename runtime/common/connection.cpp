@@ -71,7 +71,7 @@ int poll_timeout_ms(Deadline deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   if (left.count() <= 0) return 0;
   // Round up so that we never spin on a sub-millisecond remainder.
-  return static_cast<int>(std::min<long long>(left.count() + 1, 1000 * 1000));
+  return static_cast<int>(std::min<long long>(left.count() + 1, 1000LL * 1000));
 }
 
 Status check_unix_address(const std::string& address) {

@@ -1000,7 +1000,7 @@ class CudaProvider final : public MemoryProvider {
     uint64_t operand = request.operand;
     switch (request.op) {
       case AtomicOp::kFetch: op = AtomicPtxOp::kFetch; break;
-      case AtomicOp::kSet: op = AtomicPtxOp::kSwap; break;
+      case AtomicOp::kSet:
       case AtomicOp::kSwap: op = AtomicPtxOp::kSwap; break;
       case AtomicOp::kCompareSwap: op = AtomicPtxOp::kCompareSwap; break;
       case AtomicOp::kFetchAdd: op = AtomicPtxOp::kAdd; break;

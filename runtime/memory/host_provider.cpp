@@ -68,9 +68,9 @@ class HostMapping final : public Mapping {
       : Mapping(std::move(r), offset, std::move(p)) {}
   ~HostMapping() override {
     // Put the reservation back in place of the mapping: the range stays ours until the
-    // reservation itself goes.
-    ::mmap(address(), size(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-           -1, 0);
+    // reservation itself goes. (A destructor has nobody to report a failure to.)
+    (void)::mmap(address(), size(), PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
   }
 };
 

@@ -96,7 +96,7 @@ void* load_ucx_plugin(const std::string& path) {
 
 Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
                                                        MemoryProvider& provider,
-                                                       RemoteOptions options,
+                                                       const RemoteOptions& options,
                                                        std::string* unavailable) {
   using Clock = std::chrono::steady_clock;
   const auto ms_since = [](Clock::time_point t) {

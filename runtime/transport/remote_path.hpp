@@ -37,7 +37,7 @@ class RemotePath final : public PeerPath {
   // load it still takes part, and every PE then fails with a message naming it (or, with
   // options.optional, every PE gets null and *unavailable says who could not and why).
   static Result<std::unique_ptr<RemotePath>> create(Bootstrap& bootstrap, MemoryProvider& provider,
-                                                    RemoteOptions options,
+                                                    const RemoteOptions& options,
                                                     std::string* unavailable = nullptr);
   ~RemotePath() override;
 

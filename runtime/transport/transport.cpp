@@ -127,7 +127,8 @@ Result<TransportPlan> plan_transports(Bootstrap& bootstrap, const Topology& topo
         without_fabric_handles);
   }
   // Mapping is mutual: if either side cannot map the other, both use the remote path.
-  std::vector<uint8_t> mine(bootstrap.size()), all(bootstrap.size() * bootstrap.size());
+  std::vector<uint8_t> mine(bootstrap.size()),
+      all(static_cast<size_t>(bootstrap.size()) * bootstrap.size());
   for (int p = 0; p < bootstrap.size(); ++p) mine[p] = plan.path[p] == PathKind::kMapped;
   VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(mine.data(), all.data(), mine.size()));
   for (int p = 0; p < bootstrap.size(); ++p) {
