@@ -13,7 +13,10 @@
 //              doubling on a power-of-two core (the PEs beyond it fold in first and receive the
 //              result last). Every PE computes the same combination order, so floating-point
 //              results agree bit for bit across PEs;
-//   collect, fcollect, alltoall(s): each PE gets its share from every source, between two
+//   fcollect, alltoall(s)  small (a block of at most 1 KiB per member pair), the same teams and
+//              memory as the flat reduce: every member writes its block for every other member
+//              into that member's mailbox (one wait per call);
+//   collect, fcollect, alltoall(s): else each PE gets its share from every source, between two
 //              barriers (sources ready / sources no longer read).
 #define VSHMEM_COMPLEX_AS_STRUCT 1  // the complex types are two-member structs here
 
@@ -120,22 +123,27 @@ unsigned char* reduce_scratch(size_t bytes) {
   return scratch.data();
 }
 
-// Flat reduction of a small array: every member writes its source into every other member's
-// mailbox for it (team.hpp, flat_cell) and signals; then each member waits for the others and
-// combines all n contributions in member order, so the bits are the same on every member. One
-// wait per call, against 2 log2(n) dependent waits for recursive doubling. Needs mailboxes (the
-// predefined teams, jobs of at most kFlatMaxPes PEs) and every member mapped host memory.
-bool reduce_flat(Runtime& rt, const Group& g, void* dest, const void* source, size_t count,
-                 size_t elem, CombineFn combine, const char* call) {
+// Mailbox exchange of small blocks (team.hpp, flat_cell): for every other member i, put(i, cell)
+// writes our `bytes`-byte block for i into i's mailbox for us, and we signal i; then, for every
+// member i in member order, we wait for i's signal and take(i, block) reads i's block for us (our
+// own: the block put(me, ...) wrote into scratch). One wait per member per call, whatever the
+// team's size, against 2 log2(n) dependent waits for recursive doubling and two barriers around
+// the gets of the pulled collects: what counts when PEs outnumber the cores. The mailboxes, not
+// dest, receive the data, so nothing depends on the members' dest being ready. Needs mailboxes
+// (the predefined teams, jobs of at most kFlatMaxPes PEs) and every member mapped host memory;
+// false (nothing done) otherwise, with the same answer on every member.
+template <typename Put, typename Take>
+bool flat_exchange(Runtime& rt, const Group& g, size_t bytes, Put&& put, Take&& take,
+                   const char* call) {
   const int n = g.size(), r = g.my_index;
-  const size_t bytes = count * elem;
   if (bytes > kFlatCellBytes || flat_cell(g, 0, 0) == nullptr ||
       !rt.transport->host_loads_reach_heap()) {
     return false;
   }
-  // Where our contribution goes on each member, decided whole before anything is written (the
-  // same answer on every member: the mailboxes and the mapped peers are the same everywhere).
-  std::vector<unsigned char*> to(n, nullptr);
+  // Where our blocks go on each member, decided whole before anything is written (the same answer
+  // on every member: the mailboxes and the mapped peers are the same everywhere).
+  thread_local std::vector<unsigned char*> to;
+  to.assign(n, nullptr);
   for (int i = 0; i < n; ++i) {
     if (i == r) continue;
     to[i] = static_cast<unsigned char*>(
@@ -144,23 +152,43 @@ bool reduce_flat(Runtime& rt, const Group& g, void* dest, const void* source, si
   }
   for (int k = 1; k < n; ++k) {
     const int i = (r + k) % n;  // start after ourselves: spreads the writes over the members
-    std::memcpy(to[i], source, bytes);
+    put(i, to[i]);
     group_signal(rt, g, g.members[i], call);
   }
-  unsigned char* acc = reduce_scratch(bytes);
+  thread_local std::vector<unsigned char> own;
+  own.resize(kFlatCellBytes);
+  put(r, own.data());
   for (int i = 0; i < n; ++i) {
-    const unsigned char* v = static_cast<const unsigned char*>(source);
-    if (i != r) {
-      group_wait(rt, g, g.members[i], call);
-      v = flat_cell(g, flat_parity(g, g.members[i]), g.members[i]);
-      advance_flat_parity(g, g.members[i]);
+    if (i == r) {
+      take(i, static_cast<const unsigned char*>(own.data()));
+      continue;
     }
-    if (i == 0) {
-      std::memcpy(acc, v, bytes);
-    } else {
-      combine(acc, v, count);
-    }
+    group_wait(rt, g, g.members[i], call);
+    take(i, static_cast<const unsigned char*>(
+                flat_cell(g, flat_parity(g, g.members[i]), g.members[i])));
+    advance_flat_parity(g, g.members[i]);
   }
+  return true;
+}
+
+// Flat reduction of a small array: every member's source goes to every other member's mailbox;
+// each member combines all n contributions in member order, so the bits are the same on every
+// member.
+bool reduce_flat(Runtime& rt, const Group& g, void* dest, const void* source, size_t count,
+                 size_t elem, CombineFn combine, const char* call) {
+  const size_t bytes = count * elem;
+  unsigned char* acc = reduce_scratch(bytes);
+  const bool done = flat_exchange(
+      rt, g, bytes, [&](int, unsigned char* cell) { std::memcpy(cell, source, bytes); },
+      [&](int i, const unsigned char* v) {
+        if (i == 0) {
+          std::memcpy(acc, v, bytes);
+        } else {
+          combine(acc, v, count);
+        }
+      },
+      call);
+  if (!done) return false;
   // In place (dest == source) is safe: source was read whole above.
   local_copy(rt, dest, acc, bytes, call);
   return true;
@@ -501,8 +529,15 @@ void fcollect(Runtime& rt, const Group& g, void* dest, const void* source, size_
   check_symmetric(rt, dest, total, call, "dest");
   check_symmetric(rt, source, bytes, call, "source");
   check_disjoint(dest, total, source, bytes, call);
-  group_barrier(rt, g, call);  // every source is ready
   auto* d = static_cast<char*>(dest);
+  // Small blocks through the mailboxes: one wait per member instead of two barriers.
+  if (g.size() > 1 &&
+      flat_exchange(
+          rt, g, bytes, [&](int, unsigned char* cell) { std::memcpy(cell, source, bytes); },
+          [&](int i, const unsigned char* v) { std::memcpy(d + i * bytes, v, bytes); }, call)) {
+    return;
+  }
+  group_barrier(rt, g, call);  // every source is ready
   for (int k = 0; k < g.size(); ++k) {
     int j = (g.my_index + k) % g.size();  // start at ourselves: spreads the load on the sources
     rma_get(rt, d + j * bytes, source, bytes, g.members[j], call);
@@ -549,10 +584,34 @@ void alltoalls(Runtime& rt, const Group& g, void* dest, const void* source, ptrd
   check_symmetric(rt, dest, dest_extent, call, "dest");
   check_symmetric(rt, source, source_extent, call, "source");
   check_disjoint(dest, dest_extent, source, source_extent, call);
-  group_barrier(rt, g, call);
   auto* d = static_cast<char*>(dest);
   auto* s = static_cast<const char*>(source);
   const size_t me = g.my_index;
+  // Small blocks through the mailboxes (packed: element i of our block for member j is source
+  // element (j * nelems + i) * sst), one wait per member instead of two barriers.
+  const size_t block = bytes_of(nelems, elem, call);
+  if (n > 1 && flat_exchange(
+                   rt, g, block,
+                   [&](int j, unsigned char* cell) {
+                     if (sst == 1) {
+                       std::memcpy(cell, s + j * block, block);
+                       return;
+                     }
+                     for (size_t i = 0; i < nelems; ++i)
+                       std::memcpy(cell + i * elem, s + (j * nelems + i) * sst * elem, elem);
+                   },
+                   [&](int j, const unsigned char* v) {
+                     if (dst == 1) {
+                       std::memcpy(d + j * block, v, block);
+                       return;
+                     }
+                     for (size_t i = 0; i < nelems; ++i)
+                       std::memcpy(d + (j * nelems + i) * dst * elem, v + i * elem, elem);
+                   },
+                   call)) {
+    return;
+  }
+  group_barrier(rt, g, call);
   for (size_t k = 0; k < n; ++k) {
     size_t j = (me + k) % n;
     if (dst == 1 && sst == 1) {

@@ -148,7 +148,12 @@ void Backoff::pause() {
   // the cores lets the PE we wait for have this one.
   const bool spin = waits_spin() && !over_network_;
   ++spins_;
-  if (spins_ < 64 || (spin && spins_ % 256 != 0)) {
+  // When the wait yields, it spins only briefly first: a CPU pause costs 10-150 ns depending on
+  // the processor (145 ns on the 2-core AMD EPYC VM of bench/RESULTS.md, where 64 of them held
+  // the core 9 us before every yield, while the PE we waited for had no core), and the PE we
+  // wait for needs a core more than we need an early look.
+  const unsigned spin_first = spin ? 64 : 4;
+  if (spins_ < spin_first || (spin && spins_ % 256 != 0)) {
     cpu_pause();
     return;
   }

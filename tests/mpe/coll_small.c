@@ -1,10 +1,14 @@
-/* Small collectives back to back (runtime/api/coll.cpp: pushed broadcast, flat reduce through
- * per-pair mailboxes). Rounds of, with no barrier between reductions:
+/* Small collectives back to back (runtime/api/coll.cpp: pushed broadcast; flat reduce, fcollect
+ * and alltoall(s) through per-pair mailboxes). Rounds of, with no barrier between them:
  *   - a long sum over the world team, 1..160 elements (either side of the 1 KiB mailbox);
  *   - the deprecated sum_to_all on the evens and on the odds at once (the shared active-set
  *     slot), then on every PE (the same slot, other partners);
  *   - a double sum on SHMEM_TEAM_SHARED whose bits must be the same on every member;
  *   - in place (dest == source) on the world team;
+ *   - fcollect and alltoall on the world team, 1..136 longs per PE (either side of the 1 KiB
+ *     mailbox), dest poisoned just before the call (no sync: the mailboxes take the data);
+ *   - fcollect32 and alltoalls64 (dest stride 2, source stride 3) on the evens and on the odds
+ *     at once (the shared active-set slot), and alltoalls on SHMEM_TEAM_SHARED;
  *   - a broadcast from a rotating root, sizes either side of the pushed form's limit, dest
  *     poisoned and the team synced first (dest must be ready before any member calls it).
  * Exact integer sums of fresh random data; dest poisoned before each call. */
@@ -15,8 +19,11 @@
 #define MAXE 160 /* longs: 1280 bytes, past the 1 KiB mailbox */
 #define ROUNDS 150
 #define BMAX (256 * 1024 + 64)
+#define CMAXE 136 /* longs per PE for fcollect / alltoall: 1088 bytes, past the 1 KiB mailbox */
 
 static long psync[2][SHMEM_REDUCE_SYNC_SIZE];
+static long csync[2][SHMEM_COLLECT_SYNC_SIZE];
+static long async_[2][SHMEM_ALLTOALLS_SYNC_SIZE];
 static long pwrk[2][MAXE / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE];
 static unsigned long long job_seed;
 
@@ -39,7 +46,13 @@ int main(void) {
   char* bsrc = shmem_malloc(BMAX);
   char* bdst = shmem_malloc(BMAX);
   unsigned long long* seed = shmem_malloc(sizeof(*seed));
-  CHECK(src && dst && dsrc && ddst && bits && bsrc && bdst && seed, "shmem_malloc");
+  /* fcollect / alltoall(s): n blocks of up to CMAXE longs, strided up to 3 apart */
+  long* csrc = shmem_malloc(sizeof(long) * CMAXE * (size_t)n * 3);
+  long* cdst = shmem_malloc(sizeof(long) * CMAXE * (size_t)n * 3);
+  CHECK(src && dst && dsrc && ddst && bits && bsrc && bdst && seed && csrc && cdst, "shmem_malloc");
+  for (int i = 0; i < SHMEM_COLLECT_SYNC_SIZE; ++i) csync[0][i] = csync[1][i] = SHMEM_SYNC_VALUE;
+  for (int i = 0; i < SHMEM_ALLTOALLS_SYNC_SIZE; ++i)
+    async_[0][i] = async_[1][i] = SHMEM_SYNC_VALUE;
   *seed = mpe_seed();
   shmem_barrier_all();
   job_seed = shmem_ulonglong_g(seed, 0);
@@ -99,6 +112,69 @@ int main(void) {
       for (int p = 0; p < n; ++p) want += value(p, round, 4, i);
       CHECK(src[i] == want, "round %d in-place sum elem %d of %d", round, i, e);
     }
+    /* fcollect on the world team: block p of dest is PE p's source */
+    const int c = 1 + (int)(mpe_rand(&r) % CMAXE);
+    for (int i = 0; i < c; ++i) csrc[i] = value(me, round, 6, i);
+    for (int i = 0; i < c * n; ++i) cdst[i] = -7;
+    CHECK(shmem_long_fcollect(SHMEM_TEAM_WORLD, cdst, csrc, (size_t)c) == 0, "fcollect rc");
+    for (int p = 0; p < n; ++p) {
+      for (int i = 0; i < c; ++i) {
+        CHECK(cdst[p * c + i] == value(p, round, 6, i),
+              "round %d fcollect %d longs: block %d elem %d is %ld", round, c, p, i,
+              cdst[p * c + i]);
+      }
+    }
+    /* alltoall on the world team: block p of our dest is block me of PE p's source */
+    for (int i = 0; i < c * n; ++i) csrc[i] = value(me, round, 7, i), cdst[i] = -7;
+    CHECK(shmem_long_alltoall(SHMEM_TEAM_WORLD, cdst, csrc, (size_t)c) == 0, "alltoall rc");
+    for (int p = 0; p < n; ++p) {
+      for (int i = 0; i < c; ++i) {
+        CHECK(cdst[p * c + i] == value(p, round, 7, me * c + i),
+              "round %d alltoall %d longs: block %d elem %d is %ld", round, c, p, i,
+              cdst[p * c + i]);
+      }
+    }
+    /* evens and odds at once on the active-set slot: fcollect32, then strided alltoalls64 */
+    {
+      int* s32 = (int*)csrc;
+      int* d32 = (int*)cdst;
+      for (int i = 0; i < c; ++i) s32[i] = (int)value(me, round, 8, i);
+      for (int i = 0; i < c * size; ++i) d32[i] = -7;
+      shmem_fcollect32(d32, s32, (size_t)c, start, 1, size, csync[round % 2]);
+      for (int k = 0; k < size; ++k) {
+        for (int i = 0; i < c; ++i) {
+          CHECK(d32[k * c + i] == (int)value(start + 2 * k, round, 8, i),
+                "round %d set %d fcollect32 %d: block %d elem %d", round, start, c, k, i);
+        }
+      }
+      const int ce = c;
+      for (int i = 0; i < 3 * ce * size; ++i) csrc[i] = value(me, round, 9, i);
+      for (int i = 0; i < 3 * ce * size; ++i) cdst[i] = -7;
+      shmem_alltoalls64(cdst, csrc, 2, 3, (size_t)ce, start, 1, size, async_[round % 2]);
+      for (int k = 0; k < size; ++k) {
+        for (int i = 0; i < ce; ++i) {
+          CHECK(cdst[(k * ce + i) * 2] == value(start + 2 * k, round, 9, (idx * ce + i) * 3),
+                "round %d set %d alltoalls %d: block %d elem %d", round, start, ce, k, i);
+          CHECK(cdst[(k * ce + i) * 2 + 1] == -7, "round %d alltoalls wrote between strides",
+                round);
+        }
+      }
+    }
+    /* alltoalls on SHMEM_TEAM_SHARED (every PE of this node) */
+    {
+      const int ns = shmem_team_n_pes(SHMEM_TEAM_SHARED), ms = shmem_team_my_pe(SHMEM_TEAM_SHARED);
+      const int ce = c;
+      for (int i = 0; i < 3 * ce * ns; ++i) csrc[i] = value(me, round, 10, i), cdst[i] = -7;
+      CHECK(shmem_long_alltoalls(SHMEM_TEAM_SHARED, cdst, csrc, 1, 3, (size_t)ce) == 0,
+            "alltoalls rc");
+      for (int k = 0; k < ns; ++k) {
+        const int pk = shmem_team_translate_pe(SHMEM_TEAM_SHARED, k, SHMEM_TEAM_WORLD);
+        for (int i = 0; i < ce; ++i) {
+          CHECK(cdst[k * ce + i] == value(pk, round, 10, (ms * ce + i) * 3),
+                "round %d shared alltoalls %d: block %d elem %d", round, ce, k, i);
+        }
+      }
+    }
     /* broadcast: a few rounds either side of the pushed form's limit */
     if (round % 10 == 0) {
       const int root = (round / 10) % n;
@@ -116,6 +192,8 @@ int main(void) {
     }
   }
   shmem_barrier_all();
+  shmem_free(cdst);
+  shmem_free(csrc);
   shmem_free(seed);
   shmem_free(bdst);
   shmem_free(bsrc);
