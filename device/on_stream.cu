@@ -253,9 +253,13 @@ int team_barrier(const char* call, shmem_team_t team, cudaStream_t stream) {
   return launch(call, team_sync_kernel, 1, 1, stream, team, true);
 }
 
-// Whether a collective of `bytes` a member goes wide: large enough, and no multicast region
-// (whose one-block form stores to every PE at once and is kept as it is).
-bool go_wide(size_t bytes) { return bytes >= kWideBytes && host_mirror().state.mc_base == 0; }
+// Whether a collective of `bytes` a member goes wide: large enough, and the team has no
+// multicast region (the world's or its own: then the one-block form stores to every member at
+// once and is kept as it is). `dest` is a heap address of the call, checked before.
+bool go_wide(shmem_team_t team, const void* dest, size_t bytes) {
+  return bytes >= kWideBytes && host_mirror().state.mc_base == 0 &&
+         shmemx_mc_ptr(team, dest) == nullptr;
+}
 
 // A team the device library knows (the world, or a team of this PE in the table it holds).
 bool valid_team(const char* call, shmem_team_t team) {
@@ -307,7 +311,7 @@ int reduce_on_stream(const char* call, shmem_team_t team, T* dest, const T* sour
   const uintptr_t d = reinterpret_cast<uintptr_t>(dest), s = reinterpret_cast<uintptr_t>(source);
   const size_t bytes = nreduce * sizeof(T);
   const bool partial_overlap = d != s && d < s + bytes && s < d + bytes;
-  if (go_wide(bytes) && !partial_overlap) {
+  if (go_wide(team, dest, bytes) && !partial_overlap) {
     const unsigned blocks = wide_blocks(bytes / static_cast<size_t>(shmem_team_n_pes(team)));
     return team_barrier(call, team, stream) ||
            launch(call, wide_reduce_kernel<Op, T>, blocks, kWideThreads, stream, team, dest, source,
@@ -336,7 +340,7 @@ int reducescatter_on_stream(const char* call, shmem_team_t team, T* dest, const 
     report(call, "dest and source overlap");
     return 1;
   }
-  if (go_wide(bytes)) {
+  if (go_wide(team, dest, bytes)) {
     return team_barrier(call, team, stream) ||
            launch(call, wide_reducescatter_kernel<Op, T>, wide_blocks(bytes), kWideThreads, stream,
                   team, dest, source, nreduce) ||
@@ -349,7 +353,7 @@ int reducescatter_on_stream(const char* call, shmem_team_t team, T* dest, const 
 int exchange_on_stream(const char* call, shmem_team_t team, void* dest, const void* source,
                        size_t nelems, bool all_same, cudaStream_t stream) {
   const size_t total = nelems * static_cast<size_t>(shmem_team_n_pes(team));
-  if (go_wide(total)) {
+  if (go_wide(team, dest, total)) {
     return team_barrier(call, team, stream) ||
            launch(call, wide_exchange_kernel, wide_blocks(total), kWideThreads, stream, team, dest,
                   source, nelems, all_same) ||
@@ -548,7 +552,7 @@ int shmemx_broadcastmem_on_stream(shmem_team_t team, void* dest, const void* sou
            host_peer_ptr(call, p, nelems, root) != nullptr;
   };
   if (nelems > 0 && (!reachable(dest) || !reachable(source))) return 1;
-  if (go_wide(nelems)) {
+  if (go_wide(team, dest, nelems)) {
     return team_barrier(call, team, stream) ||
            launch(call, wide_broadcast_kernel, wide_blocks(nelems), kWideThreads, stream, team,
                   dest, source, nelems, PE_root) ||
