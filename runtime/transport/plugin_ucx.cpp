@@ -769,6 +769,10 @@ int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t er
       if (level < UCS_LOG_LEVEL_DIAG) ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_FATAL;
       s = ucp_ep_create(worker_, &params, &ep);
       ucs_global_opts.log_component.log_level = level;
+      // UCX 1.13 over shared memory says "unreachable", and at times "unsupported operation"
+      // (mpe.statics_ptr.4 failed 2 of 15 runs on the latter): both mean no peer failure
+      // handling on these transports.
+      if (s == UCS_ERR_UNSUPPORTED) s = UCS_ERR_UNREACHABLE;
       if (s == UCS_ERR_UNREACHABLE) peer_errors_.store(false, std::memory_order_relaxed);
     }
     if (s == UCS_ERR_UNREACHABLE) {
