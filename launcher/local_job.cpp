@@ -137,6 +137,7 @@ bool LocalJob::prepare() {
   const unsigned long long start_time = process_start_time(self);
   const bool user_device = vshmem::env::is_set("VSHMEM_DEVICE");
   const bool user_node_id = vshmem::env::is_set("VSHMEM_NODE_ID");
+  const bool user_module_loading = vshmem::env::is_set("CUDA_MODULE_LOADING");
   const int ngpus = user_device ? 0 : count_gpus();
 
   // Each PE's environment is built before fork: count_gpus may have started driver threads,
@@ -171,6 +172,11 @@ bool LocalJob::prepare() {
     if (spec_.simulate_nodes > 0) {
       const long long node = static_cast<long long>(r) * spec_.simulate_nodes / spec_.npes;
       if (!user_node_id) env.push_back("VSHMEM_NODE_ID=sim" + std::to_string(node));
+      // PEs on several nodes: kernels must not wait for a first launch's loading while they
+      // wait for remote PEs (runtime/memory/memory.hpp, prefer_eager_module_loading).
+      if (spec_.simulate_nodes > 1 && !user_module_loading) {
+        env.push_back("CUDA_MODULE_LOADING=EAGER");
+      }
     }
   }
   return true;

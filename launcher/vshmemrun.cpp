@@ -227,7 +227,11 @@ int hand_off(const Options& o) {
     if (!o.hosts.empty()) cmd.push_back("--nodelist=" + o.hosts);
     if (!o.hostfile.empty()) cmd.push_back("--nodefile=" + o.hostfile);
     if (o.tag_output) cmd.push_back("--label");
-    cmd.push_back("--export=ALL,VSHMEM_BOOTSTRAP=pmix");
+    // Eager kernel loading for PEs on several nodes (runtime/memory/memory.hpp says why),
+    // unless the user chose.
+    cmd.push_back(vshmem::env::is_set("CUDA_MODULE_LOADING")
+                      ? "--export=ALL,VSHMEM_BOOTSTRAP=pmix"
+                      : "--export=ALL,VSHMEM_BOOTSTRAP=pmix,CUDA_MODULE_LOADING=EAGER");
   } else {
     std::string launcher = on_path("mpirun") ? "mpirun" : on_path("prterun") ? "prterun" : "";
     if (launcher.empty()) {
@@ -261,6 +265,9 @@ int hand_off(const Options& o) {
     if (o.ppn > 0) cmd.insert(cmd.end(), {"--map-by", "ppr:" + std::to_string(o.ppn) + ":node"});
     if (o.tag_output) cmd.push_back("--tag-output");
     cmd.insert(cmd.end(), {"-x", "VSHMEM_BOOTSTRAP=pmix"});
+    cmd.insert(cmd.end(), {"-x", vshmem::env::is_set("CUDA_MODULE_LOADING")
+                                     ? "CUDA_MODULE_LOADING"
+                                     : "CUDA_MODULE_LOADING=EAGER"});
     for (const std::string& name : forward) cmd.insert(cmd.end(), {"-x", name});
   }
   cmd.insert(cmd.end(), o.launcher_args.begin(), o.launcher_args.end());

@@ -287,6 +287,14 @@ void start_device_proxy(Runtime& rt) {
       std::make_unique<DeviceProxy>(r.ring, *rt.proxy_backend, rt.my_pe, r.stage_bytes, r.stage);
   rt.device_proxy->start();
   VSHMEM_INFO("PE %d: device proxy started (%u request slots)", rt.my_pe, r.ring.n_slots);
+  if (cuda_loads_lazily()) {
+    VSHMEM_WARN("PE %d: shmem_init: CUDA loads kernels lazily in this process (CUDA started "
+                "before shmem_init, or CUDA_MODULE_LOADING=LAZY): a kernel's first launch waits "
+                "for the running kernels, so a kernel waiting for a PE behind the device proxy "
+                "can deadlock with that PE; set CUDA_MODULE_LOADING=EAGER (vshmemrun does for "
+                "jobs that span nodes)",
+                rt.my_pe);
+  }
 }
 
 void stop_device_proxy(Runtime& rt) {

@@ -166,6 +166,11 @@ inline constexpr Var kVars[] = {
      "UCX's signal handlers (SIGSEGV, SIGBUS, ...): vshmem sets it empty before loading UCX, "
      "unless it is set, so that vshmem's report of a CPU access to GPU memory and the "
      "application's own handlers keep working"},
+    {"CUDA_MODULE_LOADING", Type::kForeign, "CUDA's (`LAZY`)",
+     "CUDA's kernel loading: where PEs span nodes, `shmem_init` sets `EAGER` before CUDA starts "
+     "in the process (and `vshmemrun` sets it for such jobs), unless it is set: with `LAZY` a "
+     "kernel's first launch waits for the running kernels, which can wait for a remote PE in "
+     "the same state (a deadlock)"},
     {"XDG_RUNTIME_DIR", Type::kForeign, "",
      "where the job's private socket directory goes (`$XDG_RUNTIME_DIR/vshmem/<job>`) when it is "
      "a directory of ours with mode 0700; else `/tmp/vshmem-<uid>/<job>`"},

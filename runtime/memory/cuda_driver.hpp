@@ -64,6 +64,7 @@ namespace vshmem::detail {
   X(cuModuleLoadData, 2000)                        \
   X(cuModuleUnload, 2000)                          \
   X(cuModuleGetFunction, 2000)                     \
+  X(cuModuleGetLoadingMode, 11070)                 \
   X(cuLaunchKernel, 4000)
 
 // Entry points some supported drivers lack (multicast objects came with 12.1): resolved when the

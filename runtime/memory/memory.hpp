@@ -255,4 +255,21 @@ struct ProviderOptions {
 // is an error.
 Result<std::unique_ptr<MemoryProvider>> create_memory_provider(const ProviderOptions& options);
 
+// CUDA loads a kernel at its first launch by default (lazy loading, CUDA_MODULE_LOADING=LAZY since
+// CUDA 12.2), and that load waits for the kernels the process is running. With PEs behind the
+// device proxy this is a deadlock across PEs: a kernel waits for a remote PE, whose proxy and
+// progress threads need the CUDA driver (staging copies, target-side atomics) while its own first
+// launch of another kernel holds the driver until the waiting kernels end (seen on the H200:
+// both processes in cuLaunchKernel, their progress threads in cuMemcpyAsync). Eager loading loads
+// every kernel when the context is made, so launches never wait.
+enum class ModuleLoading {
+  kEagerSet,    // CUDA_MODULE_LOADING=EAGER was set for this process
+  kUserChoice,  // the variable was set already: the user's choice stands
+  kCudaStarted  // libcuda is loaded in this process already: too late to choose
+};
+// Sets CUDA_MODULE_LOADING=EAGER unless the variable is set or CUDA started in this process.
+ModuleLoading prefer_eager_module_loading();
+// Whether CUDA reports lazy kernel loading in this process; false without a usable driver.
+bool cuda_loads_lazily();
+
 }  // namespace vshmem

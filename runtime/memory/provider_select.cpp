@@ -1,11 +1,16 @@
 // VSHMEM_BACKEND chooses the memory provider. auto prefers device memory when the caller says the
 // program can use it (it links the device library) and a device is usable, and says which it
 // chose and why; an explicit choice that cannot be honoured is an error, never a silent fallback.
+#include <dlfcn.h>
+#include <stdlib.h>
 #include <strings.h>
 
 #include "runtime/common/env.hpp"
 #include "runtime/common/log.hpp"
 #include "runtime/memory/cuda_provider.hpp"
+#if defined(VSHMEM_CUDA_PROVIDER)
+#include "runtime/memory/cuda_driver.hpp"
+#endif
 #include "runtime/memory/memory.hpp"
 
 namespace vshmem {
@@ -103,6 +108,31 @@ Result<std::unique_ptr<MemoryProvider>> create_memory_provider(const ProviderOpt
   std::string context = log::format("VSHMEM_BACKEND=%s: ", detail::backend_name(backend));
   if (cuda.status().code() == Code::kUnsupported) context += "no usable CUDA device: ";
   return cuda.status().with_context(context);
+}
+
+
+ModuleLoading prefer_eager_module_loading() {
+  if (env::is_set("CUDA_MODULE_LOADING")) return ModuleLoading::kUserChoice;
+  // cuInit reads the variable: once libcuda is in the process (the application's CUDA calls, or
+  // ours) the mode is fixed.
+  if (void* lib = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD); lib != nullptr) {
+    ::dlclose(lib);
+    return ModuleLoading::kCudaStarted;
+  }
+  ::setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+  return ModuleLoading::kEagerSet;
+}
+
+bool cuda_loads_lazily() {
+#if defined(VSHMEM_CUDA_PROVIDER)
+  Result<const detail::CudaDriver*> driver = detail::cuda_driver();
+  if (!driver.is_ok()) return false;
+  CUmoduleLoadingMode mode = CU_MODULE_EAGER_LOADING;
+  return (*driver)->cuModuleGetLoadingMode(&mode) == CUDA_SUCCESS &&
+         mode == CU_MODULE_LAZY_LOADING;
+#else
+  return false;
+#endif
 }
 
 }  // namespace vshmem

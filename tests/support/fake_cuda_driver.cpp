@@ -508,6 +508,11 @@ CUresult fk_cuMulticastUnbind(CUmemGenericAllocationHandle mc, CUdevice, size_t,
   std::lock_guard<std::mutex> lock(g_mu);
   return find(mc) != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
+CUresult fk_cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
+  FAKE(cuModuleGetLoadingMode);
+  *mode = CU_MODULE_EAGER_LOADING;
+  return CUDA_SUCCESS;
+}
 CUresult fk_fabric_info(int, detail::CudaFabricInfo* out) {
   FAKE(fabric_info);
   std::lock_guard<std::mutex> lock(g_mu);

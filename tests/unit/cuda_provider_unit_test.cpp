@@ -51,6 +51,26 @@ TEST(CudaBackendParsing, RejectsOtherValuesNamingTheVariable) {
   }
 }
 
+// PEs on several nodes ask for eager kernel loading before CUDA starts (memory.hpp says why), and
+// leave a user's choice alone.
+TEST(CudaModuleLoading, EagerBeforeCudaStartsUnlessTheUserChose) {
+  {
+    ScopedEnv user("CUDA_MODULE_LOADING", "LAZY");
+    EXPECT_EQ(prefer_eager_module_loading(), ModuleLoading::kUserChoice);
+    EXPECT_STREQ(std::getenv("CUDA_MODULE_LOADING"), "LAZY");
+  }
+  ScopedEnv unset("CUDA_MODULE_LOADING", std::nullopt);
+  void* cuda = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (cuda != nullptr) {
+    ::dlclose(cuda);
+    EXPECT_EQ(prefer_eager_module_loading(), ModuleLoading::kCudaStarted);
+    EXPECT_EQ(std::getenv("CUDA_MODULE_LOADING"), nullptr);
+  } else {
+    EXPECT_EQ(prefer_eager_module_loading(), ModuleLoading::kEagerSet);
+    EXPECT_STREQ(std::getenv("CUDA_MODULE_LOADING"), "EAGER");
+  }
+}
+
 TEST(CudaHandleTypeParsing, AcceptsTheThreeValues) {
   EXPECT_EQ(detail::parse_handle_type(std::nullopt).value(), HandleTypeChoice::kAuto);
   EXPECT_EQ(detail::parse_handle_type(std::string("auto")).value(), HandleTypeChoice::kAuto);

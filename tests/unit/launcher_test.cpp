@@ -176,6 +176,43 @@ TEST(Vshmemrun, SimulateNodesGivesEachPeItsNode) {
   EXPECT_TRUE(has(zero.err, "expected a positive number of nodes")) << zero.err;
 }
 
+// PEs on several nodes load their kernels eagerly (a lazy first launch can deadlock with a remote
+// PE: runtime/memory/memory.hpp), unless the user chose; one node keeps CUDA's default.
+TEST(Vshmemrun, PesOnSeveralNodesLoadKernelsEagerly) {
+  auto sim = vshmemrun({"-n", "3", "--simulate-nodes", "2", "--tag-output", "env"}, "",
+                       {"CUDA_MODULE_LOADING"});
+  ASSERT_EQ(sim.status, 0) << sim.err;
+  for (int pe = 0; pe < 3; ++pe) {
+    EXPECT_TRUE(has(sim.out, "[PE " + std::to_string(pe) + "] CUDA_MODULE_LOADING=EAGER\n"))
+        << sim.out;
+  }
+  auto user = vshmemrun({"-n", "2", "--simulate-nodes", "2", "env"}, "",
+                        {"CUDA_MODULE_LOADING=LAZY"});
+  ASSERT_EQ(user.status, 0) << user.err;
+  EXPECT_FALSE(has(user.out, "CUDA_MODULE_LOADING=EAGER")) << user.out;
+  EXPECT_TRUE(has(user.out, "CUDA_MODULE_LOADING=LAZY")) << user.out;
+  for (const char* nodes : {"0", "1"}) {
+    std::vector<std::string> args{"-n", "2"};
+    if (nodes[0] != '0') args.insert(args.end(), {"--simulate-nodes", nodes});
+    args.push_back("env");
+    auto one = vshmemrun(args, "", {"CUDA_MODULE_LOADING"});
+    ASSERT_EQ(one.status, 0) << one.err;
+    EXPECT_FALSE(has(one.out, "CUDA_MODULE_LOADING")) << one.out;
+  }
+  auto mpi = vshmemrun({"-n", "4", "--hosts", "a,b", "--dry-run", "./app"}, "",
+                       {"SLURM_JOB_ID", "CUDA_MODULE_LOADING"});
+  ASSERT_EQ(mpi.status, 0) << mpi.err;
+  EXPECT_TRUE(has(mpi.out, "-x CUDA_MODULE_LOADING=EAGER ")) << mpi.out;
+  auto mpi_user = vshmemrun({"-n", "4", "--hosts", "a,b", "--dry-run", "./app"}, "",
+                            {"SLURM_JOB_ID", "CUDA_MODULE_LOADING=LAZY"});
+  ASSERT_EQ(mpi_user.status, 0) << mpi_user.err;
+  EXPECT_TRUE(has(mpi_user.out, "-x CUDA_MODULE_LOADING ")) << mpi_user.out;
+  auto slurm = vshmemrun({"-n", "4", "--hosts", "a,b", "--dry-run", "./app"}, "",
+                         {"SLURM_JOB_ID=42", "CUDA_MODULE_LOADING"});
+  ASSERT_EQ(slurm.status, 0) << slurm.err;
+  EXPECT_TRUE(has(slurm.out, "CUDA_MODULE_LOADING=EAGER")) << slurm.out;
+}
+
 TEST(Vshmemrun, ExitStatusOfTheFailingPeAndTheOthersAreStopped) {
   const int code = 3 + std::random_device{}() % 100;
   auto r = vshmemrun({"-n", "4", kHelper, "exit", "2", std::to_string(code)});
