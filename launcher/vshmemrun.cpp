@@ -265,9 +265,9 @@ int hand_off(const Options& o) {
     if (o.ppn > 0) cmd.insert(cmd.end(), {"--map-by", "ppr:" + std::to_string(o.ppn) + ":node"});
     if (o.tag_output) cmd.push_back("--tag-output");
     cmd.insert(cmd.end(), {"-x", "VSHMEM_BOOTSTRAP=pmix"});
-    cmd.insert(cmd.end(), {"-x", vshmem::env::is_set("CUDA_MODULE_LOADING")
-                                     ? "CUDA_MODULE_LOADING"
-                                     : "CUDA_MODULE_LOADING=EAGER"});
+    cmd.insert(cmd.end(),
+               {"-x", vshmem::env::is_set("CUDA_MODULE_LOADING") ? "CUDA_MODULE_LOADING"
+                                                                 : "CUDA_MODULE_LOADING=EAGER"});
     for (const std::string& name : forward) cmd.insert(cmd.end(), {"-x", name});
   }
   cmd.insert(cmd.end(), o.launcher_args.begin(), o.launcher_args.end());

@@ -138,9 +138,10 @@ Status initialize(const BootstrapOptions& options, int requested) {
   if (rt->topology.n_nodes > 1 && device_library_linked()) {
     // Before anything here starts CUDA (memory.hpp, prefer_eager_module_loading says why).
     if (prefer_eager_module_loading() == ModuleLoading::kEagerSet) {
-      VSHMEM_INFO("PE %d: CUDA_MODULE_LOADING=EAGER: the PEs span %d nodes, and kernels must not "
-                  "wait for a first launch's loading while they wait for remote PEs",
-                  rt->my_pe, rt->topology.n_nodes);
+      VSHMEM_INFO(
+          "PE %d: CUDA_MODULE_LOADING=EAGER: the PEs span %d nodes, and kernels must not "
+          "wait for a first launch's loading while they wait for remote PEs",
+          rt->my_pe, rt->topology.n_nodes);
     }
   }
   VSHMEM_RETURN_IF_ERROR(choose_wait_policy(*rt->bootstrap));

@@ -288,12 +288,13 @@ void start_device_proxy(Runtime& rt) {
   rt.device_proxy->start();
   VSHMEM_INFO("PE %d: device proxy started (%u request slots)", rt.my_pe, r.ring.n_slots);
   if (cuda_loads_lazily()) {
-    VSHMEM_WARN("PE %d: shmem_init: CUDA loads kernels lazily in this process (CUDA started "
-                "before shmem_init, or CUDA_MODULE_LOADING=LAZY): a kernel's first launch waits "
-                "for the running kernels, so a kernel waiting for a PE behind the device proxy "
-                "can deadlock with that PE; set CUDA_MODULE_LOADING=EAGER (vshmemrun does for "
-                "jobs that span nodes)",
-                rt.my_pe);
+    VSHMEM_WARN(
+        "PE %d: shmem_init: CUDA loads kernels lazily in this process (CUDA started "
+        "before shmem_init, or CUDA_MODULE_LOADING=LAZY): a kernel's first launch waits "
+        "for the running kernels, so a kernel waiting for a PE behind the device proxy "
+        "can deadlock with that PE; set CUDA_MODULE_LOADING=EAGER (vshmemrun does for "
+        "jobs that span nodes)",
+        rt.my_pe);
   }
 }
 

@@ -110,7 +110,6 @@ Result<std::unique_ptr<MemoryProvider>> create_memory_provider(const ProviderOpt
   return cuda.status().with_context(context);
 }
 
-
 ModuleLoading prefer_eager_module_loading() {
   if (env::is_set("CUDA_MODULE_LOADING")) return ModuleLoading::kUserChoice;
   // cuInit reads the variable: once libcuda is in the process (the application's CUDA calls, or
@@ -128,8 +127,7 @@ bool cuda_loads_lazily() {
   Result<const detail::CudaDriver*> driver = detail::cuda_driver();
   if (!driver.is_ok()) return false;
   CUmoduleLoadingMode mode = CU_MODULE_EAGER_LOADING;
-  return (*driver)->cuModuleGetLoadingMode(&mode) == CUDA_SUCCESS &&
-         mode == CU_MODULE_LAZY_LOADING;
+  return (*driver)->cuModuleGetLoadingMode(&mode) == CUDA_SUCCESS && mode == CU_MODULE_LAZY_LOADING;
 #else
   return false;
 #endif

@@ -186,8 +186,8 @@ TEST(Vshmemrun, PesOnSeveralNodesLoadKernelsEagerly) {
     EXPECT_TRUE(has(sim.out, "[PE " + std::to_string(pe) + "] CUDA_MODULE_LOADING=EAGER\n"))
         << sim.out;
   }
-  auto user = vshmemrun({"-n", "2", "--simulate-nodes", "2", "env"}, "",
-                        {"CUDA_MODULE_LOADING=LAZY"});
+  auto user =
+      vshmemrun({"-n", "2", "--simulate-nodes", "2", "env"}, "", {"CUDA_MODULE_LOADING=LAZY"});
   ASSERT_EQ(user.status, 0) << user.err;
   EXPECT_FALSE(has(user.out, "CUDA_MODULE_LOADING=EAGER")) << user.out;
   EXPECT_TRUE(has(user.out, "CUDA_MODULE_LOADING=LAZY")) << user.out;
