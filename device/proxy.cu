@@ -299,8 +299,13 @@ int proxy_copy(void* dst, const void* src, size_t bytes) {
       return 1;
     }
   }
+  // Relaxed capture mode for this thread's copy: in the default (global) mode a graph capture
+  // in an application thread would forbid it, and the forbidden call would end that capture.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  const bool relaxed = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
   cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, g_proxy_stream);
   if (e == cudaSuccess) e = cudaStreamSynchronize(g_proxy_stream);
+  if (relaxed) cudaThreadExchangeStreamCaptureMode(&mode);
   if (e != cudaSuccess) {
     report("device proxy", "copy of %zu bytes from %p to %p failed: %s", bytes, src, dst,
            cudaGetErrorString(e));

@@ -116,9 +116,17 @@ class CudaDevice {
 
 // Makes the device's primary context current for the scope when another (or none) is, and puts
 // the previous one back: provider calls may come from any thread (the proxy, the application).
+//
+// It also puts the calling thread in the relaxed stream-capture mode for its life: in the default
+// (global) mode a graph capture running in any application thread forbids "potentially unsafe"
+// calls (copies, memsets, launches, stream synchronization) in every thread, and the forbidden
+// call ends that capture. Our calls are never part of the application's graph; many run in our
+// own threads (the progress thread writing a remote PE's data into the heap, the device proxy),
+// where they would otherwise break a capture in the application's thread.
 class ScopedContext {
  public:
   explicit ScopedContext(const CudaDevice& device) : driver_(device.driver()) {
+    relaxed_ = driver_.cuThreadExchangeStreamCaptureMode(&saved_mode_) == CUDA_SUCCESS;
     CUcontext current = nullptr;
     CUresult r = driver_.cuCtxGetCurrent(&current);
     if (r != CUDA_SUCCESS) {
@@ -135,10 +143,12 @@ class ScopedContext {
     pushed_ = true;
   }
   ~ScopedContext() {
-    if (!pushed_) return;
-    CUcontext popped = nullptr;
-    CUresult r = driver_.cuCtxPopCurrent(&popped);
-    if (r != CUDA_SUCCESS) VSHMEM_WARN("cuCtxPopCurrent: %s", driver_.describe(r).c_str());
+    if (pushed_) {
+      CUcontext popped = nullptr;
+      CUresult r = driver_.cuCtxPopCurrent(&popped);
+      if (r != CUDA_SUCCESS) VSHMEM_WARN("cuCtxPopCurrent: %s", driver_.describe(r).c_str());
+    }
+    if (relaxed_) (void)driver_.cuThreadExchangeStreamCaptureMode(&saved_mode_);
   }
   ScopedContext(const ScopedContext&) = delete;
   ScopedContext& operator=(const ScopedContext&) = delete;
@@ -148,6 +158,8 @@ class ScopedContext {
   const CudaDriver& driver_;
   Status status_;
   bool pushed_ = false;
+  CUstreamCaptureMode saved_mode_ = CU_STREAM_CAPTURE_MODE_RELAXED;  // exchanged in, then out
+  bool relaxed_ = false;
 };
 
 // Exports and imports of a generic allocation handle, shared by heap chunks and multicast
@@ -651,13 +663,9 @@ class CudaProvider final : public MemoryProvider {
     ScopedContext scope(*device_);
     if (!scope.status()) return Status::ok();  // says nothing about the device's health
     // Our own stream is idle or busy with a copy: any answer but success or "not ready" is the
-    // context's sticky error, which every call returns once a kernel has faulted. Relaxed
-    // capture mode for the query: in the default (global) mode, a graph capture running in an
-    // application thread would forbid it, and the forbidden call would end that capture.
-    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-    const bool relaxed = drv_.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+    // context's sticky error, which every call returns once a kernel has faulted. (The scope's
+    // relaxed capture mode lets the query run during an application's graph capture.)
     const CUresult r = drv_.cuStreamQuery(stream_);
-    if (relaxed) (void)drv_.cuThreadExchangeStreamCaptureMode(&mode);
     switch (r) {
       case CUDA_ERROR_ASSERT:
       case CUDA_ERROR_HARDWARE_STACK_ERROR:

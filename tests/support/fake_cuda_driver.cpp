@@ -379,11 +379,19 @@ CUresult fk_cuMemFreeHost(void* p) {
   std::free(p);
   return CUDA_SUCCESS;
 }
+// This thread's stream capture mode (cuThreadExchangeStreamCaptureMode).
+thread_local CUstreamCaptureMode t_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+bool capture_forbids() {
+  return g_config.global_capture_elsewhere && t_capture_mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+}
+
 CUresult fk_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream) {
+  if (capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
   return CUDA_SUCCESS;
 }
 CUresult fk_cuMemsetD8Async(CUdeviceptr dst, unsigned char c, size_t bytes, CUstream) {
+  if (capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   std::memset(reinterpret_cast<void*>(dst), c, bytes);
   return CUDA_SUCCESS;
 }
@@ -394,6 +402,7 @@ CUresult fk_cuStreamCreate(CUstream* s, unsigned int) {
 CUresult fk_cuStreamDestroy(CUstream) { return CUDA_SUCCESS; }
 std::map<uintptr_t, int> g_stream_syncs;  // stream -> cuStreamSynchronize calls on it
 CUresult fk_cuStreamSynchronize(CUstream s) {
+  if (capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   {
     std::lock_guard<std::mutex> lock(g_mu);
     ++g_stream_syncs[reinterpret_cast<uintptr_t>(s)];
@@ -402,8 +411,7 @@ CUresult fk_cuStreamSynchronize(CUstream s) {
 }
 CUresult fk_cuStreamQuery(CUstream) { return g_config.stream_query_result; }
 CUresult fk_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
-  thread_local CUstreamCaptureMode current = CU_STREAM_CAPTURE_MODE_GLOBAL;
-  std::swap(current, *mode);
+  std::swap(t_capture_mode, *mode);
   return CUDA_SUCCESS;
 }
 CUresult fk_cuModuleLoadData(CUmodule* m, const void*) {
@@ -439,6 +447,7 @@ uint64_t host_atomic(T* p, unsigned op, T operand, T compare) {
 CUresult fk_cuLaunchKernel(CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, CUstream, void** args, void**) {
   FAKE(cuLaunchKernel);
+  if (capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   const CUdeviceptr target = *static_cast<CUdeviceptr*>(args[0]);
   const uint64_t operand = *static_cast<uint64_t*>(args[1]);
   const uint64_t compare = *static_cast<uint64_t*>(args[2]);

@@ -31,6 +31,10 @@ struct FakeDriverConfig {
   // What cuStreamQuery answers: a sticky error (e.g. CUDA_ERROR_ILLEGAL_INSTRUCTION) plays a
   // kernel that trapped.
   CUresult stream_query_result = CUDA_SUCCESS;
+  // Another thread captures a CUDA graph in the global mode: like the real driver, "potentially
+  // unsafe" calls (copies, memsets, launches, stream synchronization) of a thread in the global
+  // mode fail with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (and would end that capture).
+  bool global_capture_elsewhere = false;
   // Binds fail (with multicast_bind_result) from this bind on (0: the first); -1: never. Binds
   // are numbered from the process's first (or the last reset_fake_calls).
   int multicast_bind_fail_from = 0;

@@ -32,6 +32,13 @@ if(TARGET vshmem_fake_cuda_driver)
   vshmem_add_unit_test(NAME cuda_quiet_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/cuda_quiet_test.cpp
                        LIBS vshmem vshmem_fake_cuda_driver)
 endif()
+# The provider's driver calls run in the relaxed capture mode: a graph capture in another thread
+# does not forbid them (and they do not end it).
+if(TARGET vshmem_fake_cuda_driver)
+  vshmem_add_unit_test(NAME cuda_capture_test
+                       SOURCES ${CMAKE_CURRENT_LIST_DIR}/cuda_capture_test.cpp
+                       LIBS vshmem vshmem_fake_cuda_driver)
+endif()
 # Which device collectives choose the multicast path (include/vshmem/device/impl/mc_select.h):
 # plain C++, so it runs here, where multimem cannot.
 vshmem_add_unit_test(NAME mc_select_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/mc_select_test.cpp
