@@ -40,6 +40,7 @@ DeviceProxy::DeviceProxy(const proxy::RingView& ring, ProxyBackend& backend, int
       stage_bytes_(std::max<size_t>(stage_bytes, 1)),
       awaiting_ack_(ring.n_slots, 0) {
   head_ = retired_ = load_acquire(&ring_.control->consumed);
+  head_seen_.store(head_, std::memory_order_release);
 }
 
 DeviceProxy::~DeviceProxy() { stop(); }
@@ -63,6 +64,7 @@ void DeviceProxy::stop() {
     slot.status = proxy::kErrStopped;
     store_release(&slot.done, head_ + 1);
     ++head_;
+    head_seen_.store(head_, std::memory_order_release);
   }
   if (failed_ == 0) {
     __atomic_store_n(&ring_.control->failed, proxy::kErrStopped, __ATOMIC_RELEASE);
@@ -79,9 +81,25 @@ Status DeviceProxy::drain_here() {
   return backend_.quiet();
 }
 
+bool DeviceProxy::idle() const {
+  // head_seen_ moves past a request only once it is handled, and a request's slot keeps its seq
+  // until a later ticket reuses the slot: a request published before this call and not handled
+  // yet is at head_seen_, or behind an unpublished ticket there (which poll() would stop at too).
+  const uint64_t head = head_seen_.load(std::memory_order_acquire);
+  const Slot& slot = ring_.slots[head & (ring_.n_slots - 1)];
+  return load_acquire(&slot.seq) != head + 1;
+}
+
 Status DeviceProxy::drain() {
   // After stop() (shmem_finalize) nothing can be in flight: the ring's requests were answered.
   if (!thread_.joinable()) return failed_ == proxy::kErrStopped ? Status::ok() : drain_here();
+  if (idle()) {
+    const int32_t failed = __atomic_load_n(&ring_.control->failed, __ATOMIC_ACQUIRE);
+    if (failed != 0 && failed != proxy::kErrStopped) {
+      return error(Code::kPeerFailure, "the device proxy failed an earlier request: " + failure());
+    }
+    return Status::ok();
+  }
   const auto limit = std::chrono::nanoseconds(ring_.timeout_ns);
   const uint64_t ticket = drain_asked_.fetch_add(1, std::memory_order_acq_rel) + 1;
   const auto start = std::chrono::steady_clock::now();
@@ -158,6 +176,7 @@ size_t DeviceProxy::poll() {
       store_release(&slot.done, head_ + 1);
     }
     ++head_;
+    head_seen_.store(head_, std::memory_order_release);
     ++n;
     retire();
   }

@@ -61,7 +61,10 @@ class DeviceProxy {
   // ring's time limit, VSHMEM_PROXY_TIMEOUT) until the proxy handled them and quieted the transport
   // behind them. What host shmem_quiet and shmem_barrier_all do after a kernel's device calls to
   // unmapped PEs (the kernel's requests may still be in the ring when the host synchronized with
-  // the kernel).
+  // the kernel). When nothing published waits in the ring and the proxy thread is not handling a
+  // request, it returns at once (an earlier failure still reported): what the proxy handled went
+  // to the transport, which the caller quiets next (api/sync.cpp), so no round trip to a thread
+  // that may be napping.
   Status drain();
 
   // The first failure's message, empty while none ("" also when none happened).
@@ -80,6 +83,7 @@ class DeviceProxy {
                      uint64_t bytes, const PathFailed& path_failed, const CopyFailed& copy_failed);
   void retire();
   Status drain_here();
+  bool idle() const;  // for other threads: nothing published waits, no request is being handled
 
   proxy::RingView ring_;
   ProxyBackend& backend_;
@@ -94,6 +98,8 @@ class DeviceProxy {
   mutable std::mutex failure_mutex_;
   std::string failure_;
   std::atomic<bool> stop_{false};
+  // For idle(): head_, stored once the request before it is handled.
+  std::atomic<uint64_t> head_seen_{0};
   // drain(): a host thread asks (drain_asked_), the proxy thread answers once the ring is empty
   // and the transport quieted (drain_done_, drain_status_ under drain_mutex_).
   std::atomic<uint64_t> drain_asked_{0};

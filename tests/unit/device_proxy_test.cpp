@@ -328,6 +328,44 @@ TEST(DeviceProxy, FenceAndQuietReachThePath) {
   EXPECT_EQ(ring.control.consumed, 3u);
 }
 
+// Host shmem_quiet drains the ring (api/sync.cpp), then quiets the transport. With nothing
+// waiting in the ring the drain does not involve the proxy thread (which may be napping): no
+// quiet of its own on the path; a published request is handled before drain returns; an earlier
+// failure is still reported.
+TEST(DeviceProxy, DrainOfAnIdleRingSkipsTheProxyThread) {
+  FakeRemote remote;
+  FakeBackend backend(remote);
+  Ring ring(8);
+  DeviceProxy proxy(ring.view, backend, 0);
+  proxy.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the thread naps by now
+  ASSERT_TRUE(proxy.drain().is_ok());
+  {
+    std::lock_guard<std::mutex> l(remote.m);
+    EXPECT_EQ(remote.quiets, 0) << "an idle drain went through the proxy thread";
+  }
+  const uint64_t v = 0x1d1e0000ull ^ static_cast<uint64_t>(std::random_device{}());
+  for (int round = 0; round < 50; ++round) {
+    const uint64_t w = v + static_cast<uint64_t>(round);
+    ASSERT_EQ(post(ring.view, kOpPut, kFlagInline, 2, sym(remote, 8 * (round % 4)),
+                   reinterpret_cast<uint64_t>(&w), 8),
+              kWaitOk);
+    ASSERT_TRUE(proxy.drain().is_ok());
+    // What sync.cpp does next: the transport's quiet. The put was handled by then.
+    ASSERT_TRUE(backend.quiet().is_ok());
+    EXPECT_EQ(remote.read<uint64_t>(2, remote.local.data() + 8 * (round % 4)), w) << round;
+  }
+  remote.fail_pe = 1;
+  ASSERT_EQ(
+      post(ring.view, kOpPut, kFlagInline, 1, sym(remote, 0), reinterpret_cast<uint64_t>(&v), 8),
+      kWaitOk);
+  while (__atomic_load_n(&ring.control.failed, __ATOMIC_ACQUIRE) == 0) std::this_thread::yield();
+  Status st = proxy.drain();
+  EXPECT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("PE 1"), std::string::npos) << st.message();
+  proxy.stop();
+}
+
 TEST(DeviceProxy, FullRingWaitsThenTimesOutWithoutAProxy) {
   FakeRemote remote;
   Ring ring(4, 50'000'000ull);  // 50 ms
