@@ -164,16 +164,22 @@ void Backoff::pause() {
   if (now - since_ns_ < kActiveNs) {
     if (spin) {
       cpu_pause();
+    } else if (sleeper_ != nullptr) {
+      sleeper_->wait_event(1000);  // woken by the message; the bound covers a missed wake-up
     } else {
       sched_yield();
     }
     return;
   }
-  timespec ts{0, 20000};  // long waits: 20 us naps keep an idle PE from burning a core
-  nanosleep(&ts, nullptr);
+  if (sleeper_ != nullptr) {
+    sleeper_->wait_event(8000);
+  } else {
+    timespec ts{0, 20000};  // long waits: 20 us naps keep an idle PE from burning a core
+    nanosleep(&ts, nullptr);
+  }
   // About once a second (a peer that ends the job itself, e.g. with shmem_global_exit, is left
   // the time to do so), and right after a peer was seen gone.
-  if (exited_ < 0 && ++naps_ % 16384 != 0) return;
+  if (exited_ < 0 && ++naps_ % (sleeper_ != nullptr ? 128u : 16384u) != 0) return;
   const Runtime* rt = g_runtime;
   if (rt == nullptr || rt->peer_watch == nullptr) return;
   const int gone = rt->peer_watch->exited_peer();

@@ -121,11 +121,18 @@ class Backoff {
   // busy machine keeps its peer (or its own progress thread) from running, and a yield costs
   // nothing next to the message.
   Backoff(const char* call, bool over_network) : call_(call), over_network_(over_network) {}
+  // over the network, and every write to what we wait for arrives through `sleeper` (a barrier
+  // counter that one remote peer signals): past the first spins the wait sleeps until the
+  // network has a message for us, instead of yielding or napping (the kernel wakes it when the
+  // message arrives).
+  Backoff(const char* call, RemotePath* sleeper)
+      : call_(call), over_network_(true), sleeper_(sleeper) {}
   void pause();
 
  private:
   const char* call_;
   bool over_network_ = false;
+  RemotePath* sleeper_ = nullptr;
   unsigned spins_ = 0;
   unsigned naps_ = 0;
   uint64_t since_ns_ = 0;  // when the wait stopped being short (monotonic clock)

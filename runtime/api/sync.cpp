@@ -41,7 +41,14 @@ void sync_all(Runtime& rt, const char* call) {
   const uint64_t epoch = ++rt.barrier_epoch;
   for (int k = 0; (1 << k) < rt.n_pes; ++k) {
     int peer = (rt.my_pe + (1 << k)) % rt.n_pes;
-    Backoff backoff(call, kind == Transport::BarrierKind::kHeapCounters);
+    // The one PE that signals us in this round: when it is remote, its signal arrives as a
+    // message, and the wait sleeps until the network has one (no core spent polling or yielding).
+    const int from = (rt.my_pe - (1 << k) % rt.n_pes + rt.n_pes) % rt.n_pes;
+    RemotePath* remote = rt.transport->remote();
+    const bool from_remote = kind == Transport::BarrierKind::kHeapCounters && remote != nullptr &&
+                             &rt.transport->path(from) == static_cast<PeerPath*>(remote);
+    Backoff backoff = from_remote ? Backoff(call, remote)
+                                  : Backoff(call, kind == Transport::BarrierKind::kHeapCounters);
     if (kind == Transport::BarrierKind::kNodeShared) {
       __atomic_fetch_add(shared->counter(peer, k), 1, __ATOMIC_SEQ_CST);
       const uint64_t* own = shared->counter(rt.my_pe, k);

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define VSHMEM_TRANSPORT_ABI_VERSION 3
+#define VSHMEM_TRANSPORT_ABI_VERSION 4
 
 /* An offset with this bit set addresses the program's global and static variables (its data
  * segment) instead of the heap: the rest is the offset from each PE's own segment base, which
@@ -99,11 +99,19 @@ typedef struct vshmem_transport_plugin {
   void (*finalize)(void* ctx);
   /* Adds value to the 8-byte word at offset of PE pe's heap, without waiting for it to land and
    * without quiet waiting for it either: a notification that the peer polls for (the barrier's
-   * counters). Not ordered with this PE's other operations. Since ABI 2. */
+   * counters). One message, which the peer does not answer; the peer performs the add with its
+   * CPU's atomics when it receives it (a host heap) or with the memory provider's. Not ordered
+   * with this PE's other operations, except that blocking puts not yet known complete land first.
+   * Since ABI 2. */
   int (*signal_add)(void* ctx, int pe, uint64_t offset, uint64_t value, char* err, size_t errlen);
   /* A peer whose connection the network saw break (it failed or exited), or -1; err gets the
    * network's cause. Cheap; any thread. Null in a plugin that cannot tell. */
   int (*failed_peer)(void* ctx, char* err, size_t errlen);
+  /* Sleeps until the network has something for this PE (a message that progress would handle)
+   * or timeout_us passed; returns at once when something is already there. A PE that waits for
+   * a word only peers on this path write (a barrier counter) calls it instead of yielding, so
+   * the kernel wakes it when the message arrives. Any thread. Since ABI 4. */
+  void (*wait_event)(void* ctx, int timeout_us);
 } vshmem_transport_plugin;
 
 /* Each plugin exports this symbol. Collective over all PEs of the job (the worker addresses are

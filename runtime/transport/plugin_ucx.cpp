@@ -7,7 +7,8 @@
 // the operations that peers ask this PE to do ("target ops", below). Worker addresses are
 // exchanged at init over the bootstrap; endpoints are created on first use, with peer error
 // handling, so that a dead peer fails the calls to it instead of hanging them; and no wait lasts
-// longer than the time limit.
+// longer than the time limit. An endpoint is handed out only once it is wired up (see connect()):
+// no operation of ours is ever queued on a transport connection that is still being set up.
 //
 // The heap is registered chunk by chunk as it grows (ucp_mem_map), and the rkeys are exchanged in
 // the same collective step (add_region). Put and get use ucp_put_nbx / ucp_get_nbx into
@@ -19,6 +20,7 @@
 // progress thread, which performs it with the memory provider (copies staged through host
 // buffers on both sides, chunks pipelined: chunk_pipeline.hpp; atomics with the provider's atomic,
 // so atomic with respect to device atomics).
+#include <poll.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -62,6 +64,10 @@ constexpr char kStaticsOnlyTls[] = "posix,cma,self";
 
 constexpr uint16_t kAmRequest = 17;
 constexpr uint16_t kAmReply = 18;
+// The first message on a new endpoint (see connect()): the peer drops it.
+constexpr uint16_t kAmHello = 19;
+// A signal (signal_add): SignalHeader, performed on receipt, not answered.
+constexpr uint16_t kAmSignal = 20;
 // Target ops: bytes per active message, and chunks in flight per transfer.
 constexpr size_t kStageChunk = 512 << 10;
 constexpr int kStageDepth = 4;
@@ -83,6 +89,14 @@ struct RequestHeader {
   uint64_t compare;
   uint32_t amo;
   uint32_t width;
+};
+
+// As small as it can be: a barrier round is one such message.
+struct SignalHeader {
+  uint64_t offset;  // in the target's heap
+  uint64_t value;   // added to the 8-byte word there
+  int32_t from_pe;  // for the error message, should it fail
+  uint32_t reserved;
 };
 
 struct ReplyHeader {
@@ -174,8 +188,9 @@ struct Region {
 struct Peer {
   int pe = -1;
   std::vector<uint8_t> address;
-  std::atomic<ucp_ep_h> ep{nullptr};
-  std::atomic<int> failure{UCS_OK};  // set by the error handler
+  std::atomic<ucp_ep_h> ep{nullptr};  // set once the endpoint is wired up
+  std::mutex connect_mutex;           // one thread creates and wires up the endpoint
+  std::atomic<int> failure{UCS_OK};   // set by the error handler
   bool device_heap = false;
   class UcxPath* owner = nullptr;
 };
@@ -228,6 +243,8 @@ class UcxPath {
     run_work();
   }
   uint32_t caps() const { return caps_; }
+  // See plugin_abi.h.
+  void wait_event(int timeout_us);
 
   // The first peer whose endpoint reported a failure, or -1 (see plugin_abi.h).
   int failed_peer(char* err, size_t errlen) const;
@@ -251,11 +268,15 @@ class UcxPath {
   }
 
   int ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen);
+  // Wires up a new endpoint before anyone may post to it (see the definition).
+  int connect(int pe, ucp_ep_h ep, const char* what, char* err, size_t errlen);
   // The rkey of PE pe for [offset, offset + bytes); *span: how many of the bytes it covers.
   // Null: that memory is not registered (target ops).
   ucp_rkey_h rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span);
   int peer_error(int pe, const char* what, ucs_status_t status, char* err, size_t errlen);
-  int wait(void* request, int pe, const char* what, char* err, size_t errlen);
+  // serve: perform peers' requests meanwhile (not while an endpoint is being wired up: performing
+  // one may need that endpoint).
+  int wait(void* request, int pe, const char* what, char* err, size_t errlen, bool serve = true);
   int wait_op(PendingOp& op, uint64_t token, int pe, const char* what, char* err, size_t errlen);
   Clock::time_point deadline() const { return Clock::now() + timeout_; }
   std::string seconds() const {
@@ -322,6 +343,12 @@ class UcxPath {
   // Performs the queued target ops; returns how many.
   unsigned run_work();
   void perform(Work& w);
+  // A signal (signal_add): performed right here, in the thread that received it, on a host heap
+  // (with the CPU's atomics: atomic with respect to the mapped peers' and the PE's own); on a GPU
+  // heap, or when malformed, queued for the progress thread like a request without a token
+  // (perform() uses the provider's atomic, or reports the error).
+  static ucs_status_t on_signal(void* arg, const void* header, size_t header_length, void* data,
+                                size_t length, const ucp_am_recv_param_t* param);
   void queue(std::unique_ptr<Work> w);
   void send_reply(int pe, std::unique_ptr<Reply> reply);
 
@@ -353,7 +380,7 @@ class UcxPath {
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   std::vector<Peer> peers_;
-  std::mutex mutex_;  // endpoints, rkeys, regions
+  std::mutex mutex_;  // rkeys, regions
   std::vector<Region> regions_;
   std::atomic<uint64_t> committed_{0};
   std::atomic<bool> peer_errors_{true};  // the transports handle peer failure (else: time limits)
@@ -403,6 +430,7 @@ class UcxPath {
     UcxPath& path;
   };
 
+  int worker_fd_ = -1;  // the worker's event fd (ucp_worker_get_efd)
   int epoll_fd_ = -1;
   // The epoll set of wake_fd_ alone: the progress thread's wait while handed off.
   int wake_only_fd_ = -1;
@@ -552,8 +580,12 @@ int UcxPath::setup(char* err, size_t errlen) {
   if (s != UCS_OK) {
     return set_err(err, errlen, kSystem, format("ucp_worker_create: %s", ucs_status_string(s)));
   }
+  const ucp_am_recv_callback_t drop = [](void*, const void*, size_t, void*, size_t,
+                                         const ucp_am_recv_param_t*) { return UCS_OK; };
   for (auto [id, cb] : {std::pair<uint16_t, ucp_am_recv_callback_t>{kAmRequest, &on_request},
-                        {kAmReply, &on_reply}}) {
+                        {kAmReply, &on_reply},
+                        {kAmHello, drop},
+                        {kAmSignal, &on_signal}}) {
     ucp_am_handler_param_t h{};
     h.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
@@ -574,6 +606,7 @@ int UcxPath::setup(char* err, size_t errlen) {
   if (s != UCS_OK) {
     return set_err(err, errlen, kSystem, format("ucp_worker_get_efd: %s", ucs_status_string(s)));
   }
+  worker_fd_ = efd;
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_only_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -743,7 +776,7 @@ int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t er
     *out = ep;
     return 0;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(peer.connect_mutex);
   ep = peer.ep.load(std::memory_order_acquire);
   if (ep == nullptr) {
     if (peer.address.empty()) {
@@ -791,9 +824,48 @@ int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t er
           err, errlen, kPeerFailure,
           format("%s PE %d: cannot reach it over UCX: %s", what, pe, ucs_status_string(s)));
     }
+    if (int r = connect(pe, ep, what, err, errlen)) {
+      ucp_request_param_t param{};
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      void* c = ucp_ep_close_nbx(ep, &param);
+      if (c != nullptr && !UCS_PTR_IS_ERR(c)) ucp_request_free(c);  // UCX finishes it
+      return r;
+    }
     peer.ep.store(ep, std::memory_order_release);
   }
   *out = ep;
+  return 0;
+}
+
+int UcxPath::connect(int pe, ucp_ep_h ep, const char* what, char* err, size_t errlen) {
+  // UCX creates an endpoint at once but sets its connections up lazily, and an operation posted
+  // meanwhile waits in the pending queue of a transport connection that is not up yet. UCX 1.16's
+  // TCP transport aborts when such a queued operation, run as the connection comes up, first
+  // needs the peer's endpoint id (gets, fetching and emulated atomics, replies: it then asks the
+  // peer for the id and stays queued, tcp_ep.c "Assertion ucs_queue_is_empty(&ep->pending_q)"),
+  // which happens when two PEs reach each other for the first time at once. So nothing of ours
+  // is posted until the endpoint is wired up:
+  // (1) a message that must carry our endpoint's id at the peer (UCP_AM_SEND_FLAG_REPLY): UCX
+  //     resolves the id, a wire-up round trip with the peer, before the message leaves;
+  // (2) an endpoint flush: every transport connection of the endpoint (TCP has one per network
+  //     device) is up and drained.
+  // Performing peers' requests meanwhile could need this very endpoint: not done here (the other
+  // threads, and the peer, need only UCX's own progress for this).
+  const Clock::time_point t0 = Clock::now();
+  const int32_t me = my_pe_;
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
+  void* hello = ucp_am_send_nbx(ep, kAmHello, &me, sizeof(me), nullptr, 0, &param);
+  if (int r = wait(hello, pe, what, err, errlen, false)) return r;
+  ucp_request_param_t fparam{};
+  void* flush = ucp_ep_flush_nbx(ep, &fparam);
+  if (int r = wait(flush, pe, what, err, errlen, false)) return r;
+  if (log_enabled(2)) {
+    log(2, format("ucx: endpoint to PE %d wired up in %.3f ms", pe,
+                  std::chrono::duration<double, std::milli>(Clock::now() - t0).count()));
+  }
   return 0;
 }
 
@@ -813,7 +885,7 @@ ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, 
   return nullptr;
 }
 
-int UcxPath::wait(void* request, int pe, const char* what, char* err, size_t errlen) {
+int UcxPath::wait(void* request, int pe, const char* what, char* err, size_t errlen, bool serve) {
   if (request == nullptr) return 0;
   if (UCS_PTR_IS_ERR(request)) return peer_error(pe, what, UCS_PTR_STATUS(request), err, errlen);
   AppWait app(*this);
@@ -826,7 +898,7 @@ int UcxPath::wait(void* request, int pe, const char* what, char* err, size_t err
     }
     if (progress_once() != 0) continue;
     // The progress thread is handed off while we wait: perform what peers asked of us.
-    if (run_work() != 0) continue;
+    if (serve && run_work() != 0) continue;
     if (spins % 256 == 255) {
       if (Clock::now() > until) {
         ucp_request_free(request);  // released by UCX whenever it completes
@@ -937,6 +1009,27 @@ int UcxPath::flush_worker(char* err, size_t errlen) {
       sched_yield();
     }
   }
+}
+
+void UcxPath::wait_event(int timeout_us) {
+  // The progress thread stays off the worker meanwhile (hand-off): what arrives is ours to
+  // handle, and the kernel wakes us when it does (no core spent on polling, or on yielding to
+  // whoever else runs on a busy machine).
+  AppWait app(*this);
+  if (progress_once() != 0 || run_work() != 0) return;
+  ucs_status_t s = UCS_ERR_BUSY;
+  {
+    std::unique_lock<std::mutex> lock(progress_mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      sched_yield();  // another thread progresses the worker right now
+      return;
+    }
+    s = ucp_worker_arm(worker_);  // UCS_ERR_BUSY: something arrived since the progress above
+  }
+  if (s != UCS_OK) return;
+  pollfd fd{worker_fd_, POLLIN, 0};
+  timespec ts{timeout_us / 1000000, static_cast<long>(timeout_us % 1000000) * 1000};
+  (void)::ppoll(&fd, 1, &ts, nullptr);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1160,45 +1253,21 @@ int UcxPath::signal_add(int pe, uint64_t offset, uint64_t value, char* err, size
   if (unordered_.load(std::memory_order_acquire) && unordered_.exchange(false)) {
     if (int r = quiet(err, errlen)) return r;
   }
-  size_t span = 0;
-  ucp_rkey_h rkey =
-      network_atomics_ && !peers_[pe].device_heap ? rkey_of(pe, ep, offset, 8, &span) : nullptr;
+  // An active message that the peer performs on receipt (on_signal), not a network atomic: a
+  // posted atomic over TCP (which UCX emulates with messages) is answered by the peer, so a
+  // barrier round cost two messages instead of one.
+  auto* h = new SignalHeader{offset, value, my_pe_, 0};
   ucp_request_param_t param{};
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-  void* r = nullptr;
-  if (rkey != nullptr) {
-    // A posted add (no reply buffer): the operand lives until UCX is done with it.
-    auto* operand = new uint64_t(value);
-    param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
-    param.datatype = ucp_dt_make_contig(8);
-    param.cb.send = [](void* request, ucs_status_t, void* user) {
-      delete static_cast<uint64_t*>(user);
-      ucp_request_free(request);
-    };
-    param.user_data = operand;
-    r = ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_ADD, operand, 1, heap_base_ + offset, rkey, &param);
-    if (r == nullptr || UCS_PTR_IS_ERR(r)) delete operand;
-  } else {
-    // Performed by the target's thread, which does not answer a request without a token.
-    auto* h = new RequestHeader{static_cast<uint32_t>(TargetOp::kAtomic),
-                                my_pe_,
-                                0,
-                                offset,
-                                8,
-                                value,
-                                0,
-                                static_cast<uint32_t>(VSHMEM_TRANSPORT_AMO_FETCH_ADD),
-                                8};
-    param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags = UCP_AM_SEND_FLAG_EAGER;
-    param.cb.send = [](void* request, ucs_status_t, void* user) {
-      delete static_cast<RequestHeader*>(user);
-      ucp_request_free(request);
-    };
-    param.user_data = h;
-    r = ucp_am_send_nbx(ep, kAmRequest, h, sizeof(*h), nullptr, 0, &param);
-    if (r == nullptr || UCS_PTR_IS_ERR(r)) delete h;
-  }
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  param.cb.send = [](void* request, ucs_status_t, void* user) {
+    delete static_cast<SignalHeader*>(user);
+    ucp_request_free(request);
+  };
+  param.user_data = h;
+  void* r = ucp_am_send_nbx(ep, kAmSignal, h, sizeof(*h), nullptr, 0, &param);
+  if (r == nullptr || UCS_PTR_IS_ERR(r)) delete h;
   if (UCS_PTR_IS_ERR(r)) return peer_error(pe, what, UCS_PTR_STATUS(r), err, errlen);
   return 0;
 }
@@ -1587,6 +1656,32 @@ ucs_status_t UcxPath::on_request(void* arg, const void* header, size_t header_le
   return UCS_OK;
 }
 
+ucs_status_t UcxPath::on_signal(void* arg, const void* header, size_t header_length, void*, size_t,
+                                const ucp_am_recv_param_t*) {
+  auto* self = static_cast<UcxPath*>(arg);
+  if (header_length != sizeof(SignalHeader)) return UCS_OK;
+  SignalHeader h;
+  std::memcpy(&h, header, sizeof(h));
+  if (!self->heap_is_device_ && h.offset % 8 == 0 && h.offset <= self->heap_size_ - 8 &&
+      h.offset + 8 <= self->committed_.load()) {
+    __atomic_fetch_add(reinterpret_cast<uint64_t*>(self->heap_base_ + h.offset), h.value,
+                       __ATOMIC_SEQ_CST);
+    return UCS_OK;
+  }
+  auto w = std::make_unique<Work>();
+  w->header = RequestHeader{static_cast<uint32_t>(TargetOp::kAtomic),
+                            h.from_pe,
+                            0,  // no token: not answered
+                            h.offset,
+                            8,
+                            h.value,
+                            0,
+                            static_cast<uint32_t>(VSHMEM_TRANSPORT_AMO_FETCH_ADD),
+                            8};
+  self->queue(std::move(w));
+  return UCS_OK;
+}
+
 void UcxPath::queue(std::unique_ptr<Work> w) {
   {
     std::lock_guard<std::mutex> lock(work_mutex_);
@@ -1759,6 +1854,7 @@ extern "C" __attribute__((visibility("default"))) int vshmem_transport_plugin_in
   p.failed_peer = [](void* c, char* e, size_t el) {
     return static_cast<UcxPath*>(c)->failed_peer(e, el);
   };
+  p.wait_event = [](void* c, int timeout_us) { static_cast<UcxPath*>(c)->wait_event(timeout_us); };
   p.ctx = path.release();
   *out = p;
   return 0;

@@ -54,6 +54,8 @@ class RemotePath final : public PeerPath {
   // Collective: [offset, offset + bytes) of every PE's heap is now backed.
   Status add_region(uint64_t offset, size_t bytes);
   void progress() { plugin_.progress(plugin_.ctx); }
+  // Sleeps until a message for this PE arrives or timeout_us passed (plugin_abi.h).
+  void wait_event(int timeout_us) { plugin_.wait_event(plugin_.ctx, timeout_us); }
   // A remote peer whose connection the network saw break (it failed or exited), or -1; *cause
   // gets the network's words. Cheap; any thread.
   int failed_peer(std::string* cause) const;

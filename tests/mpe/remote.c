@@ -5,6 +5,8 @@
  *   peer_dies   the last PE (other node) vanishes (exits without finalize: to the network the same
  *               as kill -9) while PE 0 streams large puts to it; PE 0's put must fail with a
  *               message naming it, not hang
+ *   peer_killed the same, but the last PE is killed with SIGKILL (kill -9) while PE 0's stream of
+ *               puts to it is under way (after the first of them landed)
  *   peer_hangs  the last PE stops (SIGSTOP): PE 0's atomic on it must fail after the time limit
  *               (VSHMEM_BOOTSTRAP_TIMEOUT), naming the PE
  *   order       what shmem_fence (ucp_worker_fence, not a flush) and the barrier (posted signals,
@@ -13,7 +15,13 @@
  *   finalize    every PE streams _nbi puts and posted barrier signals to the other node and calls
  *               shmem_finalize at once: the transport completes what is in flight before it
  *               closes its endpoints (UCX 1.16's TCP transport aborts on a force close with
- *               operations still queued) */
+ *               operations still queued)
+ *   connect     right after shmem_init, with no barrier first, every PE hits every PE of the other
+ *               node at once with a mix of first operations (gets, fetching atomics, puts and
+ * posted atomics): every pair of endpoints is created from both sides at the same time, and
+ * operations whose UCX protocols need the peer's endpoint id are posted while the connections are
+ * still being set up (UCX 1.16's TCP transport aborted there, tcp_ep.c
+ * "ucs_queue_is_empty(&ep->pending_q)") */
 #include <signal.h>
 #include <string.h>
 
@@ -28,17 +36,21 @@ static int rank_from_launcher(void) {
   return 0;
 }
 
-static void peer_fails(int me, int n, long* x, int hang) {
+static void peer_fails(int me, int n, long* x, int hang, int kill9) {
   /* A first put opens the connection, so that the failure comes mid-stream. */
   const size_t big = 8u << 20;
   char* block = (char*)shmem_malloc(big);
   char* local = (char*)malloc(big);
   CHECK(block != NULL && local != NULL, "malloc");
   memset(local, 0x5a, big);
+  shmem_long_p(&x[1], 0, me);
   if (me == 0) shmem_long_p(&x[0], 42, n - 1);
   shmem_barrier_all();
   if (me == n - 1) {
     if (hang) raise(SIGSTOP);
+    /* kill -9 mid-transfer: once PE 0's stream has started (its first put is followed by this
+     * flag). */
+    if (kill9) shmem_long_wait_until(&x[1], SHMEM_CMP_EQ, 1);
     /* vshmemrun would stop the job itself when a PE exits before shmem_finalize; this test is
      * about the transport noticing a dead peer (as it must under launchers that do not), so the
      * PE tells vshmemrun it finalized (runtime/bootstrap/launcher_protocol.hpp) and vanishes. */
@@ -49,6 +61,7 @@ static void peer_fails(int me, int n, long* x, int hang) {
       sigqueue((pid_t)atoi(launcher), SIGRTMIN + 1, v);
       usleep(100 * 1000);
     }
+    if (kill9) raise(SIGKILL);
     _exit(0); /* no finalize: its worker, memory and connections vanish with the process */
   }
   /* No barrier from here on (the bootstrap would report the missing PE first): PE 0 streams puts
@@ -64,6 +77,10 @@ static void peer_fails(int me, int n, long* x, int hang) {
     for (int i = 0; i < 400; ++i) {
       shmem_putmem(block, local, big, n - 1);
       shmem_long_p(&x[0], 43, n - 1);
+      if (i == 0 && kill9) {
+        shmem_quiet();
+        shmem_long_p(&x[1], 1, n - 1);
+      }
     }
     fprintf(stderr, "FAIL: puts to a dead PE %d returned\n", n - 1);
     exit(2);
@@ -166,6 +183,67 @@ static void finalize_inflight(int me, int n) {
   exit(0);
 }
 
+/* See "connect" above. Every PE adds me + 1 once to the counter of every remote PE and leaves a
+ * fresh random token in its slot there; all are checked after one barrier. */
+static void connect_storm(int me, int n) {
+  const int half = n / 2;
+  long* counter = (long*)shmem_calloc(1, sizeof(long));
+  long* slot = (long*)shmem_calloc((size_t)n, sizeof(long));
+  long* block = (long*)shmem_calloc(4096, sizeof(long));
+  long* back = (long*)malloc(4096 * sizeof(long));
+  long* token = (long*)malloc(sizeof(long) * (size_t)n);
+  CHECK(counter != NULL && slot != NULL && block != NULL && back != NULL && token != NULL,
+        "malloc");
+  unsigned long long s = mpe_seed() * 17 + (unsigned long long)me;
+  const long most = (long)n * (n + 1) / 2; /* no counter can exceed it */
+  for (int p = 0; p < n; ++p) token[p] = (long)(mpe_rand(&s) >> 2) + 1;
+  /* No barrier: shmem_calloc's own synchronization is all that precedes the storm. */
+  for (int i = 0; i < n; ++i) {
+    const int p = (me + i) % n; /* each PE starts with a different peer */
+    if ((p < half) == (me < half)) continue;
+    switch ((me + p) % 3) {
+      case 0: {
+        long old = shmem_long_atomic_fetch_add(counter, me + 1, p);
+        CHECK(old >= 0 && old <= most, "first fetch_add on PE %d: %ld (at most %ld)", p, old, most);
+        shmem_long_p(&slot[me], token[p], p);
+        break;
+      }
+      case 1:
+        shmem_long_put(&slot[me], &token[p], 1, p);
+        shmem_long_atomic_add(counter, me + 1, p);
+        break;
+      default: {
+        shmem_getmem_nbi(back, block, 4096 * sizeof(long), p);
+        long seen = shmem_long_g(counter, p);
+        CHECK(seen >= 0 && seen <= most, "first get from PE %d: %ld (at most %ld)", p, seen, most);
+        shmem_long_put_nbi(&slot[me], &token[p], 1, p);
+        shmem_long_atomic_add(counter, me + 1, p);
+        shmem_quiet();
+        break;
+      }
+    }
+  }
+  shmem_barrier_all();
+  long expected = 0;
+  for (int p = 0; p < n; ++p) {
+    if ((p < half) != (me < half)) expected += p + 1;
+  }
+  CHECK(*counter == expected, "counter: %ld, expected %ld (one add from every remote PE)", *counter,
+        expected);
+  for (int p = 0; p < n; ++p) {
+    if ((p < half) == (me < half)) continue;
+    long got = shmem_long_g(&slot[me], p);
+    CHECK(got == token[p], "token left on PE %d: %ld, expected %ld", p, got, token[p]);
+  }
+  shmem_barrier_all();
+  shmem_free(block);
+  shmem_free(slot);
+  shmem_free(counter);
+  free(back);
+  free(token);
+  if (me == 0) printf("remote connect: %d PEs OK\n", n);
+}
+
 int main(int argc, char** argv) {
   /* PEs 0..n/2-1 on node "a", the rest on node "b". */
   const char* npes_env =
@@ -184,10 +262,17 @@ int main(int argc, char** argv) {
     CHECK(shmem_pe_accessible(p) == 1, "pe_accessible(%d) (same node: %d)", p, same);
     CHECK(shmem_addr_accessible(x, p) == 1, "addr_accessible(x, %d) (same node: %d)", p, same);
   }
-  if (argc > 1 && (strcmp(argv[1], "peer_dies") == 0 || strcmp(argv[1], "peer_hangs") == 0)) {
-    peer_fails(me, n, x, strcmp(argv[1], "peer_hangs") == 0);
+  if (argc > 1 && (strcmp(argv[1], "peer_dies") == 0 || strcmp(argv[1], "peer_hangs") == 0 ||
+                   strcmp(argv[1], "peer_killed") == 0)) {
+    peer_fails(me, n, x, strcmp(argv[1], "peer_hangs") == 0, strcmp(argv[1], "peer_killed") == 0);
   }
   if (argc > 1 && strcmp(argv[1], "finalize") == 0) finalize_inflight(me, n);
+  if (argc > 1 && strcmp(argv[1], "connect") == 0) {
+    connect_storm(me, n);
+    shmem_free(x);
+    shmem_finalize();
+    return 0;
+  }
   if (argc > 1 && strcmp(argv[1], "order") == 0) {
     order(me, n);
     shmem_free(x);

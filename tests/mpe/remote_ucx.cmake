@@ -103,3 +103,36 @@ vshmem_add_mpe_test(NAME device_proxy_host SOURCES device_proxy_host.cpp LAUNCHE
 vshmem_add_mpe_test(NAME device_proxy_host_tcp TARGET mpe_device_proxy_host LAUNCHERS vshmemrun
   LAUNCHER_ARGS --simulate-nodes 2 NPES 2 TIMEOUT 60 NO_GPU_RERUN
   ENV UCX_TLS=tcp UCX_NET_DEVICES=lo)
+
+# Endpoints created from both sides at once, with the first operations posted while the
+# connections are still being set up (over TCP, UCX's default choice, and shared memory).
+foreach(_tls default tcp sm)
+  if(_tls STREQUAL "sm")
+    set(_ucx_env "UCX_TLS=sm,self")
+  elseif(_tls STREQUAL "tcp")
+    set(_ucx_env "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
+  else()
+    set(_ucx_env "")
+  endif()
+  # UCX's default under mpirun too (mpe.remote.pmix aborted on the GPU machine's UCX 1.16).
+  set(_launchers vshmemrun)
+  if(_tls STREQUAL "default")
+    list(APPEND _launchers pmix)
+  endif()
+  vshmem_add_mpe_test(NAME ucx_${_tls}_connect TARGET mpe_remote ARGS connect NPES 2 4 5
+    LAUNCHERS ${_launchers} TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env})
+endforeach()
+
+# kill -9 of a remote PE while a stream of large puts to it is under way: the put fails naming it
+# (TCP: UCX sees the connection break), or the launcher or a job watch names it first (shared
+# memory in UCX 1.13 has no peer failure handling).
+foreach(_tls sm tcp)
+  if(_tls STREQUAL "sm")
+    set(_ucx_env "UCX_TLS=sm,self")
+  else()
+    set(_ucx_env "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
+  endif()
+  vshmem_add_mpe_test(NAME ucx_${_tls}_peer_killed TARGET mpe_remote ARGS peer_killed NPES 2 4
+    LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env} VSHMEM_BOOTSTRAP_TIMEOUT=5
+    WILL_FAIL_REGEX "shmem_(putmem|long_p|quiet): put to PE [0-9]+: (PE [0-9]+ failed or exited|no progress for 5 s)|completing the transfers: .*failed: PE [0-9]+|job watch: PE [0-9]+ \\((pid [0-9]+, on this node|on another node)\\) (exited|failed)|PE [0-9]+ \\(pid [0-9]+\\) was killed by signal 9")
+endforeach()
