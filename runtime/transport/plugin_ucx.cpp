@@ -853,11 +853,11 @@ int UcxPath::connect(int pe, ucp_ep_h ep, const char* what, char* err, size_t er
   // Performing peers' requests meanwhile could need this very endpoint: not done here (the other
   // threads, and the peer, need only UCX's own progress for this).
   const Clock::time_point t0 = Clock::now();
-  const int32_t me = my_pe_;
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   param.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
-  void* hello = ucp_am_send_nbx(ep, kAmHello, &me, sizeof(me), nullptr, 0, &param);
+  // The header is a member: UCX may still read it after a wait that gave up.
+  void* hello = ucp_am_send_nbx(ep, kAmHello, &my_pe_, sizeof(my_pe_), nullptr, 0, &param);
   if (int r = wait(hello, pe, what, err, errlen, false)) return r;
   ucp_request_param_t fparam{};
   void* flush = ucp_ep_flush_nbx(ep, &fparam);
