@@ -54,6 +54,7 @@ struct FastState {
   std::vector<FastDtype> dtypes;
   std::map<uintptr_t, size_t> allocations;  // start -> bytes, as the package's table
   PyObject* names[kReduceOpCount] = {};     // owned: "sum", "prod", ...
+  PyObject* params[5] = {};                 // owned: "dest", "source", "op", "team", "stream"
   PyObject* attr_dtype = nullptr;
   PyObject* attr_is_contiguous = nullptr;
   PyObject* attr_data_ptr = nullptr;
@@ -184,40 +185,43 @@ int read_stream(const FastState& s, PyObject* stream, uintptr_t* out) {
   return rc;
 }
 
-// fast_reduce(dest, source, op, stream, scatter) -> bool
-PyObject* fast_reduce(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 5) {
-    PyErr_SetString(PyExc_TypeError, "fast_reduce(dest, source, op, stream, scatter)");
-    return nullptr;
-  }
-  FastState& s = state();
-  if (!s.configured) Py_RETURN_FALSE;
-  const bool scatter = PyObject_IsTrue(args[4]) == 1;
+// The short path: 1 when it made the call, 0 when it declined (nothing done, nothing raised), -1
+// with an exception set (the tensor's own error, or the reduction's failure).
+int fast_reduce_call(FastState& s, PyObject* dest, PyObject* source, PyObject* op_name,
+                     PyObject* stream_arg, bool scatter) {
+  if (!s.configured) return 0;
   Operand d, src;
-  int rc = s.heap_gpu ? read_tensor(s, args[0], &d) : read_array(args[0], &d);
-  if (rc == 1) rc = s.heap_gpu ? read_tensor(s, args[1], &src) : read_array(args[1], &src);
-  if (rc < 0) return nullptr;
-  if (rc == 0 || d.dtype != src.dtype) Py_RETURN_FALSE;
+  int rc = s.heap_gpu ? read_tensor(s, dest, &d) : read_array(dest, &d);
+  if (rc == 1) {
+    if (source == dest) {  // in place (as torch.distributed's all_reduce): read it once
+      src.addr = d.addr;
+      src.bytes = d.bytes;
+      src.dtype = d.dtype;
+    } else {
+      rc = s.heap_gpu ? read_tensor(s, source, &src) : read_array(source, &src);
+    }
+  }
+  if (rc <= 0) return rc;
+  if (d.dtype != src.dtype) return 0;
   const FastDtype* dt = find_dtype(s, d.dtype);
-  const int op = op_index(s, args[2]);
-  if (dt == nullptr || op < 0 || (dt->ops[scatter ? 1 : 0] & (1u << op)) == 0) Py_RETURN_FALSE;
+  const int op = op_index(s, op_name);
+  if (dt == nullptr || op < 0 || (dt->ops[scatter ? 1 : 0] & (1u << op)) == 0) return 0;
   const bool overlap = d.addr < src.addr + src.bytes && src.addr < d.addr + d.bytes;
   if (scatter) {
-    if (src.bytes != d.bytes * static_cast<size_t>(s.npes) || overlap) Py_RETURN_FALSE;
+    if (src.bytes != d.bytes * static_cast<size_t>(s.npes) || overlap) return 0;
   } else if (d.bytes != src.bytes || (d.addr != src.addr && overlap)) {
-    Py_RETURN_FALSE;
+    return 0;
   }
   if (d.bytes % static_cast<size_t>(dt->size) != 0 || !symmetric(s, d.addr, d.bytes) ||
       !symmetric(s, src.addr, src.bytes)) {
-    Py_RETURN_FALSE;
+    return 0;
   }
   uintptr_t stream = 0;
   if (s.heap_gpu) {
-    rc = read_stream(s, args[3], &stream);
-    if (rc < 0) return nullptr;
-    if (rc == 0) Py_RETURN_FALSE;
-  } else if (args[3] != Py_None) {
-    Py_RETURN_FALSE;  // the general path says the host heap takes no stream
+    rc = read_stream(s, stream_arg, &stream);
+    if (rc <= 0) return rc;
+  } else if (stream_arg != Py_None) {
+    return 0;  // the general path says the host heap takes no stream
   }
   const size_t n = d.bytes / static_cast<size_t>(dt->size);
   if (s.dry_run) {
@@ -229,7 +233,7 @@ PyObject* fast_reduce(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
                                stream,
                                scatter};
     std::copy(call, call + 7, s.last);
-    Py_RETURN_TRUE;
+    return 1;
   }
   try {
     shmemx_clear_last_error();
@@ -239,7 +243,7 @@ PyObject* fast_reduce(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       check(rc, scatter ? "reducescatter_on_stream" : "reduce_on_stream");
     } else {
       HostReduceFn fn = host_reduce_fn(dt->code, op);
-      if (fn == nullptr) Py_RETURN_FALSE;  // the table said otherwise: let the general path say
+      if (fn == nullptr) return 0;  // the table said otherwise: let the general path say
       {
         py::gil_scoped_release nogil;
         rc = fn(SHMEM_TEAM_WORLD, reinterpret_cast<void*>(d.addr),
@@ -249,10 +253,96 @@ PyObject* fast_reduce(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     }
   } catch (py::error_already_set& e) {
     e.restore();
+    return -1;
+  }
+  return 1;
+}
+
+// fast_reduce(dest, source, op, stream, scatter) -> bool: the short path alone (tests, benchmark).
+PyObject* fast_reduce(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 5) {
+    PyErr_SetString(PyExc_TypeError, "fast_reduce(dest, source, op, stream, scatter)");
     return nullptr;
   }
-  Py_RETURN_TRUE;
+  const int scatter = PyObject_IsTrue(args[4]);
+  if (scatter < 0) return nullptr;
+  const int rc = fast_reduce_call(state(), args[0], args[1], args[2], args[3], scatter == 1);
+  if (rc < 0) return nullptr;
+  return PyBool_FromLong(rc);
 }
+
+// vshmem.reduce and vshmem.reduce_scatter themselves: (dest, source, op='sum', team=None,
+// stream=None) with no Python frame before the short path. `general` (the function's __self__)
+// is the package's general path; it gets the arguments exactly as given whenever the short path
+// declines or they do not bind plainly here (too many, an unknown or repeated keyword: it raises
+// Python's own TypeError for those).
+enum { kDest, kSource, kOp, kTeam, kStream, kParams };
+
+int param_index(const FastState& s, PyObject* name) {
+  for (int i = 0; i < kParams; ++i) {
+    if (s.params[i] == name) return i;  // keyword names in the caller's code are interned
+  }
+  for (int i = 0; i < kParams; ++i) {
+    if (PyUnicode_Compare(s.params[i], name) == 0) return i;
+  }
+  if (PyErr_Occurred()) PyErr_Clear();
+  return -1;
+}
+
+PyObject* entry(PyObject* general, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                bool scatter) {
+  FastState& s = state();
+  PyObject* a[kParams] = {};
+  // reduce_scatter on the host heap reduces through a temporary: the general path's work.
+  bool bound = s.configured && nargs <= kParams && (!scatter || s.heap_gpu);
+  for (Py_ssize_t i = 0; bound && i < nargs; ++i) a[i] = args[i];
+  const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; bound && k < nkw; ++k) {
+    const int i = param_index(s, PyTuple_GET_ITEM(kwnames, k));
+    if (i < 0 || a[i] != nullptr) {
+      bound = false;
+    } else {
+      a[i] = args[nargs + k];
+    }
+  }
+  if (bound && a[kDest] != nullptr && a[kSource] != nullptr &&
+      (a[kTeam] == nullptr || a[kTeam] == Py_None)) {
+    const int rc = fast_reduce_call(s, a[kDest], a[kSource], a[kOp] ? a[kOp] : s.names[0],
+                                    a[kStream] ? a[kStream] : Py_None, scatter);
+    if (rc < 0) return nullptr;
+    if (rc == 1) Py_RETURN_NONE;
+  }
+  return PyObject_Vectorcall(general, args, static_cast<size_t>(nargs), kwnames);
+}
+
+PyObject* reduce_entry(PyObject* general, PyObject* const* args, Py_ssize_t nargs,
+                       PyObject* kwnames) {
+  return entry(general, args, nargs, kwnames, false);
+}
+
+PyObject* reduce_scatter_entry(PyObject* general, PyObject* const* args, Py_ssize_t nargs,
+                               PyObject* kwnames) {
+  return entry(general, args, nargs, kwnames, true);
+}
+
+PyCFunction as_cfunction(PyObject* (*f)(PyObject*, PyObject* const*, Py_ssize_t, PyObject*)) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
+}
+
+// The docstrings of vshmem.reduce and vshmem.reduce_scatter (the package keeps their general
+// paths, vshmem/__init__.py).
+PyMethodDef entry_defs[2] = {
+    {"reduce", as_cfunction(&reduce_entry), METH_FASTCALL | METH_KEYWORDS,
+     "reduce($self, dest, source, op='sum', team=None, stream=None)\n--\n\n"
+     "All-reduce: every member's dest receives the combination of the members' source ('sum',\n"
+     "'prod', 'min', 'max'; 'and', 'or', 'xor' for integers). dest and source are symmetric, of\n"
+     "one dtype and size, the same array or disjoint. GPU heap: on `stream` (default torch's\n"
+     "current stream), including float16 and bfloat16. all_reduce is the same function."},
+    {"reduce_scatter", as_cfunction(&reduce_scatter_entry), METH_FASTCALL | METH_KEYWORDS,
+     "reduce_scatter($self, dest, source, op='sum', team=None, stream=None)\n--\n\n"
+     "source holds one block of dest's size per team member; member j's dest receives the\n"
+     "combination of block j of every member's source. dest and source must not overlap."},
+};
 
 PyMethodDef fast_reduce_def = {
     "fast_reduce", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_reduce)),
@@ -269,6 +359,10 @@ void bind_fast_reduce(py::module_& m) {
   for (int i = 0; i < kReduceOpCount; ++i) {
     if (s.names[i] == nullptr) s.names[i] = PyUnicode_InternFromString(names[i]);
   }
+  const char* params[kParams] = {"dest", "source", "op", "team", "stream"};
+  for (int i = 0; i < kParams; ++i) {
+    if (s.params[i] == nullptr) s.params[i] = PyUnicode_InternFromString(params[i]);
+  }
   s.attr_dtype = PyUnicode_InternFromString("dtype");
   s.attr_is_contiguous = PyUnicode_InternFromString("is_contiguous");
   s.attr_data_ptr = PyUnicode_InternFromString("data_ptr");
@@ -277,6 +371,15 @@ void bind_fast_reduce(py::module_& m) {
   PyObject* f = PyCFunction_NewEx(&fast_reduce_def, nullptr, nullptr);
   if (f == nullptr) throw py::error_already_set();
   m.add_object("fast_reduce", py::reinterpret_steal<py::object>(f));
+  // native_reduce(general, scatter) -> vshmem.reduce (reduce_scatter when scatter): the short
+  // path, else general(*args, **kwargs).
+  m.def("native_reduce", [](py::object general, bool scatter) {
+    if (!PyCallable_Check(general.ptr())) throw py::type_error("general must be callable");
+    py::str module("vshmem");
+    PyObject* f = PyCFunction_NewEx(&entry_defs[scatter ? 1 : 0], general.ptr(), module.ptr());
+    if (f == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(f);
+  });
   // heap_gpu, n_pes, and the current-stream function (called with `device`; None: stream 0).
   m.def("fast_configure", [](bool heap_gpu, int npes, py::object current_stream, int device) {
     FastState& s = state();

@@ -1,6 +1,9 @@
 // The on-stream calls as Python functions (stream_ops.hpp does the work). Streams are passed as
 // integers (cudaStream_t values); the package turns torch streams and __cuda_stream__ objects
 // into them. The calls only enqueue work, so the GIL is kept.
+#include <string>
+#include <vector>
+
 #include "python/src/bindings.hpp"
 #include "python/src/stream_ops.hpp"
 #include "shmemx.h"
@@ -93,17 +96,30 @@ void bind_stream(py::module_& m) {
     const bool gpu = stream::device_of(addr, &device) == 1;
     return py::make_tuple(gpu, device);
   });
-  m.def("time_reduce_from_c", [](uintptr_t team, int op, int dtype, uintptr_t d, uintptr_t s,
-                                 size_t n, uintptr_t st, int iters) {
+  // The benchmark's C reference (bench/python_allreduce.py): `iters` calls from a C++ loop, what
+  // being stream::TimeWhat. Returns ([host us of each call], GPU us per call).
+  m.attr("TIME_REDUCE") = static_cast<int>(stream::kTimeReduce);
+  m.attr("TIME_EMPTY_LAUNCH") = static_cast<int>(stream::kTimeEmptyLaunch);
+  m.attr("TIME_EMPTY_LAUNCH_EX") = static_cast<int>(stream::kTimeEmptyLaunchEx);
+  m.attr("TIME_BARRIER") = static_cast<int>(stream::kTimeBarrier);
+  m.attr("TIME_EMPTY_LAUNCH_DRIVER") = static_cast<int>(stream::kTimeEmptyDriver);
+  m.def("time_calls_from_c", [](int what, uintptr_t team, int op, int dtype, uintptr_t d,
+                                uintptr_t s, size_t n, uintptr_t st, int iters) {
+    if (what < stream::kTimeReduce || what > stream::kTimeEmptyDriver) {
+      raise_error("vshmem: time_calls_from_c: unknown TIME_* value " + std::to_string(what));
+    }
     shmemx_clear_last_error();
-    double host_us = 0, gpu_us = 0;
+    std::vector<double> call_us(static_cast<size_t>(iters > 0 ? iters : 0));
+    double gpu_us = 0;
     int rc;
     {
       py::gil_scoped_release nogil;
-      rc = stream::time_reduce(team, op, dtype, d, s, n, st, iters, &host_us, &gpu_us);
+      rc = stream::time_calls(what, team, op, dtype, d, s, n, st, iters, call_us.data(), &gpu_us);
     }
-    run(rc, "time_reduce_from_c");
-    return py::make_tuple(host_us, gpu_us);
+    run(rc, "time_calls_from_c");
+    py::list out;
+    for (double us : call_us) out.append(us);
+    return py::make_tuple(out, gpu_us);
   });
 }
 

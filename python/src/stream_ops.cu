@@ -1,10 +1,12 @@
 // On-stream operations for the Python package: dispatch by dtype and operation to
 // libvshmem_device's shmemx_*_on_stream calls. Compiled by nvcc so that the extension gets the
 // device link step libvshmem_device needs; no Python types here.
+#include <cuda.h>  // driver types only: the driver call goes through the runtime's entry point
 #include <cuda_runtime_api.h>
 
 #include <chrono>
 #include <cstdio>
+#include <vector>
 
 #include "python/src/bindings_dtype.hpp"
 #include "python/src/stream_ops.hpp"
@@ -124,11 +126,63 @@ int device_of(uintptr_t addr, int* device) {
   return 1;
 }
 
-int time_reduce(uintptr_t team, int op, int dtype, uintptr_t dest, uintptr_t source, size_t nreduce,
-                uintptr_t stream, int iters, double* host_us, double* gpu_us) {
+namespace {
+
+// The launch floor of this machine, for the benchmark's account of the C call's host time: a
+// kernel that does nothing, launched as <<<>>> and as the device library launches its kernels
+// (cudaLaunchKernelEx with a launch configuration).
+__global__ void empty_kernel() {}
+
+int launch_empty(cudaStream_t stream, bool ex) {
+  cudaError_t e;
+  if (ex) {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(1);
+    config.blockDim = dim3(1);
+    config.stream = stream;
+    e = cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(&empty_kernel), nullptr);
+  } else {
+    empty_kernel<<<1, 1, 0, stream>>>();
+    e = cudaPeekAtLastError();
+  }
+  return e == cudaSuccess ? 0 : cuda_failed(ex ? "cudaLaunchKernelExC" : "empty kernel launch", e);
+}
+
+// The same kernel through the driver's cuLaunchKernel with its CUfunction looked up once: what a
+// launch costs without the runtime's layer.
+int launch_empty_driver(cudaStream_t stream) {
+  using Launch = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              unsigned, unsigned, CUstream, void**, void**);
+  static Launch launch = nullptr;
+  static cudaFunction_t fn = nullptr;
+  if (launch == nullptr) {
+    void* entry = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    cudaError_t e =
+        cudaGetDriverEntryPointByVersion("cuLaunchKernel", &entry, 12000, cudaEnableDefault, &q);
+    if (e == cudaSuccess && q != cudaDriverEntryPointSuccess) e = cudaErrorSymbolNotFound;
+    if (e != cudaSuccess) return cuda_failed("cudaGetDriverEntryPointByVersion(cuLaunchKernel)", e);
+    e = cudaGetFuncBySymbol(&fn, reinterpret_cast<const void*>(&empty_kernel));
+    if (e != cudaSuccess) return cuda_failed("cudaGetFuncBySymbol", e);
+    launch = reinterpret_cast<Launch>(entry);
+  }
+  const CUresult r = launch(reinterpret_cast<CUfunction>(fn), 1, 1, 1, 1, 1, 1, 0,
+                            reinterpret_cast<CUstream>(stream), nullptr, nullptr);
+  if (r == CUDA_SUCCESS) return 0;
+  char line[160];
+  std::snprintf(line, sizeof(line), "vshmem: PE %d: cuLaunchKernel: CUresult %d", shmem_my_pe(),
+                static_cast<int>(r));
+  vshmemi_set_last_error(line);
+  return 1;
+}
+
+}  // namespace
+
+int time_calls(int what, uintptr_t team, int op, int dtype, uintptr_t dest, uintptr_t source,
+               size_t nreduce, uintptr_t stream, int iters, double* call_us, double* gpu_us) {
   ReduceFn fn = reduce_fn(op, dtype, false);
-  if (fn == nullptr) return kUnsupported;
-  if (iters < 1) iters = 1;
+  if (what == kTimeReduce && fn == nullptr) return kUnsupported;
+  if (iters < 1) return 0;
   cudaEvent_t start, stop;
   cudaError_t e = cudaEventCreate(&start);
   if (e != cudaSuccess) return cuda_failed("cudaEventCreate", e);
@@ -137,13 +191,21 @@ int time_reduce(uintptr_t team, int op, int dtype, uintptr_t dest, uintptr_t sou
     cudaEventDestroy(start);
     return cuda_failed("cudaEventCreate", e);
   }
+  using Clock = std::chrono::steady_clock;
+  std::vector<Clock::time_point> stamp(static_cast<size_t>(iters) + 1);
   int rc = 0;
   e = cudaEventRecord(start, cs(stream));
-  const auto t0 = std::chrono::steady_clock::now();
+  stamp[0] = Clock::now();
   for (int i = 0; i < iters && rc == 0 && e == cudaSuccess; ++i) {
-    rc = fn(team_of(team), vp(dest), vp(source), nreduce, cs(stream));
+    switch (what) {
+      case kTimeReduce: rc = fn(team_of(team), vp(dest), vp(source), nreduce, cs(stream)); break;
+      case kTimeEmptyLaunch:
+      case kTimeEmptyLaunchEx: rc = launch_empty(cs(stream), what == kTimeEmptyLaunchEx); break;
+      case kTimeEmptyDriver: rc = launch_empty_driver(cs(stream)); break;
+      default: rc = shmemx_barrier_on_stream(team_of(team), cs(stream)); break;
+    }
+    stamp[static_cast<size_t>(i) + 1] = Clock::now();
   }
-  const auto t1 = std::chrono::steady_clock::now();
   if (rc == 0 && e == cudaSuccess) e = cudaEventRecord(stop, cs(stream));
   if (rc == 0 && e == cudaSuccess) e = cudaEventSynchronize(stop);
   float ms = 0;
@@ -151,8 +213,12 @@ int time_reduce(uintptr_t team, int op, int dtype, uintptr_t dest, uintptr_t sou
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   if (rc != 0) return rc;
-  if (e != cudaSuccess) return cuda_failed("time_reduce", e);
-  *host_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / iters;
+  if (e != cudaSuccess) return cuda_failed("time_calls", e);
+  for (int i = 0; i < iters; ++i) {
+    call_us[i] = std::chrono::duration<double, std::micro>(stamp[static_cast<size_t>(i) + 1] -
+                                                           stamp[static_cast<size_t>(i)])
+                     .count();
+  }
   *gpu_us = 1000.0 * ms / iters;
   return 0;
 }

@@ -31,10 +31,21 @@ int team_barrier(uintptr_t team, uintptr_t stream);
 int synchronize(uintptr_t stream);
 // 1 and *device set when addr is GPU memory, 0 when it is not (or there is no GPU).
 int device_of(uintptr_t addr, int* device);
-// Times `iters` back-to-back calls of the on-stream reduction from C++ (the Python benchmark's
-// reference): *host_us, the host's time per call to enqueue, and *gpu_us, the stream's time per
-// call between CUDA events around the loop.
-int time_reduce(uintptr_t team, int op, int dtype, uintptr_t dest, uintptr_t source, size_t nreduce,
-                uintptr_t stream, int iters, double* host_us, double* gpu_us);
+// What time_calls times: the on-stream all-reduce (the Python benchmark's C reference), and the
+// pieces of its host time: an empty kernel launched as <<<>>> and as the device library launches
+// (cudaLaunchKernelEx) and through the driver (cuLaunchKernel), and the device library's
+// one-launch call shmemx_barrier_on_stream(team).
+enum TimeWhat {
+  kTimeReduce = 0,
+  kTimeEmptyLaunch = 1,
+  kTimeEmptyLaunchEx = 2,
+  kTimeBarrier = 3,
+  kTimeEmptyDriver = 4,
+};
+// Times `iters` back-to-back calls from C++: call_us[i], the host's time of call i (a clock read
+// after each call, none between), and *gpu_us, the stream's time per call between CUDA events
+// around the loop (the stream drained at the end).
+int time_calls(int what, uintptr_t team, int op, int dtype, uintptr_t dest, uintptr_t source,
+               size_t nreduce, uintptr_t stream, int iters, double* call_us, double* gpu_us);
 
 }  // namespace vshmem::python::stream

@@ -29,8 +29,8 @@ int barrier_all(uintptr_t) { return none(); }
 int team_barrier(uintptr_t, uintptr_t) { return none(); }
 int synchronize(uintptr_t) { return none(); }
 int device_of(uintptr_t, int*) { return 0; }
-int time_reduce(uintptr_t, int, int, uintptr_t, uintptr_t, size_t, uintptr_t, int, double*,
-                double*) {
+int time_calls(int, uintptr_t, int, int, uintptr_t, uintptr_t, size_t, uintptr_t, int, double*,
+               double*) {
   return none();
 }
 

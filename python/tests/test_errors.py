@@ -205,6 +205,63 @@ def test_short_path_forgets_freed_memory(shmem, rng):
     shmem.free(x)
 
 
+def test_reduce_is_native_and_binds_like_its_signature(shmem, rng):
+    """vshmem.reduce / all_reduce / reduce_scatter are native functions (no Python frame before
+    the short path) that bind their arguments as the Python signature did: positional or by
+    keyword, defaults op='sum', team=None, stream=None; whatever does not bind plainly, or needs
+    the general path, reaches the general path with the arguments as given."""
+    import inspect
+    for f, name in ((shmem.reduce, "reduce"), (shmem.reduce_scatter, "reduce_scatter")):
+        assert inspect.isbuiltin(f) and f.__name__ == name and f.__module__ == "vshmem"
+        sig = inspect.signature(f)
+        assert list(sig.parameters) == ["dest", "source", "op", "team", "stream"]
+        assert [p.default for p in sig.parameters.values()][2:] == ["sum", None, None]
+    assert shmem.all_reduce is shmem.reduce
+    assert shmem.reduce.__self__ is shmem._reduce_general
+    x = shmem.empty(32, np.int64)
+    y = shmem.empty(32, np.int64)
+    x[:] = rng.integers(-(1 << 40), 1 << 40, 32)
+    rows = _everyone(shmem, x)
+    want = {"sum": rows.sum(0), "min": rows.min(0), "max": rows.max(0)}
+    calls = [
+        ("sum", lambda: shmem.reduce(y, x)),
+        ("sum", lambda: shmem.all_reduce(dest=y, source=x)),
+        ("max", lambda: shmem.reduce(y, x, op="max")),
+        ("min", lambda: shmem.reduce(y, source=x, stream=None, op="min", team=None)),
+        ("max", lambda: shmem.reduce(y, x, "max", None, None)),
+        ("min", lambda: shmem.reduce(y, x, "min", shmem.team_world())),    # the general path
+        ("sum", lambda: shmem.reduce(source=x, dest=y, team=shmem.team_world())),
+    ]
+    for i, (op, call) in enumerate(calls):
+        y[:] = -(i + 1)
+        shmem.barrier_all()
+        assert call() is None, i
+        assert (y == want[op]).all(), i
+        shmem.barrier_all()
+    y[:] = x                                                    # in place
+    shmem.barrier_all()
+    assert shmem.all_reduce(y, y, "max") is None
+    assert (y == want["max"]).all()
+    shmem.barrier_all()
+    y[:] = -99
+    with pytest.raises(TypeError, match=r"reduce\(\) got an unexpected keyword argument 'bogus'"):
+        shmem.reduce(y, x, bogus=1)
+    with pytest.raises(TypeError, match="multiple values for argument 'dest'"):
+        shmem.reduce(y, x, dest=y)
+    with pytest.raises(TypeError, match="positional argument"):
+        shmem.reduce(y, x, "sum", None, None, 1)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'source'"):
+        shmem.reduce(y)
+    with pytest.raises(TypeError, match=r"reduce_scatter\(\) got an unexpected keyword"):
+        shmem.reduce_scatter(y, x, stream=None, nope=2)
+    with pytest.raises(shmem.VshmemError, match="op must be"):
+        shmem.reduce(y, x, op="mean")
+    assert (y == -99).all()
+    shmem.barrier_all()
+    shmem.free(y)
+    shmem.free(x)
+
+
 class _StandInTensor:
     """What the GPU short path reads of a torch.Tensor: dtype, is_contiguous(), data_ptr(),
     nbytes."""
@@ -312,6 +369,98 @@ def test_gpu_short_path_without_a_gpu(shmem, rng):
         if not shmem.HAVE_CUDA:
             with pytest.raises(shmem.VshmemError, match="built without CUDA"):
                 c.fast_reduce(t(ya, 2 * half, f32), t(xa, 2 * half, f32), "sum", None, False)
+    finally:
+        c.fast_set_dry_run(False)
+        shmem._fast_setup()
+    shmem.barrier_all()
+    shmem.free(y)
+    shmem.free(x)
+
+
+def test_gpu_native_entry_without_a_gpu(shmem):
+    """The native vshmem.reduce / reduce_scatter on the GPU heap's short path (configured as on a
+    GPU over host-heap memory, dry run): every way of passing the arguments reaches the same call,
+    and what the short path declines goes to the general path."""
+    c, n = shmem._c, shmem.n_pes()
+    bf16 = type("bf16", (), {})()
+    code = shmem._dtypes.CODE["bfloat16"]
+    ops = shmem._dtypes.OPS
+    nelem = 64
+    x = shmem.empty(nelem * n, np.uint16)
+    y = shmem.empty(nelem * n, np.uint16)
+    xa, ya = x.ctypes.data, y.ctypes.data
+    half = nelem * n
+    d, s = _StandInTensor(ya, 2 * half, bf16), _StandInTensor(xa, 2 * half, bf16)
+    blk = _StandInTensor(ya, 2 * nelem, bf16)
+    try:
+        c.fast_configure(True, n, lambda device: 0xC0DE, 3)
+        c.fast_dtype(bf16, code, 2, 0b1111, 0b0001)
+        c.fast_set_dry_run(True)
+        cases = [
+            (lambda: shmem.reduce(d, s, "max", stream=_Stream(0x51)), ("max", 0x51, False)),
+            (lambda: shmem.all_reduce(dest=d, source=s, op="prod", stream=7), ("prod", 7, False)),
+            (lambda: shmem.reduce(d, s), ("sum", 0xC0DE, False)),              # current stream
+            (lambda: shmem.reduce(d, s, "min", None, 9), ("min", 9, False)),
+            (lambda: shmem.reduce(s, d, team=None, stream=11), ("sum", 11, False)),
+            (lambda: shmem.reduce_scatter(blk, s, stream=5), ("sum", 5, True)),
+            (lambda: shmem.reduce_scatter(source=s, dest=blk, op="sum", stream=6),
+             ("sum", 6, True)),
+        ]
+        for i, (call, (op, stream, scatter)) in enumerate(cases):
+            assert call() is None, i
+            dd, ss, count = (blk, s, nelem) if scatter else (d, s, half)
+            if i == 4:
+                dd, ss = s, d
+            want = (ops[op], code, dd.data_ptr(), ss.data_ptr(), count, stream, scatter)
+            assert c.fast_dry_run_last() == want, i
+        # In place (as torch.distributed's all_reduce): the tensor is read once.
+        reads = []
+
+        class Counted(_StandInTensor):
+            def is_contiguous(self):
+                reads.append(self)
+                return True
+
+        inplace = Counted(ya, 2 * half, bf16)
+        assert shmem.reduce(inplace, inplace, stream=3) is None
+        assert reads == [inplace]
+        assert c.fast_dry_run_last() == (ops["sum"], code, ya, ya, half, 3, False)
+        before = c.fast_dry_run_last()
+        # Declined by the short path: the general path gets the call (and, on this host heap,
+        # refuses the stand-ins with its own message).
+        with pytest.raises(ValueError, match="vshmem.reduce: dest must be contiguous"):
+            shmem.reduce(_StandInTensor(ya, 2 * half, bf16, contiguous=False), s, stream=1)
+        # The general path gets exactly what the caller passed: an entry made over a recorder.
+        got = []
+
+        def general(*a, **k):
+            got.append((a, k))
+            return "general"
+
+        r, rs = c.native_reduce(general, False), c.native_reduce(general, True)
+        nc = _StandInTensor(ya, 2 * half, bf16, contiguous=False)
+        tw = shmem.team_world()
+        declined = [
+            (lambda: rs(blk, s, "max", stream=5), ((blk, s, "max"), {"stream": 5})),  # no such op
+            (lambda: r(d, s, team=tw, stream=1), ((d, s), {"team": tw, "stream": 1})),
+            (lambda: r(nc, s, stream=1), ((nc, s), {"stream": 1})),
+            (lambda: r(d, s, "sum", None, _ProtocolStream()), None),
+            (lambda: r(d, s, bogus=1), ((d, s), {"bogus": 1})),
+            (lambda: r(d, s, dest=d), ((d, s), {"dest": d})),
+            (lambda: r(d, s, "sum", None, None, 1), ((d, s, "sum", None, None, 1), {})),
+            (lambda: r(d), ((d,), {})),
+            (lambda: r(source=s, stream=1), ((), {"source": s, "stream": 1})),
+        ]
+        for i, (call, want) in enumerate(declined):
+            assert call() == "general", i
+            assert want is None or got[-1] == want, i
+        assert len(got) == len(declined)
+        assert r(d, s, stream=2) is None and len(got) == len(declined)      # taken: not passed on
+        assert c.fast_dry_run_last() == (ops["sum"], code, ya, xa, half, 2, False)
+        before = c.fast_dry_run_last()
+        with pytest.raises(TypeError, match="general must be callable"):
+            c.native_reduce(3, False)
+        assert c.fast_dry_run_last() == before
     finally:
         c.fast_set_dry_run(False)
         shmem._fast_setup()

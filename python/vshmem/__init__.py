@@ -781,13 +781,8 @@ def _current_stream():
     return torch.cuda.current_stream().cuda_stream
 
 
-def reduce(dest, source, op="sum", team=None, stream=None):
-    """All-reduce: every member's dest receives the combination of the members' source ('sum',
-    'prod', 'min', 'max'; 'and', 'or', 'xor' for integers). dest and source are symmetric, of
-    one dtype and size, the same array or disjoint. GPU heap: on `stream` (default torch's
-    current stream), including float16 and bfloat16."""
-    if team is None and _fast_reduce(dest, source, op, stream, False):
-        return
+def _reduce_general(dest, source, op="sum", team=None, stream=None):
+    """vshmem.reduce's general path: any team, any array the checks accept, every message."""
     call = "vshmem.reduce"
     h, team, d, s = _coll(call, dest, source, team)
     if d[2] != s[2] or d[3] != s[3]:
@@ -796,6 +791,11 @@ def reduce(dest, source, op="sum", team=None, stream=None):
     return _reduce(call, h, d, s, op, stream, False)
 
 
+# reduce(dest, source, op="sum", team=None, stream=None): a native function (fast_reduce.cpp)
+# that makes the world team's call itself, with no Python frame, and passes anything else, with
+# its arguments as given, to _reduce_general.
+_reduce_general.__qualname__ = "reduce"         # Python's TypeErrors name the user's call
+reduce = _c.native_reduce(_reduce_general, False)
 all_reduce = reduce
 
 
@@ -830,11 +830,8 @@ _STREAM_REDUCE = {(d, o, sc) for d in range(len(_dtypes.CODE)) for o in range(le
                   for sc in (False, True) if _c.has_stream_reduce(d, o, sc)}
 
 
-def reduce_scatter(dest, source, op="sum", team=None, stream=None):
-    """source holds one block of dest's size per team member; member j's dest receives the
-    combination of block j of every member's source. dest and source must not overlap."""
-    if team is None and _state.heap_gpu and _fast_reduce(dest, source, op, stream, True):
-        return
+def _reduce_scatter_general(dest, source, op="sum", team=None, stream=None):
+    """vshmem.reduce_scatter's general path (as _reduce_general)."""
     call = "vshmem.reduce_scatter"
     h, team, d, s = _coll(call, dest, source, team)
     npes = _c.team_n_pes(h)
@@ -844,6 +841,10 @@ def reduce_scatter(dest, source, op="sum", team=None, stream=None):
     if _overlap(d, s):
         raise _err(call, "dest and source overlap")
     return _reduce(call, h, d, s, op, stream, True)
+
+
+_reduce_scatter_general.__qualname__ = "reduce_scatter"
+reduce_scatter = _c.native_reduce(_reduce_scatter_general, True)
 
 
 def fcollect(dest, source, team=None, stream=None):
