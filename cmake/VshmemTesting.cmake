@@ -13,7 +13,8 @@
 #   program (e.g. --simulate-nodes 2); only the vshmemrun launcher takes them.
 #   Unless NO_GPU_RERUN is given, the vshmemrun runs with 2, 4 or 8 PEs are registered a second
 #   time as gpu.<n>.<npes> with VSHMEM_BACKEND=cuda and the label "gpu": the host-API suite on
-#   the GPU heap (skipped where no GPU is usable).
+#   the GPU heap (skipped where no GPU is usable). GPU_RERUN_ONLY registers that rerun only (the
+#   CPU entries come from other calls, e.g. one per case of a program: tests/mpe/api.cmake).
 #
 # Tests that need a GPU carry the label "gpu" and exit with 77 (reported as skipped) when no
 # usable GPU is present.
@@ -56,7 +57,7 @@ function(vshmem_launch_command out launcher npes)
 endfunction()
 
 function(vshmem_add_mpe_test)
-  cmake_parse_arguments(A "NO_GPU_RERUN" "NAME;TIMEOUT;WILL_FAIL_REGEX;TARGET"
+  cmake_parse_arguments(A "NO_GPU_RERUN;GPU_RERUN_ONLY" "NAME;TIMEOUT;WILL_FAIL_REGEX;TARGET"
                         "SOURCES;NPES;LAUNCHERS;ENV;ARGS;LABELS;LIBS;LAUNCHER_ARGS" ${ARGN})
   if(NOT A_NPES)
     set(A_NPES ${VSHMEM_DEFAULT_NPES})
@@ -85,7 +86,9 @@ function(vshmem_add_mpe_test)
         message(FATAL_ERROR "${A_NAME}: LAUNCHER_ARGS are for the vshmemrun launcher only")
       endif()
       vshmem_launch_command(cmd ${launcher} ${n} ${A_LAUNCHER_ARGS})
-      if(A_WILL_FAIL_REGEX)
+      if(A_GPU_RERUN_ONLY)
+        # Only the GPU machines' rerun (CPU entries come from other calls, e.g. one per case).
+      elseif(A_WILL_FAIL_REGEX)
         add_test(NAME ${tname} COMMAND ${CMAKE_COMMAND} -DREGEX=${A_WILL_FAIL_REGEX}
                  -P ${PROJECT_SOURCE_DIR}/cmake/expect_failure.cmake -- ${cmd}
                  $<TARGET_FILE:${exe}> ${A_ARGS})
@@ -93,10 +96,12 @@ function(vshmem_add_mpe_test)
         add_test(NAME ${tname} COMMAND ${cmd} $<TARGET_FILE:${exe}> ${A_ARGS})
       endif()
       set(labels mpe ${launcher} ${A_LABELS})
-      set_tests_properties(${tname} PROPERTIES LABELS "${labels}" TIMEOUT ${A_TIMEOUT}
-                           SKIP_RETURN_CODE 77
-                           ENVIRONMENT "VSHMEM_BOOTSTRAP_TIMEOUT=60;${A_ENV}")
-      if("gpu" IN_LIST A_LABELS)
+      if(NOT A_GPU_RERUN_ONLY)
+        set_tests_properties(${tname} PROPERTIES LABELS "${labels}" TIMEOUT ${A_TIMEOUT}
+                             SKIP_RETURN_CODE 77
+                             ENVIRONMENT "VSHMEM_BOOTSTRAP_TIMEOUT=60;${A_ENV}")
+      endif()
+      if("gpu" IN_LIST A_LABELS AND NOT A_GPU_RERUN_ONLY)
         set_tests_properties(${tname} PROPERTIES RESOURCE_LOCK gpu)
       endif()
       if(NOT A_NO_GPU_RERUN AND NOT "gpu" IN_LIST A_LABELS AND launcher STREQUAL "vshmemrun"

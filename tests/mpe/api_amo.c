@@ -262,15 +262,22 @@ static void team_ctx(void) {
   shmem_free(slots);
 }
 
-int main(void) {
+static const api_case kCases[] = {
+    {"contended_totals_exact", contention},
+    {"every_type_and_operation", per_type},
+    {"context_on_reversed_team", team_ctx},
+};
+#define NCASES ((int)(sizeof kCases / sizeof kCases[0]))
+
+int main(int argc, char** argv) {
+  int n;
+  const api_case** chosen = api_choose_cases(argc, argv, kCases, NCASES, &n);
   shmem_init();
   me = shmem_my_pe();
   npes = shmem_n_pes();
   api_job_seed();
-  contention();
-  per_type();
-  team_ctx();
+  api_run_cases(chosen, n);
   shmem_finalize();
-  if (me == 0) printf("api_amo: OK (%d PEs)\n", npes);
+  if (me == 0) printf("api_amo: OK (%d PEs, %d cases)\n", npes, n);
   return 0;
 }

@@ -3,6 +3,8 @@
 #ifndef VSHMEM_TESTS_MPE_API_CHECK_H
 #define VSHMEM_TESTS_MPE_API_CHECK_H
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpe_check.h"
@@ -39,6 +41,46 @@ static inline unsigned long long api_stream(unsigned long long a, unsigned long 
   if (s == 0) s = 1;
   for (int i = 0; i < 4; ++i) mpe_rand(&s);
   return s;
+}
+
+/* One behaviour of a test program. A program runs the cases named on its command line, in that
+ * order, or all of them without arguments (the remote-path and mpirun runs do that), so that
+ * CTest has one entry per behaviour without one program per behaviour. */
+typedef struct {
+  const char* name;
+  void (*run)(void);
+} api_case;
+
+/* The cases to run, checked before shmem_init so that a misspelt name fails at once on every PE
+ * (exit 2, naming the cases there are). Returns them (malloc'd) and their number in *count. */
+static inline const api_case** api_choose_cases(int argc, char** argv, const api_case* cases, int n,
+                                                int* count) {
+  const api_case** chosen = (const api_case**)malloc(sizeof(api_case*) * (size_t)(n + argc));
+  if (chosen == NULL) exit(2);
+  *count = argc < 2 ? n : argc - 1;
+  for (int i = 0; argc < 2 && i < n; ++i) chosen[i] = &cases[i];
+  for (int a = 1; a < argc; ++a) {
+    chosen[a - 1] = NULL;
+    for (int i = 0; i < n; ++i) {
+      if (strcmp(argv[a], cases[i].name) == 0) chosen[a - 1] = &cases[i];
+    }
+    if (chosen[a - 1] == NULL) {
+      fprintf(stderr, "%s: unknown case '%s'; the cases are:", argv[0], argv[a]);
+      for (int i = 0; i < n; ++i) fprintf(stderr, " %s", cases[i].name);
+      fprintf(stderr, "\n");
+      exit(2);
+    }
+  }
+  return chosen;
+}
+
+/* Runs the chosen cases; every PE runs the same ones in the same order (same command line). */
+static inline void api_run_cases(const api_case** chosen, int n) {
+  for (int i = 0; i < n; ++i) {
+    chosen[i]->run();
+    shmem_barrier_all();
+  }
+  free((void*)chosen);
 }
 
 #endif

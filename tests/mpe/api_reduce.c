@@ -196,30 +196,53 @@ static void all_to_all_cases(int start, int log_stride, int size, int* cid) {
   CPLX_ALL(A_CPLX)
 }
 
-int main(void) {
+static void team_reduce_world(void) {
+  int cid = 1;
+  all_team_cases(SHMEM_TEAM_WORLD, &cid);
+}
+
+/* Every column runs the same sequence of cases at once; cid matches across columns. */
+static void team_reduce_2d_columns(void) {
+  shmem_team_t xt, yt;
+  ACHECK(shmem_team_split_2d(SHMEM_TEAM_WORLD, 2, NULL, 0, &xt, NULL, 0, &yt) == 0, "split");
+  int cid = 100000;
+  all_team_cases(yt, &cid);
+  shmem_team_destroy(xt);
+  shmem_team_destroy(yt);
+}
+
+static void to_all_world(void) {
+  int cid = 200000;
+  all_to_all_cases(0, 0, npes, &cid);
+}
+
+/* The even and the odd PEs, two strided active sets, at the same time. */
+static void to_all_even_odd_sets(void) {
+  int cid = 300000;
+  all_to_all_cases(me % 2, 1, (npes - me % 2 + 1) / 2, &cid);
+}
+
+static const api_case kCases[] = {
+    {"team_reduce_world", team_reduce_world},
+    {"team_reduce_2d_columns", team_reduce_2d_columns},
+    {"to_all_world", to_all_world},
+    {"to_all_even_odd_sets", to_all_even_odd_sets},
+};
+#define NCASES ((int)(sizeof kCases / sizeof kCases[0]))
+
+int main(int argc, char** argv) {
+  int n;
+  const api_case** chosen = api_choose_cases(argc, argv, kCases, NCASES, &n);
   shmem_init();
   me = shmem_my_pe();
   npes = shmem_n_pes();
   api_job_seed();
   g_src = shmem_align(16, MAXR * 16);
   g_dst = shmem_align(16, MAXR * 16);
-  int cid = 1;
-  all_team_cases(SHMEM_TEAM_WORLD, &cid);
-  shmem_team_t xt, yt;
-  ACHECK(shmem_team_split_2d(SHMEM_TEAM_WORLD, 2, NULL, 0, &xt, NULL, 0, &yt) == 0, "split");
-  /* Every column runs the same sequence of cases at once; cid matches across columns. */
-  int cid_y = 100000;
-  all_team_cases(yt, &cid_y);
-  shmem_team_destroy(xt);
-  shmem_team_destroy(yt);
-  int cid_a = 200000;
-  all_to_all_cases(0, 0, npes, &cid_a);
-  int cid_b = 300000;
-  all_to_all_cases(me % 2, 1, (npes - me % 2 + 1) / 2, &cid_b);
-  shmem_barrier_all();
+  api_run_cases(chosen, n);
   shmem_free(g_dst);
   shmem_free(g_src);
   shmem_finalize();
-  if (me == 0) printf("api_reduce: OK (%d PEs, %d cases per group)\n", npes, cid - 1);
+  if (me == 0) printf("api_reduce: OK (%d PEs, %d cases)\n", npes, n);
   return 0;
 }

@@ -108,7 +108,7 @@ static void collectives(shmem_team_t team, int round) {
   ACHECK(shmem_team_sync(team) == 0, "team_sync");
 }
 
-static void teams(void) {
+static void predefined_teams(void) {
   ACHECK(shmem_team_my_pe(SHMEM_TEAM_WORLD) == me && shmem_team_n_pes(SHMEM_TEAM_WORLD) == npes,
          "world");
   int sn = shmem_team_n_pes(SHMEM_TEAM_SHARED), sme = shmem_team_my_pe(SHMEM_TEAM_SHARED);
@@ -119,8 +119,10 @@ static void teams(void) {
   ACHECK(shmem_team_my_pe(SHMEM_TEAM_INVALID) == -1 && shmem_team_n_pes(SHMEM_TEAM_INVALID) == -1,
          "invalid team queries");
   ACHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, npes, SHMEM_TEAM_WORLD) == -1, "translate");
+}
 
-  /* evens: start 0, stride 2 */
+/* evens: start 0, stride 2, with a configured number of contexts */
+static void strided_split_with_context(void) {
   shmem_team_t evens;
   shmem_team_config_t cfg = {.num_contexts = 3};
   ACHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (npes + 1) / 2, &cfg,
@@ -153,9 +155,10 @@ static void teams(void) {
     ACHECK(evens == SHMEM_TEAM_INVALID, "odd PE got a team");
   }
   shmem_team_destroy(evens);
-  shmem_barrier_all();
+}
 
-  /* 2-D split: rows of 3 (x) and strided columns (y) */
+/* 2-D split: rows of 3 (x) and strided columns (y), then a split of a column */
+static void collectives_on_2d_split(void) {
   const int xr = 3;
   shmem_team_t xt, yt;
   ACHECK(shmem_team_split_2d(SHMEM_TEAM_WORLD, xr, NULL, 0, &xt, NULL, 0, &yt) == 0, "split_2d");
@@ -176,15 +179,20 @@ static void teams(void) {
   shmem_team_destroy(sub);
   shmem_team_destroy(xt);
   shmem_team_destroy(yt);
+}
 
-  /* slot recycling: far more teams over time than slots */
+/* far more teams over time than slots */
+static void team_slots_recycled(void) {
   for (int i = 0; i < 300; ++i) {
     shmem_team_t t;
     ACHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &t) == 0, "split %d", i);
     if (i % 50 == 0) collectives(t, 400 + i);
     shmem_team_destroy(t);
   }
-  /* exhaustion: splits fail cleanly (same answer everywhere) once every slot is taken */
+}
+
+/* splits fail cleanly (same answer everywhere) once every slot is taken, and work again after */
+static void team_slots_exhausted(void) {
   static shmem_team_t live[200];
   int made = 0;
   while (made < 200 &&
@@ -198,8 +206,10 @@ static void teams(void) {
   ACHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &again) == 0,
          "split after freeing");
   shmem_team_destroy(again);
+}
 
-  /* contexts: bad options, invalid team */
+/* contexts: bad options, invalid team */
+static void context_bad_input(void) {
   shmem_ctx_t c;
   ACHECK(shmem_ctx_create(1L << 20, &c) != 0 && c == SHMEM_CTX_INVALID, "bad ctx options");
   ACHECK(shmem_team_create_ctx(SHMEM_TEAM_INVALID, 0, &c) != 0 && c == SHMEM_CTX_INVALID,
@@ -284,7 +294,20 @@ static void active_sets(void) {
   }
 }
 
-int main(void) {
+static const api_case kCases[] = {
+    {"predefined_teams", predefined_teams},
+    {"strided_split_with_context", strided_split_with_context},
+    {"collectives_on_2d_split", collectives_on_2d_split},
+    {"team_slots_recycled", team_slots_recycled},
+    {"team_slots_exhausted", team_slots_exhausted},
+    {"context_bad_input", context_bad_input},
+    {"active_set_collectives", active_sets},
+};
+#define NCASES ((int)(sizeof kCases / sizeof kCases[0]))
+
+int main(int argc, char** argv) {
+  int n;
+  const api_case** chosen = api_choose_cases(argc, argv, kCases, NCASES, &n);
   shmem_init();
   me = shmem_my_pe();
   npes = shmem_n_pes();
@@ -292,12 +315,11 @@ int main(void) {
   g_src = (long*)shmem_malloc(sizeof(long) * MAXN * npes);
   g_dst = (long*)shmem_malloc(sizeof(long) * MAXN * npes);
   g_tmp = (long*)malloc(sizeof(long) * MAXN * npes);
-  teams();
-  active_sets();
+  api_run_cases(chosen, n);
   shmem_free(g_dst);
   shmem_free(g_src);
   free(g_tmp);
   shmem_finalize();
-  if (me == 0) printf("api_team_coll: OK (%d PEs)\n", npes);
+  if (me == 0) printf("api_team_coll: OK (%d PEs, %d cases)\n", npes, n);
   return 0;
 }
