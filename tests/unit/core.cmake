@@ -7,3 +7,7 @@ vshmem_add_unit_test(NAME fd_passing_test SOURCES fd_passing_test.cpp LIBS vshme
 vshmem_add_unit_test(NAME handle_exchange_test SOURCES handle_exchange_test.cpp LIBS vshmem)
 vshmem_add_unit_test(NAME gather_round_test SOURCES gather_round_test.cpp LIBS vshmem)
 vshmem_add_unit_test(NAME data_segment_test SOURCES data_segment_test.cpp LIBS vshmem)
+# The collective logic with threads as PEs (tests/support/thread_bootstrap.hpp): injected
+# refusals, delays and deaths.
+vshmem_add_unit_test(NAME va_agreement_test SOURCES va_agreement_test.cpp LIBS vshmem)
+vshmem_add_unit_test(NAME heap_growth_test SOURCES heap_growth_test.cpp LIBS vshmem)
