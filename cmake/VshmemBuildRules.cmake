@@ -84,6 +84,12 @@ function(_vshmem_finish_build_rules)
       set_property(TARGET ${t} PROPERTY LINK_LIBRARIES ${libs})
     endif()
   endforeach()
+  # One target that builds those named in VSHMEM_SELECTED_TARGETS (tests/tools/sanitize.sh):
+  # `cmake --build --target a b c` builds one target after another, this builds them in parallel.
+  if(VSHMEM_SELECTED_TARGETS)
+    add_custom_target(vshmem_selected)
+    add_dependencies(vshmem_selected ${VSHMEM_SELECTED_TARGETS})
+  endif()
   if(VSHMEM_WERROR)
     foreach(t vshmem vshmem_bootstrap_mpi vshmem_bootstrap_pmix vshmem_transport_ucx vshmemrun
               vshmem-info)
