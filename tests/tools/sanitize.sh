@@ -21,9 +21,9 @@ tests=(
   'unit\.(host_memory_test|fd_passing_test|handle_exchange_test|allocator_test|chunk_pipeline_test|staging_buffer_test)'
   # bootstrap: socket hub, gather rounds, time-outs; config table; wait policy; fault reports
   'unit\.(bootstrap_test|gather_round_test|env_test|wait_policy_test|fault_report_test)'
-  # VA agreement and heap growth with threads as PEs: injected refusals, delays, deaths
-  'unit\.(va_agreement_test|heap_growth_test)'
-  # transport plan, the device proxy's ring (host side), the launcher
+  # VA agreement, heap growth, transport plan with threads as PEs: refusals, delays, deaths
+  'unit\.(va_agreement_test|heap_growth_test|transport_plan_test)'
+  # transport (shared team, locality), the device proxy's ring (host side), the launcher
   'unit\.(transport_test|device_proxy_test|launcher_test)'
   # init, heap layout and growth (all-or-nothing step), rma, teardown cycles
   'mpe\.(heap|heap_growth_agree|rma)\.vshmemrun\.4' 'mpe\.teardown\.vshmemrun\.2'
@@ -39,7 +39,8 @@ tests=(
 targets=(vshmem vshmemrun vshmem_transport_ucx launcher_helper
   host_memory_test fd_passing_test handle_exchange_test allocator_test chunk_pipeline_test
   staging_buffer_test bootstrap_test gather_round_test env_test wait_policy_test
-  fault_report_test va_agreement_test heap_growth_test transport_test device_proxy_test launcher_test
+  fault_report_test va_agreement_test heap_growth_test transport_plan_test transport_test
+  device_proxy_test launcher_test
   mpe_heap mpe_heap_growth_agree mpe_rma mpe_teardown mpe_api_amo mpe_api_team_coll
   mpe_api_reduce mpe_api_signal_wait mpe_api_lock mpe_coll_small mpe_bootstrap_collectives
   mpe_remote mpe_device_proxy_host mpe_errors)

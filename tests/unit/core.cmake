@@ -11,3 +11,4 @@ vshmem_add_unit_test(NAME data_segment_test SOURCES data_segment_test.cpp LIBS v
 # refusals, delays and deaths.
 vshmem_add_unit_test(NAME va_agreement_test SOURCES va_agreement_test.cpp LIBS vshmem)
 vshmem_add_unit_test(NAME heap_growth_test SOURCES heap_growth_test.cpp LIBS vshmem)
+vshmem_add_unit_test(NAME transport_plan_test SOURCES transport_plan_test.cpp LIBS vshmem)

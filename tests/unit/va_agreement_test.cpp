@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/heap/va_agreement.hpp"
+#include "tests/support/stub_provider.hpp"
 #include "tests/support/thread_bootstrap.hpp"
 
 namespace vshmem {
@@ -25,15 +26,11 @@ using testing::ThreadJob;
 
 // One PE's address space: a proposal, addresses it refuses (taken there), and its live
 // reservations, which must never overlap and must all be gone when the agreement fails.
-class FakeSpace final : public MemoryProvider {
+class FakeSpace final : public testing::StubProvider {
  public:
   FakeSpace(uint64_t proposal, std::set<uint64_t> refused)
       : proposal_(proposal), refused_(std::move(refused)) {}
 
-  const char* name() const override { return "fake"; }
-  bool is_device_memory() const override { return false; }
-  size_t granularity() const override { return 4096; }
-  std::vector<HandleKind> handle_kinds() const override { return {}; }
   Result<uintptr_t> find_free_range(size_t, size_t) override {
     if (proposal_ == 0) return error(Code::kOutOfMemory, "no free range (injected)");
     return static_cast<uintptr_t>(proposal_);
@@ -48,17 +45,6 @@ class FakeSpace final : public MemoryProvider {
     live_[addr] = size;
     return std::shared_ptr<VirtualReservation>(new Reservation(this, addr, size));
   }
-  Result<std::shared_ptr<PhysicalAllocation>> create(size_t) override { return unsupported(); }
-  Result<std::shared_ptr<PhysicalAllocation>> import(ShareableHandle, size_t) override {
-    return unsupported();
-  }
-  Result<std::unique_ptr<Mapping>> map(std::shared_ptr<VirtualReservation>, size_t,
-                                       std::shared_ptr<PhysicalAllocation>) override {
-    return unsupported();
-  }
-  Status copy(void*, const void*, size_t) override { return unsupported(); }
-  Status atomic(const AtomicRequest&, uint64_t*) override { return unsupported(); }
-  Status fill(void*, int, size_t) override { return unsupported(); }
 
   size_t live() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -82,8 +68,6 @@ class FakeSpace final : public MemoryProvider {
    private:
     FakeSpace* space_;
   };
-  static Status unsupported() { return error(Code::kUnsupported, "not in this test"); }
-
   uint64_t proposal_;
   std::set<uint64_t> refused_;
   std::mutex mu_;
