@@ -139,6 +139,13 @@ uint64_t monotonic_ns() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
+constexpr uint64_t kActiveNs = 50'000'000;  // then nap: the wait is not a short one
+// When the wait yields, it spins only briefly first: a CPU pause costs 10-150 ns depending on
+// the processor (145 ns on the 2-core AMD EPYC VM of bench/RESULTS.md, where 64 of them held
+// the core 9 us before every yield, while the PE we waited for had no core), and the PE we
+// wait for needs a core more than we need an early look.
+constexpr unsigned kYieldFirstSpins = 4;
+constexpr unsigned kSpinFirstSpins = 64;
 }  // namespace
 
 void Backoff::pause() {
@@ -148,11 +155,7 @@ void Backoff::pause() {
   // the cores lets the PE we wait for have this one.
   const bool spin = waits_spin() && !over_network_;
   ++spins_;
-  // When the wait yields, it spins only briefly first: a CPU pause costs 10-150 ns depending on
-  // the processor (145 ns on the 2-core AMD EPYC VM of bench/RESULTS.md, where 64 of them held
-  // the core 9 us before every yield, while the PE we waited for had no core), and the PE we
-  // wait for needs a core more than we need an early look.
-  const unsigned spin_first = spin ? 64 : 4;
+  const unsigned spin_first = spin ? kSpinFirstSpins : kYieldFirstSpins;
   if (spins_ < spin_first || (spin && spins_ % 256 != 0)) {
     cpu_pause();
     return;
@@ -160,7 +163,6 @@ void Backoff::pause() {
   // Past the first spins, the clock decides (read every 256 spins, or at every yield).
   const uint64_t now = monotonic_ns();
   if (since_ns_ == 0) since_ns_ = now;
-  constexpr uint64_t kActiveNs = 50'000'000;  // then nap: the wait is not a short one
   if (now - since_ns_ < kActiveNs) {
     if (spin) {
       cpu_pause();
@@ -180,6 +182,38 @@ void Backoff::pause() {
   // About once a second (a peer that ends the job itself, e.g. with shmem_global_exit, is left
   // the time to do so), and right after a peer was seen gone.
   if (exited_ < 0 && ++naps_ % (sleeper_ != nullptr ? 128u : 16384u) != 0) return;
+  watch_peers();
+}
+
+bool Backoff::sleep_next() {
+  if (sleeping_) return true;
+  if (waits_spin()) {
+    // As pause(): spin while the wait is short; once it is not (the clock is read every 256
+    // spins), sleep instead of napping. Measured (bench/RESULTS.md, issue #15): sleeping after
+    // 50 us-1 ms of spinning made the 2-PE barrier 7-500x slower on a loaded machine, since a
+    // woken PE queues for a core that a spinning one keeps.
+    if ((spins_ + 1) % 256 != 0) return false;
+    const uint64_t now = monotonic_ns();
+    if (since_ns_ == 0) since_ns_ = now;
+    sleeping_ = now - since_ns_ >= kActiveNs;
+  } else {
+    // PEs outnumber the cores: after the first spins, give the core away until woken.
+    sleeping_ = spins_ >= kYieldFirstSpins;
+  }
+  return sleeping_;
+}
+
+void Backoff::after_sleep() {
+  const uint64_t now = monotonic_ns();
+  if (since_ns_ == 0) since_ns_ = now;
+  if (now - since_ns_ < kActiveNs) return;
+  // About once a second, and right after a peer was seen gone (as the naps of pause()).
+  if (exited_ < 0 && now - watched_ns_ < 1'000'000'000) return;
+  watched_ns_ = now;
+  watch_peers();
+}
+
+void Backoff::watch_peers() {
   const Runtime* rt = g_runtime;
   if (rt == nullptr || rt->peer_watch == nullptr) return;
   const int gone = rt->peer_watch->exited_peer();

@@ -20,6 +20,7 @@
 #include "runtime/ipc/fd_passing.hpp"
 #include "runtime/memory/memory.hpp"
 #include "runtime/transport/device_proxy.hpp"
+#include "runtime/transport/host_wake.hpp"
 #include "runtime/transport/transport.hpp"
 
 namespace vshmem::detail {
@@ -113,6 +114,14 @@ uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call
 // (runtime/api/peer_watch.hpp): when one has exited, the loop gets one more look at its
 // condition (what the peer did before it exited is visible by then), and if it is still unmet,
 // the call fails naming the peer.
+//
+// Waits whose writers wake this PE after their store (the collectives' signals and the node
+// barrier's counters, on one node: runtime/transport/host_wake.hpp) pass `own`, this PE's wake
+// word, and poll with pause(met): instead of yielding or napping, such a wait sleeps on the word
+// and is woken by the store it waits for. When PEs outnumber the cores it sleeps after the first
+// few spins: the core goes to the PE it waits for, and the wake gives it back at once (a yield
+// loop keeps competing for the core, and on EEVDF each yield pushes the waiter back). When they
+// do not, it spins as pause() does and sleeps where pause() would nap.
 class Backoff {
  public:
   explicit Backoff(const char* call) : call_(call) {}
@@ -121,22 +130,45 @@ class Backoff {
   // busy machine keeps its peer (or its own progress thread) from running, and a yield costs
   // nothing next to the message.
   Backoff(const char* call, bool over_network) : call_(call), over_network_(over_network) {}
-  // over the network, and every write to what we wait for arrives through `sleeper` (a barrier
+  // Over the network, and every write to what we wait for arrives through `sleeper` (a barrier
   // counter that one remote peer signals): past the first spins the wait sleeps until the
   // network has a message for us, instead of yielding or napping (the kernel wakes it when the
   // message arrives).
   Backoff(const char* call, RemotePath* sleeper)
       : call_(call), over_network_(true), sleeper_(sleeper) {}
+  // On this node, and the writers wake `own` after their store (host_wake.hpp): see pause(met).
+  Backoff(const char* call, WakeWord own) : call_(call), own_(own) {}
   void pause();
+  // For a wait with a wake word: met() re-reads the condition (acquire), so that a sleep never
+  // begins after the store it waits for.
+  template <typename Met>
+  void pause(Met&& met) {
+    if (!own_ || !sleep_next()) {
+      pause();
+      return;
+    }
+    sleep_unless(own_, met, kSleepLimitNs);
+    after_sleep();
+  }
+
+  // A sleep's time limit: only a dead peer (watched every second) or a writer that does not wake
+  // (none should) lets it run out.
+  static constexpr uint64_t kSleepLimitNs = 100'000'000;
 
  private:
+  bool sleep_next();   // whether this pause sleeps on own_
+  void after_sleep();  // the peer watch, once the wait is a long one
+  void watch_peers();
   const char* call_;
   bool over_network_ = false;
   RemotePath* sleeper_ = nullptr;
+  WakeWord own_;
   unsigned spins_ = 0;
   unsigned naps_ = 0;
-  uint64_t since_ns_ = 0;  // when the wait stopped being short (monotonic clock)
-  int exited_ = -1;        // a peer seen gone at the previous pause
+  uint64_t since_ns_ = 0;    // when the wait stopped being short (monotonic clock)
+  uint64_t watched_ns_ = 0;  // the last peer watch of a sleeping wait
+  bool sleeping_ = false;    // past the spins: every pause(met) sleeps
+  int exited_ = -1;          // a peer seen gone at the previous pause
 };
 
 // Completes this PE's outstanding transfers (shmem_quiet) / orders them (shmem_fence).

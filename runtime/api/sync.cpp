@@ -41,19 +41,24 @@ void sync_all(Runtime& rt, const char* call) {
   const uint64_t epoch = ++rt.barrier_epoch;
   for (int k = 0; (1 << k) < rt.n_pes; ++k) {
     int peer = (rt.my_pe + (1 << k)) % rt.n_pes;
-    // The one PE that signals us in this round: when it is remote, its signal arrives as a
-    // message, and the wait sleeps until the network has one (no core spent polling or yielding).
-    const int from = (rt.my_pe - (1 << k) % rt.n_pes + rt.n_pes) % rt.n_pes;
-    RemotePath* remote = rt.transport->remote();
-    const bool from_remote = kind == Transport::BarrierKind::kHeapCounters && remote != nullptr &&
-                             &rt.transport->path(from) == static_cast<PeerPath*>(remote);
-    Backoff backoff = from_remote ? Backoff(call, remote)
-                                  : Backoff(call, kind == Transport::BarrierKind::kHeapCounters);
     if (kind == Transport::BarrierKind::kNodeShared) {
+      // The peer may be asleep on its wake word; we may sleep on ours (host_wake.hpp).
       __atomic_fetch_add(shared->counter(peer, k), 1, __ATOMIC_SEQ_CST);
+      wake(shared->wake_word(peer));
       const uint64_t* own = shared->counter(rt.my_pe, k);
-      while (__atomic_load_n(own, __ATOMIC_ACQUIRE) < epoch) backoff.pause();
+      Backoff backoff(call, shared->wake_word(rt.my_pe));
+      auto met = [&] { return __atomic_load_n(own, __ATOMIC_ACQUIRE) >= epoch; };
+      while (!met()) backoff.pause(met);
     } else {
+      // The one PE that signals us in this round: when it is remote, its signal arrives as a
+      // message, and the wait sleeps until the network has one (no core spent polling or
+      // yielding).
+      const int from = (rt.my_pe - (1 << k) % rt.n_pes + rt.n_pes) % rt.n_pes;
+      RemotePath* remote = rt.transport->remote();
+      const bool from_remote = kind == Transport::BarrierKind::kHeapCounters && remote != nullptr &&
+                               &rt.transport->path(from) == static_cast<PeerPath*>(remote);
+      Backoff backoff = from_remote ? Backoff(call, remote)
+                                    : Backoff(call, kind == Transport::BarrierKind::kHeapCounters);
       // A posted add, not a fetching one: the round costs one message instead of a round trip
       // (the peer need not answer before we start waiting for our own signal).
       Status st = rt.transport->path(peer).signal_add(peer, &rt.barrier_counters[k], 1);

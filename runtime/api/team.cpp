@@ -381,14 +381,20 @@ void group_signal(Runtime& rt, const Group& g, int to_world, const char* call) {
   // Data this PE wrote before the signal must be visible to whoever sees the signal.
   std::atomic_thread_fence(std::memory_order_release);
   rma_atomic(rt, add, to_world, call);
+  // A PE of this node may be asleep waiting for it (Backoff with a wake word).
+  if (const HostSyncArea* node = rt.transport->mapped().node_barrier()) {
+    wake(node->wake_word(to_world));
+  }
 }
 
 void group_wait(Runtime& rt, const Group& g, int from_world, const char* call) {
   const size_t idx = g.slot * static_cast<size_t>(g_pool.n_pes) + from_world;
   const uint64_t want = ++g_pool.seen[idx];
   uint64_t* counter = &g_pool.signals[idx];
-  Backoff backoff(call);
-  while (load_counter(rt, counter, call) < want) backoff.pause();
+  const HostSyncArea* node = rt.transport->mapped().node_barrier();
+  Backoff backoff(call, node != nullptr ? node->wake_word(rt.my_pe) : WakeWord{});
+  auto met = [&] { return load_counter(rt, counter, call) >= want; };
+  while (!met()) backoff.pause(met);
   std::atomic_thread_fence(std::memory_order_acquire);
 }
 

@@ -29,7 +29,7 @@ Result<std::unique_ptr<HostSyncArea>> HostSyncArea::create(FdExchange& exchange,
   MemoryProvider& provider = *area->provider_;
   area->base_.assign(n_pes, nullptr);
   const size_t bytes = provider.granularity();  // one page holds kCounters counters
-  static_assert(kCounters * sizeof(uint64_t) <= 4096);
+  static_assert(kWakeOffset + 2 * sizeof(uint32_t) <= 4096);
 
   std::shared_ptr<PhysicalAllocation> own;
   VSHMEM_ASSIGN_OR_RETURN(own, provider.create(bytes));  // a fresh memfd is zeroed

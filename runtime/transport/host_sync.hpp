@@ -15,12 +15,15 @@
 #include "runtime/common/status.hpp"
 #include "runtime/ipc/fd_passing.hpp"
 #include "runtime/memory/memory.hpp"
+#include "runtime/transport/host_wake.hpp"
 
 namespace vshmem {
 
 class HostSyncArea {
  public:
   static constexpr int kCounters = 64;
+  static constexpr size_t kWakeOffset = 1024;  // bytes into the page
+  static_assert(kCounters * sizeof(uint64_t) + 64 <= kWakeOffset);
 
   // Collective among `peers` (the node-local PEs, without my_pe) over `exchange`.
   static Result<std::unique_ptr<HostSyncArea>> create(FdExchange& exchange,
@@ -29,6 +32,13 @@ class HostSyncArea {
 
   // Counter k of PE pe (pe is my_pe or one of the peers).
   uint64_t* counter(int pe, int k) const { return base_[pe] + k; }
+  // PE pe's wake word (host_wake.hpp), on its own cache line after the counters; empty for a PE
+  // not shared with us.
+  WakeWord wake_word(int pe) const {
+    if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return {};
+    auto* words = reinterpret_cast<uint32_t*>(base_[pe] + kWakeOffset / sizeof(uint64_t));
+    return WakeWord{words, words + 1};
+  }
 
  private:
   HostSyncArea() = default;

@@ -84,3 +84,11 @@ vshmem_add_mpe_test(NAME coll_small_yield TARGET mpe_coll_small NPES 4 LAUNCHERS
                     NO_GPU_RERUN ENV VSHMEM_WAIT=yield TIMEOUT 120)
 vshmem_add_mpe_test(NAME coll_small_mpirun TARGET mpe_coll_small NPES 3 LAUNCHERS mpi
                     TIMEOUT 120)
+
+# Waits on one node sleep on the PE's wake word (runtime/transport/host_wake.hpp) and the store
+# they wait for wakes them: out soon after the last PE arrives, and (PEs outnumbering the cores)
+# little CPU while waiting.
+vshmem_add_mpe_test(NAME wait_sleep SOURCES wait_sleep.c NPES 2 4 LAUNCHERS vshmemrun
+                    NO_GPU_RERUN ENV VSHMEM_WAIT=yield TIMEOUT 60)
+vshmem_add_mpe_test(NAME wait_sleep_spin TARGET mpe_wait_sleep NPES 2 LAUNCHERS vshmemrun
+                    NO_GPU_RERUN ENV VSHMEM_WAIT=spin TIMEOUT 60)

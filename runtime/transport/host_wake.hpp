@@ -1,0 +1,64 @@
+// Sleeping and waking across the PEs of a node, on a wake word in each PE's host sync page
+// (HostSyncArea).
+//
+// When PEs outnumber the cores, a PE that waits for another should give its core to it and get it
+// back as soon as what it waits for is done. A yield loop does neither well: on Linux's EEVDF
+// scheduler each sched_yield pushes the yielder's deadline back, so the waiter competes with every
+// other runnable task when its peer finally signals. A futex sleep leaves the core at once, and
+// the peer's wake makes the sleeper runnable immediately with the wake-up preference the
+// scheduler gives sleepers.
+//
+// The protocol (one wake word per PE: `seq`, bumped by each wake that found a sleeper, and
+// `sleepers`, the number of the PE's threads registered to sleep):
+//   sleeper: s = seq; ++sleepers; if (the condition holds) done; else futex_wait(seq, s);
+//   --sleepers waker:   (makes the condition true: a seq_cst store or read-modify-write); if
+//   (sleepers != 0)
+//            { ++seq; futex_wake(seq) }
+// Both sides store then load with sequential consistency (Dekker): either the waker sees the
+// sleeper registered, or the sleeper sees the condition true. A waker that sees the sleeper bumps
+// seq after the sleeper read it, so the sleeper's futex_wait either returns at once (seq changed)
+// or is woken. No wake-up is lost; a sleep also ends at its time limit, so that the caller keeps
+// watching for peers that died.
+#pragma once
+
+#include <cstdint>
+
+namespace vshmem {
+
+struct WakeWord {
+  uint32_t* seq = nullptr;
+  uint32_t* sleepers = nullptr;
+  explicit operator bool() const { return seq != nullptr; }
+};
+
+enum class SleepResult {
+  kConditionMet,  // the condition held when re-checked after registering: no sleep
+  kWoken,         // woken, or the word changed before the sleep began (re-check the condition)
+  kTimedOut,      // no wake within the time limit
+};
+
+namespace wake_detail {
+// futex_wait on `seq` while it holds `expected`, for at most timeout_ns (shared futex: the word
+// lives in memory shared between processes). kWoken also for EAGAIN and EINTR.
+SleepResult futex_sleep(uint32_t* seq, uint32_t expected, uint64_t timeout_ns);
+void register_sleeper(const WakeWord& w);
+void unregister_sleeper(const WakeWord& w);
+}  // namespace wake_detail
+
+// Sleeps on w until a wake, the time limit, or `met()` is already true once this thread is
+// registered. met() reads the condition with at least acquire ordering.
+template <typename Met>
+SleepResult sleep_unless(const WakeWord& w, Met&& met, uint64_t timeout_ns) {
+  const uint32_t seq = __atomic_load_n(w.seq, __ATOMIC_SEQ_CST);
+  wake_detail::register_sleeper(w);  // seq_cst read-modify-write: ordered before met()'s load
+  const SleepResult r =
+      met() ? SleepResult::kConditionMet : wake_detail::futex_sleep(w.seq, seq, timeout_ns);
+  wake_detail::unregister_sleeper(w);
+  return r;
+}
+
+// Called by a writer after the store that may satisfy a sleeper of w's PE. Costs one load of the
+// sleeper count when nobody sleeps; a system call when somebody does.
+void wake(const WakeWord& w);
+
+}  // namespace vshmem

@@ -1,0 +1,171 @@
+// The futex sleep/wake protocol of runtime/transport/host_wake.hpp: no wake-up is lost, between
+// processes (the word lives in a shared page, as the host sync page) and between threads, even
+// when every wait goes straight to sleep; a sleep ends at its time limit; a condition already met
+// once registered means no sleep.
+#include "runtime/transport/host_wake.hpp"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace vshmem {
+namespace {
+
+constexpr uint64_t kLongLimitNs = 2'000'000'000;  // a lost wake-up would sit here
+
+struct Shared {
+  uint32_t seq[2];  // wake word of side 0 / side 1 (seq, sleepers interleaved below)
+  uint32_t sleepers[2];
+  uint64_t count[2];     // side i's counter, which the other side increments
+  uint64_t timeouts[2];  // sleeps of side i that ended at their limit
+};
+
+WakeWord word(Shared* s, int side) { return WakeWord{&s->seq[side], &s->sleepers[side]}; }
+
+// Waits (sleeping at once, never spinning) until our counter reaches `want`. The condition lingers
+// a little after reading the counter, as a slow condition may: it widens the window in which a
+// wake-up is lost if the protocol reads or registers in the wrong order.
+void wait_for(Shared* s, int side, uint64_t want) {
+  auto met = [&] {
+    const bool v = __atomic_load_n(&s->count[side], __ATOMIC_ACQUIRE) >= want;
+    for (int i = 0; i < 200; ++i) __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (want % 2 == 0) sched_yield();
+    return v;
+  };
+  while (!met()) {
+    if (sleep_unless(word(s, side), met, kLongLimitNs) == SleepResult::kTimedOut) {
+      __atomic_fetch_add(&s->timeouts[side], 1, __ATOMIC_RELAXED);
+    }
+  }
+}
+
+void signal(Shared* s, int to) {
+  __atomic_fetch_add(&s->count[to], 1, __ATOMIC_SEQ_CST);
+  wake(word(s, to));
+}
+
+// Ping-pong: side 0 signals side 1 and waits for its answer, `rounds` times.
+void ping_pong(Shared* s, int side, int rounds) {
+  for (int r = 1; r <= rounds; ++r) {
+    if (side == 0) {
+      signal(s, 1);
+      wait_for(s, 0, r);
+    } else {
+      wait_for(s, 1, r);
+      signal(s, 0);
+    }
+  }
+}
+
+TEST(HostWake, NoLostWakeUpBetweenProcesses) {
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  auto* s = static_cast<Shared*>(page);
+  constexpr int kRounds = 20000;
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ping_pong(s, 1, kRounds);
+    _exit(0);
+  }
+  ping_pong(s, 0, kRounds);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(s->count[0], uint64_t{kRounds});
+  EXPECT_EQ(s->count[1], uint64_t{kRounds});
+  // Every sleep ended by a wake: a sleep that reached its limit was a lost wake-up.
+  EXPECT_EQ(s->timeouts[0] + s->timeouts[1], 0u) << "lost wake-ups, " << secs << " s";
+  EXPECT_EQ(s->sleepers[0] + s->sleepers[1], 0u);
+  munmap(page, 4096);
+}
+
+TEST(HostWake, EveryThreadSleepingOnOneWordIsWoken) {
+  // Several threads of one PE wait on the PE's one word, each for its own counter; one waker
+  // serves them in turn. A wake must reach the thread whose condition it made true.
+  constexpr int kThreads = 3, kRounds = 3000;
+  alignas(64) uint32_t seq = 0, sleepers = 0;
+  std::vector<uint64_t> count(kThreads, 0), answered(kThreads, 0);
+  std::atomic<uint64_t> timeouts{0};
+  const WakeWord w{&seq, &sleepers};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (uint64_t r = 1; r <= kRounds; ++r) {
+        auto met = [&] { return __atomic_load_n(&count[t], __ATOMIC_ACQUIRE) >= r; };
+        while (!met()) {
+          if (sleep_unless(w, met, kLongLimitNs) == SleepResult::kTimedOut) ++timeouts;
+        }
+        __atomic_store_n(&answered[t], r, __ATOMIC_RELEASE);
+      }
+    });
+  }
+  for (uint64_t r = 1; r <= kRounds; ++r) {
+    for (int t = 0; t < kThreads; ++t) {
+      __atomic_fetch_add(&count[t], 1, __ATOMIC_SEQ_CST);
+      wake(w);
+    }
+    for (int t = 0; t < kThreads; ++t) {
+      while (__atomic_load_n(&answered[t], __ATOMIC_ACQUIRE) < r) std::this_thread::yield();
+    }
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(timeouts.load(), 0u);
+  EXPECT_EQ(sleepers, 0u);
+}
+
+TEST(HostWake, SleepEndsAtItsTimeLimit) {
+  alignas(64) uint32_t seq = 7, sleepers = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  const SleepResult r = sleep_unless(
+      WakeWord{&seq, &sleepers}, [] { return false; }, 20'000'000);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r, SleepResult::kTimedOut);
+  EXPECT_GE(ms, 19.0);
+  EXPECT_LT(ms, 2000.0);
+  EXPECT_EQ(sleepers, 0u);
+  EXPECT_EQ(seq, 7u);
+}
+
+TEST(HostWake, ConditionMetOnceRegisteredMeansNoSleep) {
+  alignas(64) uint32_t seq = 0, sleepers = 0;
+  const WakeWord w{&seq, &sleepers};
+  int looks = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  const SleepResult r = sleep_unless(
+      w,
+      [&] {
+        ++looks;
+        return sleepers == 1;  // registered before the condition is read
+      },
+      kLongLimitNs);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r, SleepResult::kConditionMet);
+  EXPECT_EQ(looks, 1);
+  EXPECT_LT(ms, 1000.0);
+  EXPECT_EQ(sleepers, 0u);
+}
+
+TEST(HostWake, WakeWithoutSleepersLeavesTheWord) {
+  alignas(64) uint32_t seq = 5, sleepers = 0;
+  wake(WakeWord{&seq, &sleepers});
+  EXPECT_EQ(seq, 5u);  // no system call, no bump: the cheap path of every signal
+  sleepers = 1;
+  wake(WakeWord{&seq, &sleepers});
+  EXPECT_EQ(seq, 6u);
+}
+
+}  // namespace
+}  // namespace vshmem
