@@ -681,6 +681,12 @@ class CudaProvider final : public MemoryProvider {
       default: return Status::ok();
     }
   }
+  bool mps_enabled() const override {
+    int v = 0;
+    return drv_.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, device_->device()) ==
+               CUDA_SUCCESS &&
+           v != 0;
+  }
   uint64_t memory_capacity() const override {
     ScopedContext scope(*device_);
     size_t free_bytes = 0, total_bytes = 0;
