@@ -1,6 +1,6 @@
 // The __constant__ device state and its host side: libvshmem builds the whole state
-// (runtime/api/device_state.cpp) and this library copies it into the symbol as it is, into every
-// module loaded at run time that links this library, and keeps a host copy for its own host code
+// (runtime/api/device_state.cpp; it also fills the copies of modules loaded at run time) and this
+// library copies it into the symbol as it is, and keeps a host copy for its own host code
 // (on-stream calls, collective launch).
 //
 // Registration: this object defines vshmemi_device_state, which every device call references,
@@ -9,7 +9,6 @@
 // link stub references this object's fatbinary registration). The library's host entry points
 // (on-stream calls, collective launch) reference host_mirror() here, which pulls it in for
 // programs that only use those. tests/unit/device_registration_test.cu checks the first path.
-#include <cuda.h>  // driver types only: driver calls go through cudaGetDriverEntryPointByVersion
 #include <cuda_runtime.h>
 
 #include <cstdarg>
@@ -94,18 +93,6 @@ namespace {
 std::mutex g_mutex;
 HostMirror g_mirror;
 
-template <class Fn>
-Fn driver_fn(const char* name) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-      q != cudaDriverEntryPointSuccess) {
-    cudaGetLastError();
-    return nullptr;
-  }
-  return reinterpret_cast<Fn>(fn);
-}
-
 // Copies go through a non-blocking stream of our own: the legacy default stream would wait for
 // the application's kernels, which may be waiting on a PE that is inside shmem_malloc with us.
 cudaStream_t copy_stream() {
@@ -117,42 +104,7 @@ cudaStream_t copy_stream() {
   return stream;
 }
 
-// Modules and libraries loaded at run time (shmemx_cumodule_init, shmemx_culibrary_init): each
-// holds its own copy of vshmemi_device_state, which every write fills too.
-struct LoadedCode {
-  CUmodule module = nullptr;
-  CUlibrary library = nullptr;
-};
-std::vector<LoadedCode> g_loaded;
-
-// The address and size of `code`'s vshmemi_device_state; CUDA_ERROR_NOT_FOUND when the code does
-// not define it (it was not linked with libvshmem_device).
-CUresult loaded_state_symbol(const LoadedCode& code, CUdeviceptr* ptr, size_t* bytes) {
-  using GetModuleGlobal = CUresult (*)(CUdeviceptr*, size_t*, CUmodule, const char*);
-  using GetLibraryGlobal = CUresult (*)(CUdeviceptr*, size_t*, CUlibrary, const char*);
-  static const auto module_global = driver_fn<GetModuleGlobal>("cuModuleGetGlobal");
-  static const auto library_global = driver_fn<GetLibraryGlobal>("cuLibraryGetGlobal");
-  if (code.module != nullptr) {
-    return module_global != nullptr ? module_global(ptr, bytes, code.module, "vshmemi_device_state")
-                                    : CUDA_ERROR_NOT_SUPPORTED;
-  }
-  return library_global != nullptr
-             ? library_global(ptr, bytes, code.library, "vshmemi_device_state")
-             : CUDA_ERROR_NOT_SUPPORTED;
-}
-
-CUresult fill_loaded(const LoadedCode& code, const GpuState& st) {
-  using MemcpyHtoD = CUresult (*)(CUdeviceptr, const void*, size_t);
-  static const auto memcpy_htod = driver_fn<MemcpyHtoD>("cuMemcpyHtoD");
-  CUdeviceptr ptr = 0;
-  size_t bytes = 0;
-  CUresult r = loaded_state_symbol(code, &ptr, &bytes);
-  if (r != CUDA_SUCCESS) return r;
-  if (bytes != sizeof(st)) return CUDA_ERROR_INVALID_IMAGE;  // built against other headers
-  return memcpy_htod != nullptr ? memcpy_htod(ptr, &st, sizeof(st)) : CUDA_ERROR_NOT_SUPPORTED;
-}
-
-// The state into the symbol of the current GPU and of every loaded module.
+// The state into the symbol of the current GPU.
 int publish(const GpuState& st) {
   cudaError_t e = cudaMemcpyToSymbolAsync(vshmemi_device_state, &st, sizeof(st), 0,
                                           cudaMemcpyHostToDevice, copy_stream());
@@ -163,15 +115,7 @@ int publish(const GpuState& st) {
            cudaGetErrorString(e));
     return 1;
   }
-  int failed = 0;
-  for (const LoadedCode& code : g_loaded) {
-    if (CUresult r = fill_loaded(code, st); r != CUDA_SUCCESS) {
-      report("shmem_init", "cannot set the device state of a loaded module (CUresult %d)",
-             static_cast<int>(r));
-      failed = 1;
-    }
-  }
-  return failed;
+  return 0;
 }
 
 int write_state(const GpuState* s, const int64_t* host_deltas) {
@@ -290,73 +234,6 @@ void* host_peer_ptr(const char* call, const void* addr, size_t bytes, int pe) {
 }
 
 }  // namespace vshmem::device
-
-namespace {
-
-int register_loaded(const char* call, vshmem::device::LoadedCode code) {
-  using namespace vshmem::device;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  if (code.module == nullptr && code.library == nullptr) {
-    report(call, "the module is NULL");
-    return 1;
-  }
-  CUdeviceptr ptr = 0;
-  size_t bytes = 0;
-  CUresult r = loaded_state_symbol(code, &ptr, &bytes);
-  if (r == CUDA_ERROR_NOT_FOUND) {
-    report(call,
-           "the module does not define vshmemi_device_state: link its device code with "
-           "libvshmem_device (nvcc -rdc=true ... -lvshmem_device, or nvlink)");
-  } else if (r != CUDA_SUCCESS) {
-    report(call, "cannot look up vshmemi_device_state in the module (CUresult %d)",
-           static_cast<int>(r));
-  } else if (bytes != sizeof(GpuState)) {
-    report(call,
-           "the module's vshmemi_device_state has %zu bytes, this library's %zu: it was built "
-           "against other vshmem headers",
-           bytes, sizeof(GpuState));
-  }
-  if (r != CUDA_SUCCESS || bytes != sizeof(GpuState)) {
-    return 1;
-  }
-  for (const LoadedCode& c : g_loaded) {
-    if (c.module == code.module && c.library == code.library) return 0;  // already known
-  }
-  if (CUresult f = fill_loaded(code, g_mirror.state); f != CUDA_SUCCESS) {
-    report(call, "cannot set the module's device state (CUresult %d)", static_cast<int>(f));
-    return 1;
-  }
-  g_loaded.push_back(code);
-  return 0;
-}
-
-int unregister_loaded(const char* call, vshmem::device::LoadedCode code) {
-  using namespace vshmem::device;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  for (size_t i = 0; i < g_loaded.size(); ++i) {
-    if (g_loaded[i].module == code.module && g_loaded[i].library == code.library) {
-      g_loaded.erase(g_loaded.begin() + static_cast<long>(i));
-      return 0;
-    }
-  }
-  report(call, "the module was not registered (shmemx_cumodule_init / shmemx_culibrary_init)");
-  return 1;
-}
-
-}  // namespace
-
-extern "C" int shmemx_cumodule_init(CUmodule module) {
-  return register_loaded("shmemx_cumodule_init", {module, nullptr});
-}
-extern "C" int shmemx_cumodule_finalize(CUmodule module) {
-  return unregister_loaded("shmemx_cumodule_finalize", {module, nullptr});
-}
-extern "C" int shmemx_culibrary_init(CUlibrary library) {
-  return register_loaded("shmemx_culibrary_init", {nullptr, library});
-}
-extern "C" int shmemx_culibrary_finalize(CUlibrary library) {
-  return unregister_loaded("shmemx_culibrary_finalize", {nullptr, library});
-}
 
 extern "C" int shmemx_gpu_shared_without_mps(void) {
   const vshmem::device::GpuState& s = vshmem::device::host_mirror().state;

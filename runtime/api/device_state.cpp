@@ -2,7 +2,9 @@
 // (libvshmem_device), which only copies it into its __constant__ symbol: the PE's numbers, the heap
 // and window, every peer's delta, the team table, the memory scope, the address checks, the proxy
 // ring. Its tables (peer deltas, teams, members) live in the symmetric heap, next to the device
-// synchronization area, so that device code reads them wherever the heap is.
+// synchronization area, so that device code reads them wherever the heap is. Code loaded at run
+// time (shmemx_cumodule_init, shmemx_culibrary_init) has its own copy of the symbol, which is
+// written here too, through the memory provider's driver.
 #include <strings.h>
 
 #include <cstring>
@@ -13,6 +15,7 @@
 #include "runtime/api/team.hpp"
 #include "runtime/common/env.hpp"
 #include "runtime/common/log.hpp"
+#include "shmemx.h"
 #include "vshmem/device/impl/state.h"
 #include "vshmem/device_hooks.h"
 
@@ -23,6 +26,7 @@ namespace {
 const vshmemi_device_library* g_library = nullptr;
 device::GpuState g_built{};  // vshmemi_device_state_built()
 bool g_built_any = false;
+device::GpuState g_given{};  // what the device library holds (the empty state on a host heap)
 bool g_warned_host_heap = false;
 bool g_warned_sharing = false;
 
@@ -141,6 +145,40 @@ void add_proxy_ring(const std::vector<int64_t>& deltas, GpuState* s) {
   }
 }
 
+// Modules and libraries loaded at run time and registered: each holds its own
+// vshmemi_device_state, written with every state. Guarded by device_state_mutex().
+struct LoadedCode {
+  const void* handle;
+  bool library;
+};
+std::vector<LoadedCode> g_loaded;
+constexpr const char* kStateSymbol = "vshmemi_device_state";
+
+Status write_loaded(Runtime& rt, const LoadedCode& code, const GpuState& s) {
+  MemoryProvider::LoadedGlobal global;
+  VSHMEM_ASSIGN_OR_RETURN(global,
+                          rt.provider->loaded_global(code.handle, code.library, kStateSymbol));
+  if (global.bytes != sizeof(GpuState)) {
+    return error(
+        Code::kInvalidArgument,
+        log::format("the %s's %s has %zu bytes, this libvshmem's %zu: it was built against "
+                    "other vshmem headers",
+                    code.library ? "library" : "module", kStateSymbol, global.bytes,
+                    sizeof(GpuState)));
+  }
+  return rt.provider->copy(global.address, &s, sizeof(s));
+}
+
+void write_all_loaded(Runtime& rt, const GpuState& s) {
+  for (const LoadedCode& code : g_loaded) {
+    Status st = write_loaded(rt, code, s);
+    if (!st) {
+      log::message(log::Level::kError, "the device state of a loaded %s: %s",
+                   code.library ? "library" : "module", st.message().c_str());
+    }
+  }
+}
+
 void warn_once(const Runtime& rt, const GpuState& s) {
   if (s.cuda_device < 0 && !g_warned_host_heap) {
     g_warned_host_heap = true;
@@ -197,17 +235,14 @@ void publish_device_state(Runtime& rt) {
   if (on_gpu && g_library != nullptr && check_device_library()) add_proxy_ring(deltas, &s);
   g_built = s;
   g_built_any = true;
+  g_given = on_gpu ? s : empty_state(rt);
+  if ((on_gpu || !live) && rt.provider != nullptr) write_all_loaded(rt, g_given);
   if (g_library == nullptr || !check_device_library()) return;
   if (live) warn_once(rt, s);
-  if (on_gpu) {
-    if (g_library->write_state(&s, deltas.data()) != 0) {
-      GpuState empty = empty_state(rt);
-      empty.cuda_device = s.cuda_device;
-      g_library->write_state(&empty, nullptr);
-    }
-  } else {
-    GpuState empty = empty_state(rt);
-    g_library->write_state(&empty, nullptr);
+  if (g_library->write_state(&g_given, on_gpu ? deltas.data() : nullptr) != 0 && on_gpu) {
+    g_given = empty_state(rt);
+    g_given.cuda_device = s.cuda_device;
+    g_library->write_state(&g_given, nullptr);
   }
   if (!live) g_library->release_proxy_ring();  // shmem_finalize stopped the proxy thread first
   start_device_proxy(rt);
@@ -219,7 +254,68 @@ void register_device_library(const vshmemi_device_library* library) {
   if (g_runtime != nullptr && library != nullptr) publish_device_state(*g_runtime);
 }
 
+namespace {
+
+int register_loaded(const char* call, const void* handle, bool library) {
+  Runtime* rt = g_runtime;
+  if (rt == nullptr) {
+    log::message(log::Level::kError, "%s: called before shmem_init or after shmem_finalize", call);
+    return 1;
+  }
+  if (handle == nullptr) {
+    log::message(log::Level::kError, "%s: the %s is NULL", call, library ? "library" : "module");
+    return 1;
+  }
+  std::lock_guard<std::mutex> lock(device_state_mutex());
+  for (const LoadedCode& code : g_loaded) {
+    if (code.handle == handle && code.library == library) return 0;  // already known
+  }
+  const LoadedCode code{handle, library};
+  Status st = write_loaded(*rt, code, g_given);
+  if (!st) {
+    const bool missing = st.message().find("does not define") != std::string::npos;
+    log::message(log::Level::kError, "%s: %s%s", call, st.message().c_str(),
+                 missing ? ": link its device code with libvshmem_device (nvcc -rdc=true ... "
+                           "-lvshmem_device, or nvlink)"
+                         : "");
+    return 1;
+  }
+  g_loaded.push_back(code);
+  return 0;
+}
+
+int unregister_loaded(const char* call, const void* handle, bool library) {
+  std::lock_guard<std::mutex> lock(device_state_mutex());
+  for (size_t i = 0; i < g_loaded.size(); ++i) {
+    if (g_loaded[i].handle == handle && g_loaded[i].library == library) {
+      g_loaded.erase(g_loaded.begin() + static_cast<long>(i));
+      return 0;
+    }
+  }
+  log::message(log::Level::kError,
+               "%s: the %s was not registered (shmemx_cumodule_init / shmemx_culibrary_init)", call,
+               library ? "library" : "module");
+  return 1;
+}
+
+}  // namespace
+
 }  // namespace vshmem::detail
+
+#if __has_include(<cuda.h>)
+extern "C" int shmemx_cumodule_init(CUmodule module) {
+  return vshmem::detail::register_loaded("shmemx_cumodule_init", module, false);
+}
+extern "C" int shmemx_cumodule_finalize(CUmodule module) {
+  return vshmem::detail::unregister_loaded("shmemx_cumodule_finalize", module, false);
+}
+extern "C" int shmemx_culibrary_init(CUlibrary library) {
+  return vshmem::detail::register_loaded("shmemx_culibrary_init", library, true);
+}
+extern "C" int shmemx_culibrary_finalize(CUlibrary library) {
+  return vshmem::detail::unregister_loaded("shmemx_culibrary_finalize", library, true);
+}
+#endif
 
 extern "C" void vshmemi_register_device_library(const vshmemi_device_library* library) {
   vshmem::detail::register_device_library(library);
