@@ -237,14 +237,16 @@ void publish_device_state(Runtime& rt) {
   g_built_any = true;
   g_given = on_gpu ? s : empty_state(rt);
   if ((on_gpu || !live) && rt.provider != nullptr) write_all_loaded(rt, g_given);
-  if (g_library == nullptr || !check_device_library()) return;
-  if (live) warn_once(rt, s);
-  if (g_library->write_state(&g_given, on_gpu ? deltas.data() : nullptr) != 0 && on_gpu) {
-    g_given = empty_state(rt);
-    g_given.cuda_device = s.cuda_device;
-    g_library->write_state(&g_given, nullptr);
+  if (g_library != nullptr && check_device_library()) {
+    if (live) warn_once(rt, s);
+    if (g_library->write_state(&g_given, on_gpu ? deltas.data() : nullptr) != 0 && on_gpu) {
+      g_given = empty_state(rt);
+      g_given.cuda_device = s.cuda_device;
+      g_library->write_state(&g_given, nullptr);
+    }
+    if (!live) g_library->release_proxy_ring();  // shmem_finalize stopped the proxy thread first
   }
-  if (!live) g_library->release_proxy_ring();  // shmem_finalize stopped the proxy thread first
+  // On the ring the device library made, or one a test gave (vshmemi_set_device_proxy).
   start_device_proxy(rt);
 }
 
