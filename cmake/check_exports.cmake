@@ -12,7 +12,8 @@ if(n_internal GREATER 0)
   message(FATAL_ERROR "libvshmem exports ${n_internal} internal C++ symbols, e.g.:\n  ${shown}")
 endif()
 foreach(name shmem_init shmem_malloc shmem_long_put pshmem_long_put shmemx_last_error
-             SHMEM_TEAM_WORLD vshmemi_set_device_state_listener)
+             SHMEM_TEAM_WORLD vshmemi_register_device_library
+             vshmemi_device_state_built)
   if(NOT out MATCHES "[A-Za-z] ${name}\n")
     message(FATAL_ERROR "libvshmem does not export ${name}")
   endif()

@@ -31,7 +31,8 @@ int max_grid(const char* call, const void* func, dim3 block, size_t shared, int*
     report(call, "device %d does not support cooperative launches", device);
     return 1;
   }
-  int sharing = host_mirror().pes_sharing_gpu > 0 ? host_mirror().pes_sharing_gpu : 1;
+  const int sharing =
+      host_mirror().state.pes_sharing_device > 0 ? host_mirror().state.pes_sharing_device : 1;
   *out = per_sm * sms / sharing;
   if (*out < 1) {
     report(call,
@@ -78,7 +79,7 @@ int shmemx_collective_launch(const void* func, dim3 gridDims, dim3 blockDims, vo
     report(call,
            "a grid of %llu blocks cannot be resident with the other PEs' grids: at most %d "
            "(shmemx_collective_launch_query_gridsize; %d PE(s) share this GPU)",
-           blocks, limit, host_mirror().pes_sharing_gpu);
+           blocks, limit, host_mirror().state.pes_sharing_device);
     return 1;
   }
   cudaError_t e = cudaLaunchCooperativeKernel(func, gridDims, blockDims, args, sharedMem, stream);

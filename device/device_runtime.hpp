@@ -1,4 +1,4 @@
-// Host side of libvshmem_device: the mirror of the device state that host code of this library
+// Host side of libvshmem_device: the copy of the device state that host code of this library
 // (on-stream calls, collective launch) translates and validates with.
 #pragma once
 
@@ -10,11 +10,8 @@
 namespace vshmem::device {
 
 struct HostMirror {
-  GpuState state{};                // what the __constant__ state holds
-  std::vector<int32_t> peer_slot;  // host copy of the slot table
-  int device = -1;                 // CUDA ordinal of this PE's heap
-  int pes_sharing_gpu = 0;         // PEs (this one included) whose heap is on `device`
-  bool mps = false;                // an MPS server serves `device`
+  GpuState state{};             // what the __constant__ state holds (as libvshmem built it)
+  std::vector<int64_t> deltas;  // host copy of state.peer_delta (n_pes entries)
 };
 
 // The current mirror; state.initialized == 0 outside shmem_init .. shmem_finalize.

@@ -1,6 +1,6 @@
 // Device calls to PEs this GPU cannot map (impl/proxy.cuh): the cold functions that post them to
-// the PE's request ring (impl/proxy_ring.h), and the ring's memory, which the state listener
-// (state.cu) creates when some peer is unmapped and hands to the runtime's proxy thread
+// the PE's request ring (impl/proxy_ring.h), and the ring's memory, which libvshmem asks for
+// (through state.cu) when some peer is unmapped and gives to its proxy thread
 // (runtime/transport/device_proxy.hpp).
 #include <cuda_runtime.h>
 
@@ -269,19 +269,6 @@ struct RingMemory {
 RingMemory g_ring;
 cudaStream_t g_proxy_stream = nullptr;
 
-uint64_t env_u64(const char* name, uint64_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long x = std::strtoull(v, &end, 10);
-  if (end == v || *end != '\0' || x == 0) {
-    report("shmem_init", "%s=%s is not a positive whole number; using %llu", name, v,
-           static_cast<unsigned long long>(fallback));
-    return fallback;
-  }
-  return x;
-}
-
 // The proxy thread's copies between its host buffers and GPU memory: a non-blocking stream, so
 // that they run while the kernels that wait for them run.
 int proxy_copy(void* dst, const void* src, size_t bytes) {
@@ -317,16 +304,11 @@ int proxy_copy(void* dst, const void* src, size_t bytes) {
 
 }  // namespace
 
-bool ensure_proxy_ring(int device, RingView* view) {
+bool ensure_proxy_ring(int device, uint32_t n, uint64_t timeout_ns, RingView* view) {
   if (g_ring.pinned != nullptr) {
     *view = g_ring.view;
     return true;
   }
-  uint64_t n = env_u64("VSHMEM_PROXY_SLOTS", 1024);
-  uint64_t pow2 = 1;
-  while (pow2 < n && pow2 < (1u << 20)) pow2 <<= 1;
-  n = pow2;
-  const uint64_t timeout_s = env_u64("VSHMEM_PROXY_TIMEOUT", 60);
   const size_t ring_bytes = sizeof(Control) + n * sizeof(Slot);
   const size_t stage_bytes = size_t{4} << 20;
   RingMemory r;
@@ -369,7 +351,7 @@ bool ensure_proxy_ring(int device, RingView* view) {
   r.view.slots = reinterpret_cast<Slot*>(static_cast<char*>(r.pinned) + sizeof(Control));
   r.view.tickets = r.tickets;
   r.view.n_slots = static_cast<uint32_t>(n);
-  r.view.timeout_ns = timeout_s * 1000000000ull;
+  r.view.timeout_ns = timeout_ns;
   g_ring = r;
   *view = g_ring.view;
   vshmemi_set_device_proxy(&g_ring.view, g_ring.stage, g_ring.stage_bytes, &proxy_copy);

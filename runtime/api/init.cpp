@@ -147,10 +147,12 @@ Status initialize(const BootstrapOptions& options, int requested) {
   VSHMEM_RETURN_IF_ERROR(choose_wait_policy(*rt->bootstrap));
   VSHMEM_ASSIGN_OR_RETURN(rt->peer_watch, PeerWatch::create(*rt->bootstrap, rt->topology));
   VSHMEM_ASSIGN_OR_RETURN(rt->job, agree_job_identity(*rt->bootstrap));
+  VSHMEM_RETURN_IF_ERROR(check_device_library());
   ProviderOptions provider_options{rt->topology.local_rank, rt->topology.local_size};
   provider_options.auto_tries_device = device_library_linked();
   provider_options.chosen_because = &g_backend_reason;
   VSHMEM_ASSIGN_OR_RETURN(rt->provider, create_memory_provider(provider_options));
+  rt->device_mps = rt->provider->mps_enabled();
   if (!heap_size_given) {
     // The size is a VA budget (physical memory is committed as the heap grows): by default a GPU
     // heap may grow to the GPU's memory, as NVSHMEM's does. PE 0's answer holds for every PE.
@@ -220,7 +222,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
   rt->heap->set_growth_listener([raw] {
     // During init the heap grows before the device synchronization area exists: the device
     // library gets its first, complete state at the end of shmem_init.
-    if (raw->device_sync != nullptr) publish_device_state(*raw);
+    if (raw->device_tables != nullptr) publish_device_state(*raw);
   });
   // Internal symmetric objects come first in the heap, allocated identically on every PE.
   void* p = nullptr;
@@ -229,11 +231,14 @@ Status initialize(const BootstrapOptions& options, int requested) {
   rt->barrier_counters = static_cast<uint64_t*>(p);
   VSHMEM_RETURN_IF_ERROR(rt->provider->fill(p, 0, kBarrierRounds * sizeof(uint64_t)));
   // The device synchronization area: kDeviceSyncBytes for the world's barriers and collectives,
-  // then the team barriers' counters (device/state.h, DeviceState::team_sync_offset).
+  // then the team barriers' counters (vshmem/device/impl/state.h, GpuState::team_sync_base).
   const size_t sync_bytes = kDeviceSyncBytes + team_sync_bytes(rt->n_pes);
   VSHMEM_ASSIGN_OR_RETURN(rt->device_sync, rt->heap->allocate(sync_bytes, 4096, "shmem_init"));
   rt->device_sync_bytes = sync_bytes;
   VSHMEM_RETURN_IF_ERROR(rt->provider->fill(rt->device_sync, 0, sync_bytes));
+  // The device state's tables (runtime/api/device_state.cpp), written at every publication.
+  VSHMEM_ASSIGN_OR_RETURN(rt->device_tables,
+                          rt->heap->allocate(device_tables_bytes(rt->n_pes), 64, "shmem_init"));
   // Teams' and collectives' symmetric pool (runtime/api/team.hpp).
   VSHMEM_RETURN_IF_ERROR(api_init(*rt));
   VSHMEM_RETURN_IF_ERROR(rt->bootstrap->barrier());

@@ -19,10 +19,6 @@ namespace vshmem::detail {
 
 Runtime* g_runtime = nullptr;
 
-namespace {
-DeviceStateListener g_device_listener = nullptr;
-}
-
 Runtime& runtime_for(const char* call) {
   if (g_runtime == nullptr) {
     fail(call, "called before shmem_init or after shmem_finalize");
@@ -226,60 +222,9 @@ void Backoff::watch_peers() {
   exited_ = gone;
 }
 
-void start_device_proxy(Runtime& rt);
-
-void set_device_state_listener(DeviceStateListener listener) {
-  g_device_listener = listener;
-  if (g_runtime != nullptr && listener != nullptr) {
-    listener(&g_runtime->device_state);
-    start_device_proxy(*g_runtime);  // a device library loaded after shmem_init
-  }
-}
-
-bool device_library_linked() { return g_device_listener != nullptr; }
-
-std::mutex& device_state_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-void publish_device_state(Runtime& rt) {
-  std::lock_guard<std::mutex> lock(device_state_mutex());
-  DeviceState& s = rt.device_state;
-  s.version = kDeviceStateVersion;
-  s.initialized = rt.heap != nullptr;
-  s.my_pe = rt.my_pe;
-  s.n_pes = rt.n_pes;
-  if (rt.heap) {
-    s.heap_base = rt.heap->base();
-    s.heap_size = rt.heap->size();
-    s.heap_committed = rt.heap->committed();
-    s.window_base = rt.heap->window_base();
-    s.peer_slot = rt.heap->peer_slots().data();
-    s.sync_offset = reinterpret_cast<uintptr_t>(rt.device_sync) - rt.heap->base();
-    s.sync_bytes = rt.device_sync_bytes;
-  }
-  if (rt.heap != nullptr && rt.device_sync != nullptr) {
-    describe_teams(&rt.device_teams, &s.team_handle_base, &s.team_handle_stride);
-    s.teams = rt.device_teams.data();
-    s.team_slots = static_cast<int>(rt.device_teams.size());
-    s.team_slot_bytes = team_slot_bytes(rt.n_pes);
-    s.team_sync_offset =
-        reinterpret_cast<uintptr_t>(rt.device_sync) + kDeviceSyncBytes - rt.heap->base();
-  } else {
-    s.teams = nullptr;
-    s.team_slots = 0;
-  }
-  s.mc_base = rt.heap && rt.multicast ? rt.multicast->base() : 0;
-  s.cuda_device = rt.provider ? rt.provider->device_ordinal() : -1;
-  s.pes_sharing_device = rt.plan.same_locality_pes;
-  if (g_device_listener != nullptr) g_device_listener(&s);
-  start_device_proxy(rt);
-}
-
 namespace {
 
-// What the device library asked for in its last listener call (vshmemi_set_device_proxy).
+// What the device library said when it made its proxy ring (vshmemi_set_device_proxy).
 struct ProxyRequest {
   bool set = false;
   proxy::RingView ring{};
@@ -362,9 +307,4 @@ extern "C" void vshmemi_set_device_proxy(const vshmem::proxy::RingView* ring, vo
   r.stage = stage;
   r.stage_bytes = stage_bytes;
   r.copy = copy;
-}
-
-// The C entry point the device library (libvshmem_device, compiled by nvcc) registers with.
-extern "C" void vshmemi_set_device_state_listener(void (*listener)(const vshmem::DeviceState*)) {
-  vshmem::detail::set_device_state_listener(listener);
 }

@@ -8,7 +8,6 @@
 #include <mutex>
 #include <vector>
 
-#include "device/state.h"
 #include "runtime/api/job_watch.hpp"
 #include "runtime/api/peer_watch.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
@@ -22,6 +21,7 @@
 #include "runtime/transport/device_proxy.hpp"
 #include "runtime/transport/host_wake.hpp"
 #include "runtime/transport/transport.hpp"
+#include "vshmem/device/impl/state.h"
 
 namespace vshmem::detail {
 
@@ -57,8 +57,11 @@ struct Runtime {
   void* device_sync = nullptr;
   size_t device_sync_bytes = 0;
 
-  DeviceState device_state{};
-  std::vector<DeviceTeam> device_teams;  // what device_state.teams points to
+  // The device state's tables in the heap (runtime/api/device_state.cpp: device_tables_bytes),
+  // and what was last written there.
+  void* device_tables = nullptr;
+  std::vector<unsigned char> device_tables_written;
+  bool device_mps = false;  // an MPS server serves the heap's GPU
 
   // The proxy thread that drains the device library's request ring into the remote path (device
   // calls to PEs this GPU cannot map); null when there is no ring. Stopped before the transport.
@@ -190,21 +193,25 @@ T read_own(Runtime& rt, const T* addr, const char* call) {
 // Job-wide barrier without the quiet (shmem_sync_all) and with it (shmem_barrier_all).
 void sync_all(Runtime& rt, const char* call);
 
-// Refreshes rt.device_state from the heap and hands it to the device library, if one is linked.
-// Holds device_state_mutex() meanwhile.
+// Builds the device state (vshmem/device/impl/state.h) from the heap, the transport plan and the
+// team table, writes its tables into the heap and hands it to the device library, if one is
+// linked (runtime/api/device_state.cpp). Holds device_state_mutex() meanwhile.
 void publish_device_state(Runtime& rt);
 // Held while the device state is rebuilt, and by whoever changes what it describes (the team
 // table), so that threads calling heap and team functions at once never hand the device library
 // a team being torn down.
 std::mutex& device_state_mutex();
-
-// Set by the device library (libvshmem_device) when it is linked into the program: called with
-// the new state after init, every heap growth, and finalize.
-using DeviceStateListener = void (*)(const DeviceState* state);
-void set_device_state_listener(DeviceStateListener listener);
+// Bytes of the device state's tables for n_pes PEs (the heap block shmem_init allocates for
+// them: peer deltas, team table, teams' members).
+size_t device_tables_bytes(int n_pes);
 // Whether the device library registered itself (it does when it is loaded, before main): the
 // program has device code, and the heap's default backend is GPU memory.
 bool device_library_linked();
+// shmem_init: an error naming both when the linked device library was built for another device
+// state (version or size) than this libvshmem builds.
+Status check_device_library();
+// The device proxy's thread on the ring the device library made (runtime/api/runtime.cpp).
+void start_device_proxy(Runtime& rt);
 
 }  // namespace vshmem::detail
 

@@ -318,18 +318,22 @@ size_t team_slot_bytes(int n_pes) {
 
 size_t team_sync_bytes(int n_pes) { return kTeamSlots * team_slot_bytes(n_pes); }
 
-void describe_teams(std::vector<DeviceTeam>* teams, uint64_t* handle_base,
-                    uint64_t* handle_stride) {
+void describe_teams(int n_pes, device::GpuTeam* teams, int32_t* members, uintptr_t members_device,
+                    uint64_t* handle_base, uint64_t* handle_stride) {
   static_assert(sizeof(int) == sizeof(int32_t), "members are handed over as int32_t");
-  teams->assign(kTeamSlots, DeviceTeam{});
+  const size_t n = static_cast<size_t>(n_pes);
   for (int s = 0; s < kTeamSlots; ++s) {
+    teams[s] = device::GpuTeam{};
     const vshmem_team_s& t = g_team_table[s];
     if (t.magic != kTeamMagic || t.group.my_index < 0) continue;
-    (*teams)[s].size = t.group.size();
-    (*teams)[s].my_index = t.group.my_index;
-    (*teams)[s].members = reinterpret_cast<const int32_t*>(t.group.members.data());
+    const int size = t.group.size();
+    if (size <= 0 || static_cast<size_t>(size) > n) continue;
+    teams[s].size = size;
+    teams[s].my_index = t.group.my_index;
+    std::memcpy(members + s * n, t.group.members.data(), static_cast<size_t>(size) * sizeof(int));
+    teams[s].members = reinterpret_cast<const int32_t*>(members_device) + s * n;
     const MulticastRegion* region = own_region(t);
-    (*teams)[s].mc_base = region != nullptr ? region->base() : 0;
+    teams[s].mc_base = region != nullptr ? region->base() : 0;
   }
   *handle_base = reinterpret_cast<uintptr_t>(&g_team_table[0]);
   *handle_stride = sizeof(vshmem_team_s);

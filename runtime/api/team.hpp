@@ -43,11 +43,16 @@ Status api_init(Runtime& rt);
 void api_finalize(Runtime& rt);
 
 // Bytes of the device team barriers' counters for n_pes PEs (after the device sync area's first
-// kDeviceSyncBytes), and the teams as the device library sees them (one per slot).
+// kDeviceSyncBytes).
 constexpr size_t kTeamScratchBytes = 4096;  // per slot, for device in-place reductions
 size_t team_slot_bytes(int n_pes);
 size_t team_sync_bytes(int n_pes);
-void describe_teams(std::vector<DeviceTeam>* teams, uint64_t* handle_base, uint64_t* handle_stride);
+// The teams as device code sees them: teams[s] for every one of the kTeamSlots slots (size 0
+// where this PE holds no team), slot s's members written at members + s * n_pes and named at the
+// address members_device + s * n_pes (where the device state's tables put them), and the handle
+// of slot s: handle_base + s * handle_stride.
+void describe_teams(int n_pes, device::GpuTeam* teams, int32_t* members, uintptr_t members_device,
+                    uint64_t* handle_base, uint64_t* handle_stride);
 
 // A group of PEs that runs collectives together: a team, or a deprecated active set.
 struct Group {

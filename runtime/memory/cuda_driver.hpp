@@ -65,6 +65,8 @@ namespace vshmem::detail {
   X(cuModuleUnload, 2000)                          \
   X(cuModuleGetFunction, 2000)                     \
   X(cuModuleGetLoadingMode, 11070)                 \
+  X(cuModuleGetGlobal, 3020)                       \
+  X(cuLibraryGetGlobal, 12000)                     \
   X(cuLaunchKernel, 4000)
 
 // Entry points some supported drivers lack (multicast objects came with 12.1): resolved when the

@@ -681,6 +681,30 @@ class CudaProvider final : public MemoryProvider {
       default: return Status::ok();
     }
   }
+  Result<LoadedGlobal> loaded_global(const void* code, bool library, const char* name) override {
+    ScopedContext scope(*device_);  // a library's globals are per context: ours
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    CUdeviceptr address = 0;
+    size_t bytes = 0;
+    const CUresult r =
+        library ? drv_.cuLibraryGetGlobal(&address, &bytes,
+                                          static_cast<CUlibrary>(const_cast<void*>(code)), name)
+                : drv_.cuModuleGetGlobal(&address, &bytes,
+                                         static_cast<CUmodule>(const_cast<void*>(code)), name);
+    if (r == CUDA_ERROR_NOT_FOUND) {
+      return error(Code::kInvalidArgument,
+                   log::format("the %s does not define %s", library ? "library" : "module", name));
+    }
+    VSHMEM_RETURN_IF_ERROR(drv_.check(
+        r, log::format("%s(%s)", library ? "cuLibraryGetGlobal" : "cuModuleGetGlobal", name)));
+    return LoadedGlobal{reinterpret_cast<void*>(address), bytes};
+  }
+  bool mps_enabled() const override {
+    int v = 0;
+    return drv_.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, device_->device()) ==
+               CUDA_SUCCESS &&
+           v != 0;
+  }
   uint64_t memory_capacity() const override {
     ScopedContext scope(*device_);
     size_t free_bytes = 0, total_bytes = 0;

@@ -205,6 +205,23 @@ class MemoryProvider {
   virtual bool can_map_peer(uint64_t peer_token) const { return true; }
   // The CUDA ordinal of the device holding this provider's memory; -1 for host memory.
   virtual int device_ordinal() const { return -1; }
+  // Where code loaded at run time (a CUmodule, or a CUlibrary when `library`) keeps its global
+  // variable `name` in this provider's device context: the address (for copy()) and the size.
+  // Code::kInvalidArgument naming the cause when the code does not define it; kUnsupported for
+  // host memory.
+  struct LoadedGlobal {
+    void* address = nullptr;
+    size_t bytes = 0;
+  };
+  virtual Result<LoadedGlobal> loaded_global(const void* code, bool library, const char* name) {
+    (void)code;
+    (void)library;
+    (void)name;
+    return error(Code::kUnsupported, "the symmetric heap is not GPU memory");
+  }
+  // Whether an MPS server serves that device (the driver's CU_DEVICE_ATTRIBUTE_MPS_ENABLED): then
+  // the kernels of PEs sharing it run at once instead of time-sliced. False for host memory.
+  virtual bool mps_enabled() const { return false; }
   // An error once the device can run no more work in this process (a kernel trapped, asserted
   // or touched a bad address: CUDA's sticky errors); ok otherwise and for host memory. Cheap,
   // never waits; any thread.

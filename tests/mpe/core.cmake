@@ -49,11 +49,18 @@ vshmem_add_mpe_test(NAME errors_exit_without_finalize TARGET mpe_errors ARGS exi
 vshmem_add_mpe_test(NAME errors_exit_without_finalize_mpirun TARGET mpe_errors
   ARGS exit_without_finalize NPES 2 3 LAUNCHERS mpi pmix TIMEOUT 60
   WILL_FAIL_REGEX "PE 1 \\(pid [0-9]+, on this node\\) exited without shmem_finalize|rank 1 with PID [0-9]+ on[^.]*exiting improperly")
-# The device state the runtime publishes (GPU ordinal, PEs sharing it), one node and two.
+# The device state libvshmem builds (GPU ordinal, PEs sharing it, peer deltas, teams, checks,
+# scope), one node and two; with the address checks and system scope asked for; and a device
+# library of another state version refused at init.
 vshmem_add_mpe_test(NAME device_state SOURCES device_state.cpp NPES 1 2 4
   LIBS vshmem_internal_for_tests)
 vshmem_add_mpe_test(NAME device_state_nodes TARGET mpe_device_state NPES 4 LAUNCHERS vshmemrun
   LAUNCHER_ARGS --simulate-nodes 2)
+vshmem_add_mpe_test(NAME device_state_env TARGET mpe_device_state NPES 2 LAUNCHERS vshmemrun
+  ENV VSHMEM_DEBUG_DEVICE=1 VSHMEM_DEVICE_SCOPE=sys)
+vshmem_add_mpe_test(NAME device_state_version TARGET mpe_device_state ARGS version_mismatch
+  NPES 1 LAUNCHERS vshmemrun NO_GPU_RERUN
+  WILL_FAIL_REGEX "holds device state version [0-9]+ \\([0-9]+ bytes\\), this libvshmem builds version")
 # VSHMEM_HEAP_INITIAL: committed at init, so that allocations within it never grow the heap.
 vshmem_add_mpe_test(NAME heap_initial TARGET mpe_device_state NPES 1 2 4
   ENV VSHMEM_HEAP_INITIAL=67108864 VSHMEM_HEAP_CHUNK_SIZE=1M SHMEM_SYMMETRIC_SIZE=256M)

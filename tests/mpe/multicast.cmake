@@ -17,6 +17,13 @@ if(TARGET vshmem_fake_cuda_driver)
   vshmem_add_mpe_test(NAME multicast_fake_runtime_disagree TARGET mpe_multicast_fake
                       ARGS runtime_disagree NPES 2 3 LAUNCHERS vshmemrun NO_GPU_RERUN TIMEOUT 60
                       WILL_FAIL_REGEX "VSHMEM_ENABLE_MULTICAST differs between PEs")
+  # The device state on a (fake) GPU heap: given whole to the device library, written into the
+  # copies of code loaded at run time (shmemx_cumodule_init / shmemx_culibrary_init).
+  add_executable(mpe_device_state_fake device_state_fake.cpp)
+  target_link_libraries(mpe_device_state_fake PRIVATE vshmem vshmem_fake_cuda_driver
+                                                      vshmem_internal_for_tests)
+  vshmem_add_mpe_test(NAME device_state_fake TARGET mpe_device_state_fake NPES 1 2 4
+                      LAUNCHERS vshmemrun NO_GPU_RERUN TIMEOUT 60)
   foreach(_mode fabric_same fabric_diff imex_missing runtime_fabric runtime_shared)
     vshmem_add_mpe_test(NAME multicast_fake_${_mode} TARGET mpe_multicast_fake ARGS ${_mode}
                         NPES 4 LAUNCHERS vshmemrun LAUNCHER_ARGS --simulate-nodes 2 NO_GPU_RERUN

@@ -63,7 +63,6 @@
 #include <thread>
 #include <vector>
 
-#include "device/state.h"
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/common/config.hpp"
 #include "runtime/common/private_dir.hpp"
@@ -78,6 +77,7 @@
 #include "tests/support/fake_cuda_driver.hpp"
 #include "vshmem/device/impl/mc_barrier.h"
 #include "vshmem/device/impl/mc_select.h"
+#include "vshmem/device/impl/state.h"
 #include "vshmem/device_hooks.h"
 
 namespace {
@@ -88,9 +88,9 @@ using testing::FakeDriverConfig;
 
 int g_pe = -1;
 std::string g_mode;
-// The state the device library would get (device/state.h), as last published.
-vshmem::DeviceState g_published{};
-void remember_state(const vshmem::DeviceState* s) { g_published = *s; }
+// The device state libvshmem built last (vshmem/device/impl/state.h). The fake driver's "GPU"
+// memory is host memory: its tables in the heap are read directly.
+const vshmem::device::GpuState& published() { return *vshmemi_device_state_built(); }
 
 [[noreturn]] void die(const std::string& what) {
   std::fprintf(stderr, "multicast_fake %s: PE %d: FAILED: %s\n", g_mode.c_str(), g_pe,
@@ -440,14 +440,14 @@ void team_data_check(shmem_team_t team, long* team_mc, long* seed_sym) {
 
 // The team's slot in the device state's team table.
 int slot_of(shmem_team_t team) {
-  return static_cast<int>((reinterpret_cast<uint64_t>(team) - g_published.team_handle_base) /
-                          g_published.team_handle_stride);
+  return static_cast<int>((reinterpret_cast<uint64_t>(team) - published().team_handle_base) /
+                          published().team_handle_stride);
 }
 
-// The words of the team's slot (device/state.h, impl/mc_barrier.h), as the device code finds them.
+// The words of the team's slot (impl/state.h, impl/mc_barrier.h), as the device code finds them.
 uint64_t* slot_word(int slot, uint64_t offset) {
-  return reinterpret_cast<uint64_t*>(g_published.heap_base + g_published.team_sync_offset +
-                                     static_cast<uint64_t>(slot) * g_published.team_slot_bytes +
+  return reinterpret_cast<uint64_t*>(published().team_sync_base +
+                                     static_cast<uint64_t>(slot) * published().team_slot_bytes +
                                      offset);
 }
 
@@ -484,14 +484,14 @@ void emulated_team_barriers(shmem_team_t team, long* vals, int rounds) {
       reinterpret_cast<volatile uint64_t*>(slot_word(slot, device::TeamSlotLayout::kMcTarget));
   // The region the device's team barrier takes (mc_team): the world's for a team of every PE.
   const uint64_t mc =
-      device::mc_team_base(g_published.mc_base, g_published.teams[slot].mc_base, m, shmem_n_pes());
+      device::mc_team_base(published().mc_base, published().teams[slot].mc_base, m, shmem_n_pes());
   check(mc != 0, "the device state gives the team no multicast address");
   check(shmemx_mc_ptr(team, counter) ==
             reinterpret_cast<void*>(mc +
-                                    (reinterpret_cast<uint64_t>(counter) - g_published.heap_base)),
+                                    (reinterpret_cast<uint64_t>(counter) - published().heap_base)),
         "the slot's multicast barrier counter is not in the team's region");
   check(reinterpret_cast<uint64_t>(target) - reinterpret_cast<uint64_t>(counter) >= 128 &&
-            device::TeamSlotLayout::scratch(shmem_n_pes()) < g_published.team_slot_bytes,
+            device::TeamSlotLayout::scratch(shmem_n_pes()) < published().team_slot_bytes,
         "the slot's words overlap");
   // No member adds before all are here (the first team sync): the counter is where this PE's
   // last multicast barrier in the slot (with this team or an earlier one) left it.
@@ -557,7 +557,6 @@ int runtime_modes(int argc, char** argv) {
     cfg.multicast_bind_fail_from = 0;
   }
   detail::use_fake_driver_for_tests(&testing::fake_cuda_driver(cfg));
-  vshmemi_set_device_state_listener(remember_state);
   ::setenv("VSHMEM_BACKEND", "cuda", 1);
   if (g_mode == "runtime_off" || g_mode == "runtime_fabric" ||
       (g_mode == "runtime_disagree" && me != n - 1)) {
@@ -596,14 +595,14 @@ int runtime_modes(int argc, char** argv) {
               "the team's object is created once, by its first member");
         if (members > 1) {
           check(team_mc != mc, "the team shares the world's multicast address");
-          // The device library is told the team's region (DeviceTeam.mc_base of its slot).
-          const uint64_t slot = (reinterpret_cast<uint64_t>(half) - g_published.team_handle_base) /
-                                g_published.team_handle_stride;
-          const uint64_t offset = reinterpret_cast<uint64_t>(x) - g_published.heap_base;
-          check(g_published.teams != nullptr &&
-                    g_published.teams[slot].mc_base + offset == reinterpret_cast<uint64_t>(team_mc),
+          // The device library is told the team's region (GpuTeam.mc_base of its slot).
+          const uint64_t slot = (reinterpret_cast<uint64_t>(half) - published().team_handle_base) /
+                                published().team_handle_stride;
+          const uint64_t offset = reinterpret_cast<uint64_t>(x) - published().heap_base;
+          check(published().teams != nullptr &&
+                    published().teams[slot].mc_base + offset == reinterpret_cast<uint64_t>(team_mc),
                 "the device state does not carry the team's multicast address");
-          check(g_published.mc_base + offset == reinterpret_cast<uint64_t>(mc),
+          check(published().mc_base + offset == reinterpret_cast<uint64_t>(mc),
                 "the device state does not carry the world's multicast address");
           team_data_check(half, static_cast<long*>(team_mc), seed_sym);
           emulated_team_barriers(half, vals, 40);
@@ -637,7 +636,7 @@ int runtime_modes(int argc, char** argv) {
       // A split of every PE: no region of its own, the world's, with its slot's counter.
       shmem_team_t all = SHMEM_TEAM_INVALID;
       shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, nullptr, 0, &all);
-      check(all != SHMEM_TEAM_INVALID && g_published.teams[slot_of(all)].mc_base == 0,
+      check(all != SHMEM_TEAM_INVALID && published().teams[slot_of(all)].mc_base == 0,
             "a team of every PE got a region of its own");
       emulated_team_barriers(all, vals, 20);
       shmem_team_destroy(all);
@@ -697,7 +696,7 @@ int runtime_modes(int argc, char** argv) {
     if (failed != SHMEM_TEAM_INVALID) {
       check(shmemx_mc_ptr(failed, x) == nullptr,
             "a region for the team although PE " + std::to_string(npes - 1) + "'s bind failed");
-      check(g_published.teams[slot_of(failed)].mc_base == 0,
+      check(published().teams[slot_of(failed)].mc_base == 0,
             "the device state gives the failed team a region (its barrier would be multicast)");
       check(fake_calls("cuMulticastCreate") - creates == (shmem_team_my_pe(failed) == 0),
             "the team's object is created once, by its first member");
@@ -728,7 +727,7 @@ int runtime_modes(int argc, char** argv) {
       check(shmemx_mc_ptr(dropped, x) == nullptr, "the team kept its region after PE " +
                                                       std::to_string(npes - 1) +
                                                       "'s bind of a growth failed");
-      check(g_published.teams[slot_of(dropped)].mc_base == 0,
+      check(published().teams[slot_of(dropped)].mc_base == 0,
             "the device state still gives the team its dropped region");
       shmem_team_sync(dropped);
       shmem_team_destroy(dropped);
@@ -750,9 +749,9 @@ int runtime_modes(int argc, char** argv) {
           "SHMEMX_TEAM_NODE (the same PEs) does not use the shared team's region");
     check(fake_calls("cuMulticastCreate") == (shmem_team_my_pe(SHMEM_TEAM_SHARED) == 0 ? 1 : 0),
           "one object per node, created by the shared team's first member");
-    check(g_published.teams[slot_of(SHMEM_TEAM_SHARED)].mc_base != 0 &&
-              g_published.teams[slot_of(SHMEMX_TEAM_NODE)].mc_base ==
-                  g_published.teams[slot_of(SHMEM_TEAM_SHARED)].mc_base,
+    check(published().teams[slot_of(SHMEM_TEAM_SHARED)].mc_base != 0 &&
+              published().teams[slot_of(SHMEMX_TEAM_NODE)].mc_base ==
+                  published().teams[slot_of(SHMEM_TEAM_SHARED)].mc_base,
           "the device state does not carry the shared team's region");
     long* seed_sym = static_cast<long*>(shmem_malloc(sizeof(long)));
     long* vals = static_cast<long*>(shmem_malloc(static_cast<size_t>(npes) * sizeof(long)));

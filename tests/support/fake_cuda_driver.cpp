@@ -424,6 +424,23 @@ CUresult fk_cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
       static_cast<uintptr_t>(std::strstr(name, "b32") != nullptr ? 32 : 64));
   return CUDA_SUCCESS;
 }
+// Code loaded at run time: the handle is the address of a FakeLoadedCode.
+CUresult fake_global(CUdeviceptr* p, size_t* bytes, const void* handle, const char* name) {
+  const auto* code = static_cast<const FakeLoadedCode*>(handle);
+  if (code == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (code->name != name) return CUDA_ERROR_NOT_FOUND;
+  *p = reinterpret_cast<CUdeviceptr>(code->global);
+  *bytes = code->bytes;
+  return CUDA_SUCCESS;
+}
+CUresult fk_cuModuleGetGlobal(CUdeviceptr* p, size_t* bytes, CUmodule m, const char* name) {
+  FAKE(cuModuleGetGlobal);
+  return fake_global(p, bytes, m, name);
+}
+CUresult fk_cuLibraryGetGlobal(CUdeviceptr* p, size_t* bytes, CUlibrary l, const char* name) {
+  FAKE(cuLibraryGetGlobal);
+  return fake_global(p, bytes, l, name);
+}
 
 // The host atomic kernels (runtime/memory/cuda_atomic_ptx.cpp), done on the host.
 template <class T>

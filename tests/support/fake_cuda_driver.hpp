@@ -49,6 +49,15 @@ struct FakeDriverConfig {
   std::set<CUmemGenericAllocationHandle> unshareable_handles;
 };
 
+// Code loaded at run time, as the fake's cuModuleGetGlobal / cuLibraryGetGlobal see it: a CUmodule
+// or CUlibrary handle is the address of one of these, whose only global is `name`, `bytes` long
+// at `global` (host memory standing in for GPU memory).
+struct FakeLoadedCode {
+  std::string name;
+  void* global = nullptr;
+  size_t bytes = 0;
+};
+
 // The fake table, configured with `config` (the configuration may be changed again later; the
 // table stays valid for the life of the process). Marked fake (CudaDriver::fake).
 const detail::CudaDriver& fake_cuda_driver(const FakeDriverConfig& config);

@@ -12,8 +12,8 @@
 
 namespace vshmem::device {
 
-// Team slot s owns DeviceState::team_slot_bytes at team_sync_base + s * team_slot_bytes
-// (device/state.h), laid out as below. The words are never reset: every count only grows, and
+// Team slot s owns GpuState::team_slot_bytes at team_sync_base + s * team_slot_bytes
+// (impl/state.h), laid out as below. The words are never reset: every count only grows, and
 // the counts stay consistent when teams of other members or sizes reuse the slot.
 struct TeamSlotLayout {
   // uint64_t: the slot's multicast barrier counter. In each multicast barrier of the team in this

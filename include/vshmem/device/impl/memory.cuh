@@ -13,7 +13,7 @@ namespace vshmem::device {
 // run as kernels on it, runtime/memory/cuda_atomic_ptx.cpp), every thread that can touch the
 // heap is on this GPU: .gpu scope is morally strong with all of them and much cheaper than .sys
 // (a .sys fence waits for the PCIe/NVLink fabric). With peers on other GPUs everything is .sys.
-// The choice is uniform (constant memory), made once by the state listener (device/state.cu).
+// The choice is uniform (constant memory), made once by libvshmem (runtime/api/device_state.cpp).
 __device__ __forceinline__ bool gpu_scope() { return vshmemi_device_state.gpu_scope != 0; }
 
 // asm volatile(BEFORE ".gpu" AFTER : operands) or the same with ".sys".

@@ -1,90 +1,15 @@
 // The device-visible state and the primitives every device call is built on: PE and address
 // validation, translation to a peer's copy, and the thread/warp/block cooperation groups.
 //
-// The state is one struct in __constant__ memory, defined once in libvshmem_device and filled by
-// the host runtime's state listener (device/state.cu) at shmem_init, after every heap growth and
-// at shmem_finalize. Its layout is private to the device library: the host contract is
-// device/state.h (vshmem::DeviceState), which the listener converts.
+// The state is one struct (vshmem/device/impl/state.h), built whole by libvshmem at shmem_init,
+// after every heap growth and team change, and at shmem_finalize (runtime/api/device_state.cpp);
+// libvshmem_device only holds it in __constant__ memory (device/state.cu).
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vshmem/device/impl/proxy_ring.h"
-#include "vshmem/shmem_types.h"
-
-namespace vshmem::device {
-
-// Peer p's copy of the symmetric address a is at a + delta[p]: delta[p] is the window slot's
-// offset W + slot(p) * S - H for a mapped peer, 0 for our own PE (its memory at H itself, never a
-// window alias), kUnmappedDelta for a PE device code cannot reach. One add, no branch on the PE
-// (a chain of device fetch-and-adds measures what the translation costs: bench/amo_path.cu).
-// The first kInlinePeers deltas are kept in constant memory: a uniform PE then costs one
-// constant-cache read instead of a global load.
-constexpr int kInlinePeers = 64;
-constexpr int64_t kUnmappedDelta = INT64_MIN;
-
-// A team in device memory (one per team slot; size 0: this PE holds no team there).
-struct GpuTeam {
-  int size;
-  int my_index;
-  const int32_t* members;  // device memory: world PE of each member, in team order
-  uint64_t mc_base;        // the team's own multicast address of H (0: none; mc_select.h)
-};
-
-struct GpuState {
-  uint64_t heap_base;       // H
-  uint64_t heap_size;       // S (also the slot size of the window)
-  uint64_t heap_committed;  // bytes of H backed by memory
-  uint64_t window_base;     // W
-  uint64_t sync_base;       // H + sync_offset: the device synchronization area (SyncLayout)
-  uint64_t sync_bytes;
-  const int64_t* peer_delta;  // device memory, n_pes entries (see kUnmappedDelta)
-  // The host's predefined team handles, as lvalues for SHMEM_TEAM_WORLD / SHMEM_TEAM_SHARED in
-  // device code (impl/sync.cuh); null while unknown (then the world is the only team).
-  shmem_team_t world_handle;
-  shmem_team_t shared_handle;
-  int my_pe;
-  int n_pes;
-  int initialized;   // 0 before shmem_init / after shmem_finalize / heap not in GPU memory
-  int debug_checks;  // VSHMEM_DEBUG_DEVICE=1
-  int gpu_scope;     // every PE's heap is on this GPU: memory operations at .gpu scope (memory.cuh)
-  int team_slots;    // entries of `teams` (0: teams unknown: only the world works)
-  const GpuTeam* teams;       // device memory
-  uint64_t team_handle_base;  // slot s's handle: team_handle_base + s * team_handle_stride
-  uint64_t team_handle_stride;
-  uint64_t team_sync_base;  // team slots' counters and scratch (device/state.h)
-  uint64_t team_slot_bytes;
-  int64_t inline_delta[kInlinePeers];  // peer_delta[0 .. kInlinePeers)
-  // The multicast address of H; 0 when multicast is off. Teams spanning every PE use it
-  // (impl/multimem.cuh).
-  uint64_t mc_base;
-  // The request ring to this PE's proxy thread (impl/proxy.cuh); slots == nullptr when every
-  // peer is mapped (no proxy).
-  proxy::RingView proxy;
-};
-
-// Layout of the zeroed symmetric synchronization area (DeviceState::sync_offset): these offsets
-// within its first MiB; the team barriers' counters follow it (DeviceState::team_sync_offset).
-struct SyncLayout {
-  // uint64_t[kMaxRounds]: dissemination barrier round counters; peers add to ours.
-  static constexpr uint64_t kBarrierCounters = 0;
-  static constexpr int kMaxRounds = 64;
-  // uint64_t: how many barriers this PE has entered; only this PE touches it. Own cache line.
-  static constexpr uint64_t kBarrierEpoch = 1024;
-  // uint64_t: the barrier epoch of the last world broadcast whose data has arrived here; written
-  // by that broadcast's root (coll.cuh, broadcast_push). Own cache line.
-  static constexpr uint64_t kBroadcastFlag = 3072;
-  // uint64_t[n_pes]: flat-barrier flags; flags[q] is written by PE q only (sync.cuh).
-  static constexpr uint64_t kBarrierFlags = 4096;
-  static constexpr int kFlatMaxPes = 4096;
-  // Reduction scratch: results of an in-place reduction wait here until every PE has read.
-  static constexpr uint64_t kScratch = 64 * 1024;
-  static constexpr uint64_t kScratchBytes = 512 * 1024;
-  static constexpr uint64_t kBytesNeeded = kScratch + kScratchBytes;
-};
-
-}  // namespace vshmem::device
+#include "vshmem/device/impl/state.h"
 
 #ifdef __CUDACC__
 
