@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,27 +23,6 @@ extern char** environ;
 
 namespace vshmem::launcher {
 namespace {
-
-std::string random_hex(size_t bytes) {
-  std::vector<unsigned char> raw(bytes);
-  size_t got = 0;
-  while (got < bytes) {
-    ssize_t n = ::getrandom(raw.data() + got, bytes - got, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      std::fprintf(stderr, "vshmemrun: getrandom(): %s\n", strerror(errno));
-      std::exit(1);
-    }
-    got += static_cast<size_t>(n);
-  }
-  std::string s;
-  char buf[3];
-  for (unsigned char c : raw) {
-    std::snprintf(buf, sizeof(buf), "%02x", c);
-    s += buf;
-  }
-  return s;
-}
 
 // Counts GPUs the way the PEs will see them: through the driver, which applies
 // CUDA_VISIBLE_DEVICES. The driver is loaded at run time so that vshmemrun runs without CUDA, and
@@ -122,8 +100,15 @@ bool LocalJob::prepare() {
   const pid_t self = ::getpid();
   char pid_hex[16];
   std::snprintf(pid_hex, sizeof(pid_hex), "%x", static_cast<unsigned>(self));
-  const std::string job_id = std::string(pid_hex) + "-" + random_hex(4);
-  const std::string secret = random_hex(16);
+  Result<std::string> tag = random_hex(4);
+  Result<std::string> secret_hex = random_hex(16);
+  if (!tag || !secret_hex) {
+    std::fprintf(stderr, "vshmemrun: %s\n",
+                 (!tag ? tag.status() : secret_hex.status()).message().c_str());
+    return false;
+  }
+  const std::string job_id = std::string(pid_hex) + "-" + *tag;
+  const std::string secret = *secret_hex;
   // The job's sockets (the bootstrap's and the handle-passing ones) live in a directory only our
   // user can enter; it is removed when the job ends, whatever happened to the PEs.
   auto dir = private_job_dir(job_id);

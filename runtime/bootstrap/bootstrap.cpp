@@ -2,7 +2,6 @@
 // topology discovery and the job identity.
 #include "runtime/bootstrap/bootstrap.hpp"
 
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include "runtime/bootstrap/socket_bootstrap.hpp"
 #include "runtime/common/env.hpp"
 #include "runtime/common/log.hpp"
+#include "runtime/common/process_info.hpp"
 
 namespace vshmem {
 namespace detail {
@@ -39,26 +39,6 @@ Result<std::chrono::milliseconds> parse_bootstrap_timeout(const std::string& tex
 }
 
 std::string format_seconds(std::chrono::milliseconds d) { return gather::seconds(d); }
-
-Result<std::string> random_hex(size_t bytes) {
-  std::vector<unsigned char> raw(bytes);
-  size_t got = 0;
-  while (got < bytes) {
-    ssize_t n = ::getrandom(raw.data() + got, bytes - got, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return error(Code::kSystem, log::format("getrandom(): %s", strerror(errno)));
-    }
-    got += static_cast<size_t>(n);
-  }
-  static const char kHex[] = "0123456789abcdef";
-  std::string s;
-  for (unsigned char c : raw) {
-    s += kHex[c >> 4];
-    s += kHex[c & 15];
-  }
-  return s;
-}
 
 namespace {
 
@@ -300,8 +280,8 @@ Result<JobIdentity> agree_job_identity(Bootstrap& bootstrap) {
   constexpr size_t kWire = 64 + 33;
   std::vector<char> wire(kWire, '\0');
   if (bootstrap.rank() == 0) {
-    auto tag = detail::random_hex(4);
-    auto secret = detail::random_hex(16);
+    auto tag = random_hex(4);
+    auto secret = random_hex(16);
     if (!tag || !secret) {
       Status st = !tag ? tag.status() : secret.status();
       return st.with_context(

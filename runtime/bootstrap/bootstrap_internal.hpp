@@ -39,7 +39,4 @@ Result<std::unique_ptr<Bootstrap>> load_plugin_bootstrap(PluginKind kind,
 Result<std::unique_ptr<Bootstrap>> start_uid_bootstrap(const UniqueIdArgs& args,
                                                        std::chrono::milliseconds timeout);
 
-// 16 random bytes as 32 lower-case hex characters (getrandom).
-Result<std::string> random_hex(size_t bytes);
-
 }  // namespace vshmem::detail

@@ -27,6 +27,7 @@
 #include "runtime/bootstrap/socket_bootstrap.hpp"
 #include "runtime/common/env.hpp"
 #include "runtime/common/log.hpp"
+#include "runtime/common/process_info.hpp"
 
 namespace vshmem {
 namespace detail {

@@ -1,10 +1,15 @@
 #include "runtime/common/process_info.hpp"
 
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
+#include <vector>
+
+#include "runtime/common/log.hpp"
 
 namespace vshmem {
 namespace {
@@ -47,6 +52,26 @@ bool is_our_ancestor(pid_t pid) {
     p = process_parent(p);
   }
   return false;
+}
+
+Result<std::string> random_hex(size_t bytes) {
+  std::vector<unsigned char> raw(bytes);
+  size_t got = 0;
+  while (got < bytes) {
+    ssize_t n = ::getrandom(raw.data() + got, bytes - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return error(Code::kSystem, log::format("getrandom(): %s", strerror(errno)));
+    }
+    got += static_cast<size_t>(n);
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (unsigned char c : raw) {
+    s += kHex[c >> 4];
+    s += kHex[c & 15];
+  }
+  return s;
 }
 
 }  // namespace vshmem

@@ -1,10 +1,14 @@
 // What /proc says about a process: enough to tell one process from another that later gets the
-// same pid, and whether a process is one of ours' ancestors.
+// same pid, and whether a process is one of ours' ancestors. Also the random names and secrets
+// that tell one job from another (the launcher's and the unique-ID bootstrap's).
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
+
+#include "runtime/common/status.hpp"
 
 namespace vshmem {
 
@@ -15,5 +19,7 @@ uint64_t process_start_time(pid_t pid);
 pid_t process_parent(pid_t pid);
 // True when `pid` is the parent, grandparent, ... of the calling process.
 bool is_our_ancestor(pid_t pid);
+// `bytes` random bytes (getrandom) as 2 * bytes lower-case hex characters.
+Result<std::string> random_hex(size_t bytes);
 
 }  // namespace vshmem

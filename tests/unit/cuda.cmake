@@ -13,31 +13,18 @@ if(VSHMEM_PTXAS)
   target_compile_definitions(cuda_provider_unit_test PRIVATE VSHMEM_PTXAS="${VSHMEM_PTXAS}")
 endif()
 
-# Multicast and fabric logic on the FAKE driver (issue #17): never loads libcuda.
+# The cuda provider on the FAKE driver (never loads libcuda):
+# - multicast_unit_test: multicast and fabric logic (issue #17);
+# - staging_buffer_test: the remote path's staging buffers, page-locked through the driver;
+# - cuda_quiet_test: shmem_quiet waits for the calling thread's default streams (a pageable
+#   cudaMemcpy returns before its data lands, and VMM memory refuses SYNC_MEMOPS on the H200);
+# - cuda_capture_test: the provider's driver calls run in the relaxed capture mode (a graph
+#   capture in another thread does not forbid them, and they do not end it).
 if(TARGET vshmem_fake_cuda_driver)
-  vshmem_add_unit_test(NAME multicast_unit_test
-                       SOURCES ${CMAKE_CURRENT_LIST_DIR}/multicast_unit_test.cpp
-                       LIBS vshmem vshmem_fake_cuda_driver)
-endif()
-
-# The remote path's staging buffers: page-locked through the driver on the cuda provider.
-if(TARGET vshmem_fake_cuda_driver)
-  vshmem_add_unit_test(NAME staging_buffer_test
-                       SOURCES ${CMAKE_CURRENT_LIST_DIR}/staging_buffer_test.cpp
-                       LIBS vshmem vshmem_fake_cuda_driver)
-endif()
-# shmem_quiet on the cuda provider waits for the calling thread's default streams (a pageable
-# cudaMemcpy returns before its data lands, and VMM memory refuses SYNC_MEMOPS on the H200).
-if(TARGET vshmem_fake_cuda_driver)
-  vshmem_add_unit_test(NAME cuda_quiet_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/cuda_quiet_test.cpp
-                       LIBS vshmem vshmem_fake_cuda_driver)
-endif()
-# The provider's driver calls run in the relaxed capture mode: a graph capture in another thread
-# does not forbid them (and they do not end it).
-if(TARGET vshmem_fake_cuda_driver)
-  vshmem_add_unit_test(NAME cuda_capture_test
-                       SOURCES ${CMAKE_CURRENT_LIST_DIR}/cuda_capture_test.cpp
-                       LIBS vshmem vshmem_fake_cuda_driver)
+  foreach(_test multicast_unit_test staging_buffer_test cuda_quiet_test cuda_capture_test)
+    vshmem_add_unit_test(NAME ${_test} SOURCES ${CMAKE_CURRENT_LIST_DIR}/${_test}.cpp
+                         LIBS vshmem vshmem_fake_cuda_driver)
+  endforeach()
 endif()
 # Which device collectives choose the multicast path (include/vshmem/device/impl/mc_select.h):
 # plain C++, so it runs here, where multimem cannot.
