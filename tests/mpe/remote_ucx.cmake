@@ -66,6 +66,12 @@ foreach(_tls sm tcp)
     LAUNCHERS vshmemrun LAUNCHER_ARGS --grace 0 TIMEOUT 60 NO_GPU_RERUN
     ENV ${_ucx_env} VSHMEM_BOOTSTRAP_TIMEOUT=2
     WILL_FAIL_REGEX "shmem_long_atomic_fetch_inc: atomic on PE 1: no (progress|answer) for 2 s")
+  # kill -9 of a remote PE while a stream of large puts to it is under way: the put fails
+  # naming it (TCP: UCX sees the connection break), or the launcher or a job watch names it
+  # first (shared memory in UCX 1.13 has no peer failure handling).
+  vshmem_add_mpe_test(NAME ucx_${_tls}_peer_killed TARGET mpe_remote ARGS peer_killed NPES 2 4
+    LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env} VSHMEM_BOOTSTRAP_TIMEOUT=5
+    WILL_FAIL_REGEX "shmem_(putmem|long_p|quiet): put to PE [0-9]+: (PE [0-9]+ failed or exited|no progress for 5 s)|completing the transfers: .*failed: PE [0-9]+|job watch: PE [0-9]+ \\((pid [0-9]+, on this node|on another node)\\) (exited|failed)|PE [0-9]+ \\(pid [0-9]+\\) was killed by signal 9")
 endforeach()
 
 # The plugin is required only when some PE is remote (a one-node job loads it if it can, for
@@ -121,18 +127,4 @@ foreach(_tls default tcp sm)
   endif()
   vshmem_add_mpe_test(NAME ucx_${_tls}_connect TARGET mpe_remote ARGS connect NPES 2 4 5
     LAUNCHERS ${_launchers} TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env})
-endforeach()
-
-# kill -9 of a remote PE while a stream of large puts to it is under way: the put fails naming it
-# (TCP: UCX sees the connection break), or the launcher or a job watch names it first (shared
-# memory in UCX 1.13 has no peer failure handling).
-foreach(_tls sm tcp)
-  if(_tls STREQUAL "sm")
-    set(_ucx_env "UCX_TLS=sm,self")
-  else()
-    set(_ucx_env "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
-  endif()
-  vshmem_add_mpe_test(NAME ucx_${_tls}_peer_killed TARGET mpe_remote ARGS peer_killed NPES 2 4
-    LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env} VSHMEM_BOOTSTRAP_TIMEOUT=5
-    WILL_FAIL_REGEX "shmem_(putmem|long_p|quiet): put to PE [0-9]+: (PE [0-9]+ failed or exited|no progress for 5 s)|completing the transfers: .*failed: PE [0-9]+|job watch: PE [0-9]+ \\((pid [0-9]+, on this node|on another node)\\) (exited|failed)|PE [0-9]+ \\(pid [0-9]+\\) was killed by signal 9")
 endforeach()
