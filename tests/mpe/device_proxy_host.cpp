@@ -230,19 +230,19 @@ int main() {
     auto wait_count = [&](int which, uint64_t want, int round) {
       const auto t0 = std::chrono::steady_clock::now();
       while (__atomic_load_n(&counts[which], __ATOMIC_ACQUIRE) < want) {
-        CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20),
-              "round %d: PE %d's notification %d did not arrive within 20 s (count %llu, want %llu)",
-              round, partner, which,
-              static_cast<unsigned long long>(__atomic_load_n(&counts[which], __ATOMIC_ACQUIRE)),
-              static_cast<unsigned long long>(want));
+        CHECK(
+            std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20),
+            "round %d: PE %d's notification %d did not arrive within 20 s (count %llu, want %llu)",
+            round, partner, which,
+            static_cast<unsigned long long>(__atomic_load_n(&counts[which], __ATOMIC_ACQUIRE)),
+            static_cast<unsigned long long>(want));
         std::this_thread::yield();
       }
     };
     const auto t0 = std::chrono::steady_clock::now();
     for (int r = 1; r <= kPairRounds; ++r) {
       const uint64_t v = base + static_cast<uint64_t>(r);
-      CHECK(post(kOpPut, kFlagInline, partner, &box[r % 2], &v, 8) == kOk, "put to PE %d",
-            partner);
+      CHECK(post(kOpPut, kFlagInline, partner, &box[r % 2], &v, 8) == kOk, "put to PE %d", partner);
       CHECK(post(kOpSignal, kFlagNotify, partner, &counts[0], nullptr, 0, 1, 1) == kOk,
             "notification to PE %d", partner);
       wait_count(0, static_cast<uint64_t>(r), r);
@@ -252,10 +252,9 @@ int main() {
             "notification to PE %d", partner);
       wait_count(1, static_cast<uint64_t>(r), r);
     }
-    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
-                                                                 t0)
-                          .count() /
-                      kPairRounds;
+    const double us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+        kPairRounds;
     if (me == 0) std::printf("device_proxy_host: pair rounds across the nodes: %.1f us each\n", us);
     shmem_barrier_all();
   }
