@@ -235,6 +235,17 @@ __device__ void vshmemi_proxy_signal(const char* call, uint64_t* sig_addr, uint6
   ring_publish(slot, t);
 }
 
+__device__ void vshmemi_proxy_notify(const char* call, uint64_t* word, int pe) {
+  check_remote(call, pe, word, sizeof(uint64_t));
+  uint64_t t;
+  Slot* slot = begin(call, pe, kOpSignal, kFlagNotify, &t);
+  slot->aop = 1;  // add
+  slot->width = 8;
+  slot->dest = reinterpret_cast<uint64_t>(word);
+  slot->operand = 1;
+  ring_publish(slot, t);
+}
+
 __device__ void vshmemi_proxy_order(int quiet) {
   const char* call = quiet ? "shmem_quiet" : "shmem_fence";
   const GpuState& s = vshmemi_device_state;

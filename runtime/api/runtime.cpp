@@ -248,6 +248,15 @@ class TransportProxyBackend : public ProxyBackend {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     return transport_.remote() != nullptr ? transport_.remote()->quiet() : Status::ok();
   }
+  // The remote path stages GPU memory through its own page-locked buffers, pipelined (the UCX
+  // plugin's target operations), as it does for the host API's puts and gets of GPU memory.
+  bool path_stages_local(int pe) override {
+    return transport_.remote() != nullptr && pe >= 0 && pe < n_pes_ &&
+           &transport_.path(pe) == static_cast<PeerPath*>(transport_.remote());
+  }
+  void progress() override {
+    if (RemotePath* remote = transport_.remote()) remote->progress();
+  }
   Status copy(void* dst, const void* src, size_t bytes) override {
     if (copy_ == nullptr || copy_(dst, src, bytes) != 0) {
       return error(Code::kSystem, "the device library's copy of " + std::to_string(bytes) +

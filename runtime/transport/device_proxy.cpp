@@ -129,8 +129,11 @@ std::string DeviceProxy::failure() const {
 }
 
 void DeviceProxy::run() {
-  // Polls while requests come; after a quiet millisecond it naps between polls, so that an idle
-  // PE does not hold a core.
+  // Polls while requests come, moving the network between polls: a kernel that posted requests
+  // usually waits next for what peers send it (a barrier's notification, a put), which the
+  // network's own progress thread would perform only after waking up. After a quiet millisecond
+  // yields between polls, after 20 ms it naps, so that an idle PE does not hold a core (the
+  // network's progress thread then takes over).
   auto last = std::chrono::steady_clock::now();
   while (!stop_.load(std::memory_order_relaxed)) {
     if (poll() > 0) {
@@ -152,8 +155,10 @@ void DeviceProxy::run() {
     }
     const auto idle = std::chrono::steady_clock::now() - last;
     if (idle < std::chrono::milliseconds(1)) {
+      backend_.progress();
       __builtin_ia32_pause();
     } else if (idle < std::chrono::milliseconds(20)) {
+      backend_.progress();
       std::this_thread::yield();
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -300,11 +305,19 @@ int32_t DeviceProxy::handle(Slot& slot) {
         if (Status st = path->put(pe, dest, slot.data, slot.bytes); !st) return path_failed(st);
         return proxy::kOk;
       }
+      if (backend_.path_stages_local(pe)) {  // one call: the path pipelines its own staging
+        if (Status st = path->put(pe, dest, source, slot.bytes); !st) return path_failed(st);
+        return proxy::kOk;
+      }
       return staged_put(*path, pe, dest, source, slot.bytes, path_failed, copy_failed);
     case proxy::kOpGet:
       if (slot.flags & proxy::kFlagInline) {
         if (slot.bytes > proxy::kInlineBytes) break;
         if (Status st = path->get(pe, slot.data, source, slot.bytes); !st) return path_failed(st);
+        return proxy::kOk;
+      }
+      if (backend_.path_stages_local(pe)) {
+        if (Status st = path->get(pe, dest, source, slot.bytes); !st) return path_failed(st);
         return proxy::kOk;
       }
       return staged_get(*path, pe, dest, source, slot.bytes, path_failed, copy_failed);
@@ -325,6 +338,14 @@ int32_t DeviceProxy::handle(Slot& slot) {
       if (slot.aop > 1) break;
       // Data before signal: every earlier request is complete at its target first.
       if (Status st = backend_.fence(); !st) return path_failed(st);
+      if ((slot.flags & proxy::kFlagNotify) != 0 && slot.aop == 1) {
+        // A barrier's count: one-way, no answer to wait for (the peer polls the word).
+        if (Status st = path->signal_add(pe, reinterpret_cast<uint64_t*>(dest), slot.operand);
+            !st) {
+          return path_failed(st);
+        }
+        return proxy::kOk;
+      }
       AtomicRequest req;
       req.op = slot.aop == 0 ? AtomicOp::kSet : AtomicOp::kFetchAdd;
       req.address = dest;

@@ -3,9 +3,12 @@
 //
 // One thread per PE handles the ring's tickets in order, so requests to one PE are performed in
 // the order their producers took tickets; fence and quiet requests call the transport's fence and
-// quiet, a signal request first completes every earlier request (data before signal). Local
-// memory that is not in the slot (a large put's source, a large get's destination: GPU memory)
-// is staged through the proxy's own host buffer with the copy the device library gives.
+// quiet, a signal request first completes every earlier request (data before signal); a barrier's
+// notification (kFlagNotify) then goes one-way. Local memory that is not in the slot (a large
+// put's source, a large get's destination: GPU memory) goes to a path that stages it itself
+// (ProxyBackend::path_stages_local: the remote path, pipelined) in one call, else it is staged
+// through the proxy's own host buffer with the copy the device library gives. While requests
+// come, the thread polls the ring and moves the network in turn (ProxyBackend::progress).
 //
 // A failed request never leaves the proxy waiting: it answers the producer with the error, records
 // the first failure in the ring's control block (producers stop waiting for slots) and answers
@@ -37,6 +40,15 @@ class ProxyBackend {
   virtual Status fence() = 0;
   virtual Status quiet() = 0;
   virtual Status copy(void* dst, const void* src, size_t bytes) = 0;
+  // Whether path(pe) takes local GPU memory itself (it stages it through its own pipelined host
+  // buffers, as the remote path does): then a large put or get goes to it in one call, from and
+  // to the producer's buffer, instead of piece by piece through the proxy's stage buffer.
+  virtual bool path_stages_local(int /*pe*/) { return false; }
+  // Moves the network once without blocking, performing what peers asked of this PE (their puts
+  // and atomics on our heap, which our own kernels may be polling for). The proxy thread calls it
+  // while it polls the ring, so that a peer's request is served at once instead of after the
+  // network's progress thread wakes up.
+  virtual void progress() {}
 };
 
 class DeviceProxy {

@@ -8,6 +8,8 @@
 //     a permutation of [start, start + total);
 //   - a staged put then a signal add to the next PE, which waits for the signal and checks the
 //     data (the signal never overtakes it); a staged get back;
+//   - pairs of PEs on different nodes at once ({0, 2} and {1, 3} with 4 PEs) run a barrier ring
+//     through the ring (put, one-way notification, wait by polling memory only);
 //   - puts posted and never quieted by the producer are complete at the host's
 //     shmem_barrier_all (as after a kernel whose device puts the host then synchronizes with).
 #include <shmem.h>
@@ -210,6 +212,52 @@ int main() {
         "g from PE %d", next);
   CHECK(word == 1, "g of PE %d's signal: %llu", next, static_cast<unsigned long long>(word));
   shmem_barrier_all();
+
+  // Pairs across the nodes at once (with 4 PEs: {0, 2} and {1, 3}, as the even and odd teams of
+  // the device suite), a barrier ring through the ring as a kernel's team barrier makes it: put
+  // the round to the partner, notify its count (one-way, after the data), wait for our own count
+  // by polling memory only (as a kernel does: nobody on this thread moves the network), check the
+  // partner's put, then a second count so that nobody rewrites the box before it was read.
+  {
+    constexpr int kPairRounds = 300;
+    auto* box = static_cast<uint64_t*>(shmem_malloc(2 * sizeof(uint64_t)));
+    auto* counts = static_cast<uint64_t*>(shmem_malloc(2 * sizeof(uint64_t)));
+    box[0] = box[1] = 0;
+    counts[0] = counts[1] = 0;
+    shmem_barrier_all();
+    const int partner = (me + n / 2) % n;
+    const uint64_t base = salt >> 20;
+    auto wait_count = [&](int which, uint64_t want, int round) {
+      const auto t0 = std::chrono::steady_clock::now();
+      while (__atomic_load_n(&counts[which], __ATOMIC_ACQUIRE) < want) {
+        CHECK(
+            std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20),
+            "round %d: PE %d's notification %d did not arrive within 20 s (count %llu, want %llu)",
+            round, partner, which,
+            static_cast<unsigned long long>(__atomic_load_n(&counts[which], __ATOMIC_ACQUIRE)),
+            static_cast<unsigned long long>(want));
+        std::this_thread::yield();
+      }
+    };
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 1; r <= kPairRounds; ++r) {
+      const uint64_t v = base + static_cast<uint64_t>(r);
+      CHECK(post(kOpPut, kFlagInline, partner, &box[r % 2], &v, 8) == kOk, "put to PE %d", partner);
+      CHECK(post(kOpSignal, kFlagNotify, partner, &counts[0], nullptr, 0, 1, 1) == kOk,
+            "notification to PE %d", partner);
+      wait_count(0, static_cast<uint64_t>(r), r);
+      CHECK(__atomic_load_n(&box[r % 2], __ATOMIC_ACQUIRE) == v,
+            "round %d: PE %d's put had not landed before its notification", r, partner);
+      CHECK(post(kOpSignal, kFlagNotify, partner, &counts[1], nullptr, 0, 1, 1) == kOk,
+            "notification to PE %d", partner);
+      wait_count(1, static_cast<uint64_t>(r), r);
+    }
+    const double us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+        kPairRounds;
+    if (me == 0) std::printf("device_proxy_host: pair rounds across the nodes: %.1f us each\n", us);
+    shmem_barrier_all();
+  }
 
   // Posted puts, no producer quiet: the host barrier completes them. The proxy is idle first
   // (past its spinning phase, it naps between polls), so that the puts are still in the ring or

@@ -8,11 +8,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace vshmem {
@@ -52,6 +54,7 @@ class FakeRemote : public PeerPath {
   Status atomic(int pe, const AtomicRequest& r, uint64_t* result) override {
     std::lock_guard<std::mutex> l(m);
     if (pe == fail_pe) return error(Code::kPeerFailure, "PE " + std::to_string(pe) + " is gone");
+    ++atomics;
     if (r.op == AtomicOp::kSet || r.op == AtomicOp::kFetchAdd) {
       // A signal-like update: record whether data was still in flight when it landed.
       if (!pending.empty()) ++atomics_with_pending;
@@ -75,6 +78,19 @@ class FakeRemote : public PeerPath {
     }
     std::memcpy(w, &nv, r.width);
     *result = old;
+    return Status::ok();
+  }
+  // One-way: counted apart from the atomics, so that tests see which way a signal went.
+  Status signal_add(int pe, uint64_t* word, uint64_t value) override {
+    std::lock_guard<std::mutex> l(m);
+    if (pe == fail_pe) return error(Code::kPeerFailure, "PE " + std::to_string(pe) + " is gone");
+    if (!pending.empty()) ++atomics_with_pending;
+    unsigned char* w = mem[pe].data() + off(word);
+    uint64_t v = 0;
+    std::memcpy(&v, w, 8);
+    v += value;
+    std::memcpy(w, &v, 8);
+    ++signal_adds;
     return Status::ok();
   }
   Status fence() override {
@@ -111,7 +127,7 @@ class FakeRemote : public PeerPath {
   std::vector<Pending> pending;
   std::mutex m;
   int fail_pe = -1;
-  int fences = 0, quiets = 0, puts = 0, atomics_with_pending = 0;
+  int fences = 0, quiets = 0, puts = 0, atomics_with_pending = 0, signal_adds = 0, atomics = 0;
 };
 
 class FakeBackend : public ProxyBackend {
@@ -126,8 +142,26 @@ class FakeBackend : public ProxyBackend {
     ++copies;
     return Status::ok();
   }
+  bool path_stages_local(int) override { return stages_local; }
+  // A peer's request waiting for this PE to move the network: progress() performs it.
+  void progress() override {
+    progress_calls.fetch_add(1, std::memory_order_relaxed);
+    if (std::function<void()> f = take_peer_request()) f();
+  }
+  void give_peer_request(std::function<void()> f) {
+    std::lock_guard<std::mutex> l(peer_m);
+    peer_request = std::move(f);
+  }
+  std::function<void()> take_peer_request() {
+    std::lock_guard<std::mutex> l(peer_m);
+    return std::exchange(peer_request, nullptr);
+  }
   FakeRemote& remote;
   std::atomic<int> copies{0};
+  std::atomic<long> progress_calls{0};
+  bool stages_local = false;
+  std::mutex peer_m;
+  std::function<void()> peer_request;
 };
 
 // A ring in ordinary memory, host tickets.
@@ -529,6 +563,100 @@ TEST(DeviceProxy, AnAnsweredSlotIsNotReusedBeforeItsProducerReadTheAnswer) {
     std::this_thread::yield();
   }
   late.join();
+}
+
+// A barrier's notification (kFlagNotify) goes one-way, after the data before it; a signal that a
+// quiet must complete (put_signal) still waits for the peer's answer.
+TEST(DeviceProxy, BarrierNotificationsGoOneWayAfterTheData) {
+  FakeRemote remote;
+  FakeBackend backend(remote);
+  Ring ring(16);
+  DeviceProxy proxy(ring.view, backend, 0);
+  proxy.start();
+  std::mt19937_64 rng(std::random_device{}());
+  const uint64_t start = rng() >> 4;
+  uint64_t r = 0;
+  ASSERT_EQ(post(ring.view, kOpAtomic, kFlagWait, 1, sym(remote, 256), 0, 0, kAmoSet, start, 0, &r),
+            kWaitOk);
+  const int atomics_before = remote.atomics;
+  constexpr int kRounds = 40;
+  for (int round = 0; round < kRounds; ++round) {
+    const uint64_t v = rng();
+    ASSERT_EQ(
+        post(ring.view, kOpPut, kFlagInline, 1, sym(remote, 0), reinterpret_cast<uint64_t>(&v), 8),
+        kWaitOk);
+    ASSERT_EQ(post(ring.view, kOpSignal, kFlagNotify, 1, sym(remote, 256), 0, 0, /*add*/ 1, 1),
+              kWaitOk);
+  }
+  ASSERT_EQ(post(ring.view, kOpSignal, 0, 1, sym(remote, 264), 0, 0, /*add*/ 1, 7), kWaitOk);
+  ASSERT_EQ(post(ring.view, kOpQuiet, kFlagWait, 0, 0, 0, 0), kWaitOk);
+  proxy.stop();
+  EXPECT_EQ(remote.read<uint64_t>(1, remote.local.data() + 256), start + kRounds);
+  EXPECT_EQ(remote.read<uint64_t>(1, remote.local.data() + 264), 7u);
+  EXPECT_EQ(remote.signal_adds, kRounds) << "notifications did not go one-way";
+  EXPECT_EQ(remote.atomics - atomics_before, 1) << "only the put_signal-like signal waits";
+  EXPECT_EQ(remote.atomics_with_pending, 0) << "a notification overtook its data";
+}
+
+// A path that stages local memory itself gets a large put or get in one call, from and to the
+// producer's own buffer: no piece-by-piece copies through the proxy's stage buffer.
+TEST(DeviceProxy, LargeTransfersGoWholeToAPathThatStagesThemItself) {
+  FakeRemote remote;
+  FakeBackend backend(remote);
+  backend.stages_local = true;
+  Ring ring(8);
+  DeviceProxy proxy(ring.view, backend, 0, 1000);  // a small stage: 8 pieces if it were used
+  proxy.start();
+  std::mt19937_64 rng(std::random_device{}());
+  std::vector<uint64_t> data(1000);
+  for (auto& d : data) d = rng();
+  ASSERT_EQ(post(ring.view, kOpPut, kFlagWait, 3, sym(remote, 8192),
+                 reinterpret_cast<uint64_t>(data.data()), data.size() * 8),
+            kWaitOk);
+  std::vector<uint64_t> back(1000, 0xfeedfacecafebeefull);
+  ASSERT_EQ(post(ring.view, kOpGet, kFlagWait, 3, reinterpret_cast<uint64_t>(back.data()),
+                 sym(remote, 8192), back.size() * 8),
+            kWaitOk);
+  proxy.stop();
+  EXPECT_EQ(back, data);
+  EXPECT_EQ(remote.puts, 1) << "the put went in pieces";
+  EXPECT_EQ(backend.copies.load(), 0) << "the proxy staged what the path stages itself";
+}
+
+// While a producer's requests flow, the proxy thread moves the network: a peer's request to this
+// PE (here: a store to a word the producer then polls, as a kernel polls a barrier flag) is
+// performed without anyone else progressing the network.
+TEST(DeviceProxy, TheProxyThreadServesPeersWhileRequestsFlow) {
+  FakeRemote remote;
+  FakeBackend backend(remote);
+  Ring ring(8);
+  DeviceProxy proxy(ring.view, backend, 0);
+  proxy.start();
+  std::mt19937_64 rng(std::random_device{}());
+  std::atomic<uint64_t> flag{0};
+  for (int round = 1; round <= 30; ++round) {
+    const uint64_t v = rng() | 1;
+    ASSERT_EQ(
+        post(ring.view, kOpPut, kFlagInline, 2, sym(remote, 0), reinterpret_cast<uint64_t>(&v), 8),
+        kWaitOk);
+    backend.give_peer_request([&flag, round] { flag.store(round, std::memory_order_release); });
+    const auto t0 = std::chrono::steady_clock::now();
+    auto last_post = t0;
+    while (flag.load(std::memory_order_acquire) != static_cast<uint64_t>(round)) {
+      const auto now = std::chrono::steady_clock::now();
+      ASSERT_LT(now - t0, std::chrono::seconds(2))
+          << "round " << round << ": nobody moved the network for the peer's request";
+      if (now - last_post > std::chrono::milliseconds(5)) {  // a kernel still posting
+        ASSERT_EQ(post(ring.view, kOpPut, kFlagInline, 2, sym(remote, 0),
+                       reinterpret_cast<uint64_t>(&v), 8),
+                  kWaitOk);
+        last_post = now;
+      }
+      std::this_thread::yield();
+    }
+  }
+  proxy.stop();
+  EXPECT_GT(backend.progress_calls.load(), 0);
 }
 
 }  // namespace

@@ -36,6 +36,11 @@ __device__ uint64_t vshmemi_proxy_amo(const char* call, unsigned aop, void* dest
 // sig_op: SHMEM_SIGNAL_SET (0) or SHMEM_SIGNAL_ADD (1). Delivered after every earlier request.
 __device__ void vshmemi_proxy_signal(const char* call, uint64_t* sig_addr, uint64_t signal,
                                      int sig_op, int pe);
+// A barrier's notification: adds 1 to the count at pe's *word after every earlier request, one-way
+// (no later quiet completes it; the peer polls the word). Barrier flags that count the barriers
+// entered with a peer use it instead of setting the new count: the word's only writer is this PE,
+// which adds 1 per barrier, so the value is the same and the proxy need not wait for an answer.
+__device__ void vshmemi_proxy_notify(const char* call, uint64_t* word, int pe);
 // shmem_fence (quiet = 0) / shmem_quiet (quiet = 1) for the requests in the proxy ring.
 __device__ void vshmemi_proxy_order(int quiet);
 }

@@ -59,6 +59,10 @@ enum AtomicCode : uint32_t {
 enum Flags : uint32_t {
   kFlagInline = 1u,  // the data travels in the slot (puts: from the producer; gets: the answer)
   kFlagWait = 2u,    // the producer waits for done and acknowledges
+  // A barrier's notification (kOpSignal, add): a count the peer polls for, which no later quiet
+  // needs to complete. The proxy sends it one-way (PeerPath::signal_add) after every earlier
+  // request, instead of a fetching atomic that waits for the peer's answer.
+  kFlagNotify = 4u,
 };
 
 // Status codes written by the proxy (Slot::status, Control::failed).

@@ -84,7 +84,7 @@ __device__ __forceinline__ void dissemination(const char* call, uint64_t epoch) 
     if (to >= n) to -= n;
     const int64_t dt = peer_delta(to);
     if (unmapped(dt)) {
-      vshmemi_proxy_signal(call, counters + r, 1, 1, to);  // cold: a PE behind the proxy
+      vshmemi_proxy_notify(call, counters + r, to);  // cold: a PE behind the proxy
     } else {
       red_add_release(at_delta(counters + r, dt), 1);
     }
@@ -146,7 +146,9 @@ __device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quie
     if (to >= n) to -= n;
     const int64_t dt = peer_delta(to);
     if (unmapped(dt)) {
-      vshmemi_proxy_signal(call, flags + me, epoch, 0, to);  // cold: a PE behind the proxy
+      // Cold: a PE behind the proxy. flags[me] there counts our barriers (epoch), written by us
+      // alone, one more per barrier: adding 1 sets it to epoch, one-way (impl/proxy.cuh).
+      vshmemi_proxy_notify(call, flags + me, to);
     } else {
       st_relaxed(at_delta(flags + me, dt), epoch);
     }
@@ -227,7 +229,9 @@ __device__ __forceinline__ void team_flat(const char* call, const TeamView& v, b
     *count = c;
     const int64_t dq = peer_delta(q);
     if (unmapped(dq)) {
-      vshmemi_proxy_signal(call, received + s.my_pe, c, 0, q);  // cold: a PE behind the proxy
+      // Cold: a PE behind the proxy. received[me] there is c - 1, written by us alone: adding 1
+      // sets it to c, one-way (impl/proxy.cuh).
+      vshmemi_proxy_notify(call, received + s.my_pe, q);
     } else {
       st_relaxed(at_delta(received + s.my_pe, dq), c);
     }
