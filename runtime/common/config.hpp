@@ -104,7 +104,9 @@ inline constexpr Var kVars[] = {
     {"VSHMEM_UCX_SPIN_US", Type::kInt, "50 or 0",
      "microseconds the UCX progress thread (and a PE waiting for a remote peer's signal) keeps "
      "polling after the last message before it sleeps on the worker's event file descriptor; "
-     "default 50 where this PE's CPUs are at least twice the node's PEs, else 0 (never spin)",
+     "default 50 where this PE's CPUs are at least four times the node's PEs, else 0 (never "
+     "spin: on a busy machine the spin takes the core from the thread that sends the next "
+     "message)",
      nullptr, 0, 1000000},
     {"VSHMEM_STATICS_UCX", Type::kBool, "1",
      "`0`: do not load the UCX plugin in a job whose PEs all map each other (then other PEs' "

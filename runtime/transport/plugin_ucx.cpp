@@ -81,9 +81,10 @@ constexpr size_t kEagerMax = 16 << 10;
 // polling this long before it arms the worker and sleeps: a request that follows within it (the
 // next chunk of a staged transfer, the next operation of a caller waiting for our reply) is taken
 // at once instead of after a wake-up from epoll, which costs tens of microseconds. Only where the
-// CPUs this PE may run on are at least twice the node's PEs (each has an application thread and
-// a progress thread): on an oversubscribed machine the spin takes the core from the thread that
-// would send the next message. VSHMEM_UCX_SPIN_US overrides (0: never spin).
+// CPUs this PE may run on are at least four times the node's PEs (each has an application thread
+// and a progress thread, and other work shares the machine): on a busy machine the spin takes the
+// core from the thread that would send the next message (2 cores at load 15: 8-byte get over TCP
+// 31 -> 115 us with the spin, bench/RESULTS.md). VSHMEM_UCX_SPIN_US overrides (0: never spin).
 constexpr int kIdleSpinUs = 50;
 // The progress thread stays off the worker while the application progressed it within its last
 // sleep of this length.
@@ -592,12 +593,12 @@ int UcxPath::setup(char* err, size_t errlen) {
     }
   }
   {
-    // The idle spin (kIdleSpinUs): on where the CPUs are at least twice this node's PEs.
+    // The idle spin (kIdleSpinUs): on where the CPUs are at least four times this node's PEs.
     int local = 0;
     for (int p = 0; p < n_pes_; ++p) local += remote_[p] ? 0 : 1;
     cpu_set_t set;
     const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-    long us = cpus >= 2 * std::max(local, 1) ? kIdleSpinUs : 0;
+    long us = cpus >= 4 * std::max(local, 1) ? kIdleSpinUs : 0;
     if (const char* v = std::getenv("VSHMEM_UCX_SPIN_US"); v != nullptr && *v != '\0') {
       char* end = nullptr;
       us = std::strtol(v, &end, 10);
