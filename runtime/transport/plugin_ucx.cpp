@@ -504,8 +504,12 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
     uint64_t static_base;
     int32_t network_atomics;
     int32_t reserved;
-  } mine{address.size(), rc == 0 ? 1 : 0,          heap_is_device_ ? 1 : 0,
-         static_base_,   network_atomics_ ? 1 : 0, 0};
+  } mine{};
+  mine.address_bytes = address.size();
+  mine.ok = rc == 0 ? 1 : 0;
+  mine.device_heap = heap_is_device_ ? 1 : 0;
+  mine.static_base = static_base_;
+  mine.network_atomics = network_atomics_ ? 1 : 0;
   std::vector<Info> all(static_cast<size_t>(n_pes_));
   if (int r = allgather(&mine, all.data(), sizeof(mine), err, errlen)) return r;
   size_t longest = 0;
