@@ -7,6 +7,10 @@
 //     build/bin/vshmemrun -n 2 --simulate-nodes 2 -- build/bench/vshmem_bench_remote_staged [reps]
 // One JSON line per figure (GB/s): h2d_pinned, d2h_pinned, staged_put, staged_get; then
 // staged_put_ratio / staged_get_ratio = staged figure / min(h2d, d2h) (the target: >= 0.5).
+// And what the network leg alone allows between the two simulated nodes: host_put / host_get
+// move the same bytes between a page-locked host buffer of PE 0 and a global array of PE 1 (host
+// memory at both ends, reached through the same remote path and UCX transport, without the GPU
+// copies), with host_put_ratio / host_get_ratio against the same ceiling.
 #include <cuda_runtime.h>
 #include <shmem.h>
 #include <time.h>
@@ -28,6 +32,11 @@
   } while (0)
 
 namespace {
+
+constexpr size_t kBytes = size_t{64} << 20;
+// Host memory that PE 0 reaches on PE 1 through the remote path (a global variable: symmetric,
+// in host memory whatever the heap is).
+unsigned char g_host_target[kBytes];
 
 double now_s() {
   timespec ts;
@@ -67,7 +76,7 @@ int main(int argc, char** argv) {
     shmem_finalize();
     return 2;
   }
-  const size_t bytes = size_t{64} << 20;
+  const size_t bytes = kBytes;
   // Two symmetric blocks: the remote target and a local source/destination, both GPU memory on
   // the cuda backend.
   auto* target = static_cast<unsigned char*>(shmem_malloc(bytes));
@@ -120,6 +129,24 @@ int main(int argc, char** argv) {
     report("staged_get", bytes, bytes / get / 1e9, "GB/s");
     report("staged_put_ratio", bytes, bytes / put / 1e9 / ceiling, "x");
     report("staged_get_ratio", bytes, bytes / get / 1e9 / ceiling, "x");
+    // The network leg alone: page-locked host memory here, a global array (host memory) there.
+    std::memcpy(pinned, pattern.data(), bytes);
+    shmem_putmem(g_host_target, pinned, bytes, 1);  // warm up; also the data checked below
+    shmem_quiet();
+    double hput = median_seconds(reps, [&] {
+      shmem_putmem_nbi(g_host_target, pinned, bytes, 1);
+      shmem_quiet();
+    });
+    std::memset(pinned, 0x5a, bytes);  // poisoned: the gets must bring the pattern back
+    double hget = median_seconds(reps, [&] { shmem_getmem(pinned, g_host_target, bytes, 1); });
+    report("host_put", bytes, bytes / hput / 1e9, "GB/s");
+    report("host_get", bytes, bytes / hget / 1e9, "GB/s");
+    report("host_put_ratio", bytes, bytes / hput / 1e9 / ceiling, "x");
+    report("host_get_ratio", bytes, bytes / hget / 1e9 / ceiling, "x");
+    if (std::memcmp(pinned, pattern.data(), bytes) != 0) {
+      std::fprintf(stderr, "remote_staged: PE 0: host_get brought back other bytes\n");
+      shmem_global_exit(1);
+    }
     CK(cudaFree(device));
     CK(cudaFreeHost(pinned));
   }
@@ -127,7 +154,8 @@ int main(int argc, char** argv) {
   // What PE 0 put is what PE 1 holds, and what PE 0 got back is the same.
   std::vector<unsigned char> back(bytes, 0);
   shmem_getmem(back.data(), me == 1 ? target : local, bytes, me);
-  if (std::memcmp(back.data(), pattern.data(), bytes) != 0) {
+  if (std::memcmp(back.data(), pattern.data(), bytes) != 0 ||
+      (me == 1 && std::memcmp(g_host_target, pattern.data(), bytes) != 0)) {
     std::fprintf(stderr, "remote_staged: PE %d: data differs after the staged transfers\n", me);
     shmem_global_exit(1);
   }

@@ -89,16 +89,25 @@ inline constexpr Var kVars[] = {
      "override the node identity (simulate several nodes on one machine)"},
     {"VSHMEM_DISABLE_P2P", Type::kBool, "0",
      "`1`: map no peer (every other PE takes the remote path, UCX)"},
-    {"VSHMEM_UCX_ATOMICS", Type::kChoice, "network",
-     "who performs atomics on a remote PE's host heap: `network` (`ucp_atomic_op_nbx`: the NIC, "
-     "or UCX's software atomics) or `target` (the target's progress thread, with CPU atomics: use "
-     "it where the NIC's atomics are not atomic with respect to the CPU's). A GPU heap always gets "
-     "`target` (atomic with respect to device atomics)",
+    {"VSHMEM_UCX_ATOMICS", Type::kChoice, "target",
+     "who performs atomics on a remote PE's host heap: `target` (a message to the target, which "
+     "applies it with its CPU's atomics: atomic with respect to its node-local peers' and its own "
+     "atomics; what UCX does itself without device atomics) or `network` (`ucp_atomic_op_nbx`: "
+     "the NIC's atomics where UCX has them; UCX 1.16 has no atomic protocol for endpoints with "
+     "peer failure handling, e.g. over TCP). Must be the same on every PE. A GPU heap always "
+     "gets `target` (atomic with respect to device atomics)",
      "network|target"},
     {"VSHMEM_UCX_RMA", Type::kChoice, "network",
      "`target`: every remote put and get goes through the target's progress thread, staged "
      "through host buffers (what a GPU heap gets when UCX cannot register GPU memory; for tests)",
      "network|target"},
+    {"VSHMEM_UCX_SPIN_US", Type::kInt, "50 or 0",
+     "microseconds the UCX progress thread (and a PE waiting for a remote peer's signal) keeps "
+     "polling after the last message before it sleeps on the worker's event file descriptor; "
+     "default 50 where this PE's CPUs are at least four times the node's PEs, else 0 (never "
+     "spin: on a busy machine the spin takes the core from the thread that sends the next "
+     "message)",
+     nullptr, 0, 1000000},
     {"VSHMEM_STATICS_UCX", Type::kBool, "1",
      "`0`: do not load the UCX plugin in a job whose PEs all map each other (then other PEs' "
      "global and static variables cannot be reached; a job with remote PEs loads it anyway)"},

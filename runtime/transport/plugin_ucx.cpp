@@ -45,6 +45,7 @@
 
 #include "runtime/transport/chunk_pipeline.hpp"
 #include "runtime/transport/plugin_abi.h"
+#include "runtime/transport/ucx_status.hpp"
 
 namespace {
 
@@ -71,6 +72,20 @@ constexpr uint16_t kAmSignal = 20;
 // Target ops: bytes per active message, and chunks in flight per transfer.
 constexpr size_t kStageChunk = 512 << 10;
 constexpr int kStageDepth = 4;
+// Data up to this size travels in the active message itself (UCP_AM_SEND_FLAG_EAGER: one
+// message, copied out on receipt); larger payloads let UCX choose, which is rendezvous for staged
+// chunks (the receiver fetches the bytes straight into its staging buffer: over shared memory
+// one cross-memory copy instead of fragments copied in and out of UCX's buffers).
+constexpr size_t kEagerMax = 16 << 10;
+// After the last message it handled, the progress thread (and a PE waiting in wait_event) keeps
+// polling this long before it arms the worker and sleeps: a request that follows within it (the
+// next chunk of a staged transfer, the next operation of a caller waiting for our reply) is taken
+// at once instead of after a wake-up from epoll, which costs tens of microseconds. Only where the
+// CPUs this PE may run on are at least four times the node's PEs (each has an application thread
+// and a progress thread, and other work shares the machine): on a busy machine the spin takes the
+// core from the thread that would send the next message (2 cores at load 15: 8-byte get over TCP
+// 31 -> 115 us with the spin, bench/RESULTS.md). VSHMEM_UCX_SPIN_US overrides (0: never spin).
+constexpr int kIdleSpinUs = 50;
 // The progress thread stays off the worker while the application progressed it within its last
 // sleep of this length.
 constexpr int kHandoffMs = 1;
@@ -207,6 +222,7 @@ class UcxPath {
         static_size_(args.static_size),
         statics_only_(
             std::none_of(args.remote, args.remote + args.n_pes, [](uint8_t r) { return r != 0; })),
+        remote_(args.remote, args.remote + args.n_pes),
         timeout_(args.timeout_ms),
         host_(args.host),
         peers_(static_cast<size_t>(args.n_pes)) {
@@ -362,6 +378,7 @@ class UcxPath {
   // No peer of this PE is remote: UCX serves only the global and static variables of PEs on this
   // node (every heap is mapped), so host shared memory is all it needs.
   const bool statics_only_;
+  const std::vector<uint8_t> remote_;    // per PE: reached through this path (else node-local)
   std::string transports_ = "UCX_TLS";   // what UCX may use, for the log
   std::vector<uintptr_t> static_bases_;  // per PE: where its global and static variables are
   // Where PE pe's copy of what `offset` addresses is, in pe's address space.
@@ -371,8 +388,10 @@ class UcxPath {
   const std::chrono::milliseconds timeout_;
   vshmem_transport_host host_;
   uint32_t caps_ = 0;
-  bool cuda_memory_ = false;     // UCX registers GPU memory
-  bool network_atomics_ = true;  // on a host heap; VSHMEM_UCX_ATOMICS=target turns them off
+  bool cuda_memory_ = false;  // UCX registers GPU memory
+  // Atomics on a host heap by UCX (ucp_atomic_op_nbx) instead of the target's thread: only with
+  // VSHMEM_UCX_ATOMICS=network (see setup()).
+  bool network_atomics_ = false;
   // Register the heap for network put/get; VSHMEM_UCX_RMA=target sends every transfer through
   // the target's progress thread instead (what a GPU heap without UCX CUDA support gets).
   bool network_rma_ = true;
@@ -419,8 +438,23 @@ class UcxPath {
   std::mutex progress_mutex_;
   unsigned progress_once() {
     std::unique_lock<std::mutex> lock(progress_mutex_, std::try_to_lock);
-    return lock.owns_lock() ? ucp_worker_progress(worker_) : 0;
+    const unsigned n = lock.owns_lock() ? ucp_worker_progress(worker_) : 0;
+    if (n != 0) note_busy();
+    return n;
   }
+  // When the worker last had something to do (a message, a completion, a target op): the idle
+  // spin of the progress thread and of wait_event() counts from there (kIdleSpinUs).
+  std::atomic<int64_t> last_busy_ns_{0};
+  void note_busy() {
+    last_busy_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+  }
+  bool recently_busy() const {
+    if (idle_spin_.count() == 0) return false;
+    const int64_t since =
+        Clock::now().time_since_epoch().count() - last_busy_ns_.load(std::memory_order_relaxed);
+    return since < idle_spin_.count();
+  }
+  Clock::duration idle_spin_{0};  // see kIdleSpinUs
   struct AppWait {
     explicit AppWait(UcxPath& p) : path(p) { path.app_waiters_.fetch_add(1); }
     ~AppWait() {
@@ -468,7 +502,14 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
     int32_t ok;
     int32_t device_heap;
     uint64_t static_base;
-  } mine{address.size(), rc == 0 ? 1 : 0, heap_is_device_ ? 1 : 0, static_base_};
+    int32_t network_atomics;
+    int32_t reserved;
+  } mine{};
+  mine.address_bytes = address.size();
+  mine.ok = rc == 0 ? 1 : 0;
+  mine.device_heap = heap_is_device_ ? 1 : 0;
+  mine.static_base = static_base_;
+  mine.network_atomics = network_atomics_ ? 1 : 0;
   std::vector<Info> all(static_cast<size_t>(n_pes_));
   if (int r = allgather(&mine, all.data(), sizeof(mine), err, errlen)) return r;
   size_t longest = 0;
@@ -479,6 +520,16 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
     if (int r = allgather(padded.data(), gathered.data(), longest, err, errlen)) return r;
   }
   if (rc != 0) return set_err(err, errlen, rc, local_err);
+  for (int p = 0; p < n_pes_; ++p) {
+    if (all[p].ok && all[p].network_atomics != all[0].network_atomics) {
+      return set_err(err, errlen, kInvalidArgument,
+                     format("VSHMEM_UCX_ATOMICS differs between PEs (PE 0: %s, PE %d: %s): "
+                            "atomics by UCX and by the target are not atomic with respect to "
+                            "each other; set the same value on every PE",
+                            all[0].network_atomics ? "network" : "target", p,
+                            all[p].network_atomics ? "network" : "target"));
+    }
+  }
   for (int p = 0; p < n_pes_; ++p) {
     // The global and static variables are registered collectively below: then every PE stops.
     if (!all[p].ok && (args.remote[p] || static_size_ > 0)) {
@@ -520,13 +571,47 @@ int UcxPath::setup(char* err, size_t errlen) {
                      format("VSHMEM_UCX_RMA: '%s' is not 'network' or 'target'", a));
     }
   }
+  // Atomics are performed by the target (an active message; the target applies it with its CPU's
+  // atomics, or the provider's on a GPU heap) unless VSHMEM_UCX_ATOMICS=network. Why not UCX's
+  // own atomics by default:
+  // - UCX 1.16 (protocols v2, its default) has no atomic protocol for an endpoint created with
+  //   peer failure handling (UCP_ERR_HANDLING_MODE_PEER, which we ask for wherever the transports
+  //   allow it: TCP, UCX's default set): a protocol is only selected for such an endpoint when
+  //   it declares UCP_PROTO_COMMON_INIT_FLAG_ERR_HANDLING (proto_common.c,
+  //   ucp_proto_common_init_check_err_handling), and the atomic ones ("amo/fetch/sw" in
+  //   amo_sw.c, "amo/offload/*") do not. The request then waits on the stub protocol until the
+  //   endpoint is connected and is cancelled (proto_reconfig.c: "cannot find remote protocol
+  //   for ... amo_fetch", UCS_ERR_CANCELED). UCX 1.13 (protocols v1) does not check this.
+  // - Without device atomics UCX emulates atomics with the same kind of message (amo_sw.c: the
+  //   target's handler applies a CPU atomic and replies), so this costs what UCX's path costs.
+  // - With a NIC's device atomics, UCX's atomics are not atomic with respect to CPU atomics on
+  //   the same word, which the target's node-local (mapped) peers and the target itself use.
+  // The choice must be the same on every PE (init() checks it): two kinds of atomics on one word
+  // would not be atomic with respect to each other.
   if (const char* a = std::getenv("VSHMEM_UCX_ATOMICS")) {
-    if (std::strcmp(a, "target") == 0) {
-      network_atomics_ = false;
-    } else if (std::strcmp(a, "network") != 0) {
+    if (std::strcmp(a, "network") == 0) {
+      network_atomics_ = true;
+    } else if (std::strcmp(a, "target") != 0) {
       return set_err(err, errlen, kInvalidArgument,
                      format("VSHMEM_UCX_ATOMICS: '%s' is not 'network' or 'target'", a));
     }
+  }
+  {
+    // The idle spin (kIdleSpinUs): on where the CPUs are at least four times this node's PEs.
+    int local = 0;
+    for (int p = 0; p < n_pes_; ++p) local += remote_[p] ? 0 : 1;
+    cpu_set_t set;
+    const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+    long us = cpus >= 4 * std::max(local, 1) ? kIdleSpinUs : 0;
+    if (const char* v = std::getenv("VSHMEM_UCX_SPIN_US"); v != nullptr && *v != '\0') {
+      char* end = nullptr;
+      us = std::strtol(v, &end, 10);
+      if (*end != '\0' || us < 0 || us > 1000000) {
+        return set_err(err, errlen, kInvalidArgument,
+                       format("VSHMEM_UCX_SPIN_US: '%s' is not 0..1000000 microseconds", v));
+      }
+    }
+    idle_spin_ = std::chrono::microseconds(us);
   }
   ucp_config_t* config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
@@ -627,11 +712,13 @@ int UcxPath::setup(char* err, size_t errlen) {
   if (cuda_memory_) caps_ |= VSHMEM_TRANSPORT_CAP_DEVICE_MEMORY;
   if (log_enabled(2)) {
     log(2, format("ucx: worker ready (UCX %s; transports %s; GPU memory %s; put/get %s; "
-                  "atomics %s)",
+                  "atomics %s; idle spin %lld us)",
                   ucp_get_version_string(), transports_.c_str(),
                   cuda_memory_ ? "registered directly" : "staged through host buffers",
                   network_rma_ ? "network" : "at the target",
-                  network_atomics_ ? "network on host heaps" : "at the target"));
+                  network_atomics_ ? "network on host heaps" : "at the target",
+                  static_cast<long long>(
+                      std::chrono::duration_cast<std::chrono::microseconds>(idle_spin_).count())));
   }
   return 0;
 }
@@ -721,12 +808,10 @@ void UcxPath::progress_loop() {
       }
       continue;
     }
-    run_work();
+    if (run_work() != 0) note_busy();
     if (progress_once() != 0) continue;
-    {
-      std::lock_guard<std::mutex> lock(work_mutex_);
-      if (!work_.empty()) continue;
-    }
+    if (work_count_.load(std::memory_order_acquire) != 0) continue;
+    if (recently_busy()) continue;  // the idle spin (kIdleSpinUs) before sleeping
     ucs_status_t s = UCS_ERR_BUSY;
     {
       std::unique_lock<std::mutex> lock(progress_mutex_, std::try_to_lock);
@@ -750,9 +835,22 @@ void UcxPath::progress_loop() {
 // Endpoints, rkeys, waits.
 
 int UcxPath::peer_error(int pe, const char* what, ucs_status_t status, char* err, size_t errlen) {
-  return set_err(err, errlen, kPeerFailure,
-                 format("%s PE %d: PE %d failed or exited (UCX: %s)", what, pe, pe,
-                        ucs_status_string(status)));
+  // "Failed or exited" only when the peer is gone (the endpoint's error handler reported it, or
+  // UCX completed the request with a connection failure); else UCX itself could not carry the
+  // operation (ucx_status.hpp).
+  bool peer_failed = peers_[pe].failure.load(std::memory_order_acquire) != UCS_OK;
+  if (!peer_failed && !vshmem::ucx_status_means_peer_lost(status)) {
+    // UCX may complete the requests of a failing endpoint (cancelled) before it calls the
+    // endpoint's error handler: give the handler a moment before calling the peer alive.
+    const auto until = Clock::now() + std::chrono::milliseconds(100);
+    while (!peer_failed && Clock::now() < until) {
+      if (progress_once() == 0) sched_yield();
+      peer_failed = peers_[pe].failure.load(std::memory_order_acquire) != UCS_OK;
+    }
+  }
+  const bool lost = peer_failed || vshmem::ucx_status_means_peer_lost(status);
+  return set_err(err, errlen, lost ? kPeerFailure : kSystem,
+                 vshmem::ucx_failure_text(what, pe, status, peer_failed, transports_));
 }
 
 int UcxPath::failed_peer(char* err, size_t errlen) const {
@@ -976,8 +1074,8 @@ int UcxPath::flush_worker(char* err, size_t errlen) {
   void* r = ucp_worker_flush_nbx(worker_, &param);
   if (r == nullptr) return 0;
   if (UCS_PTR_IS_ERR(r)) {
-    return set_err(err, errlen, kPeerFailure,
-                   format("completing the transfers: %s (a peer failed or exited)",
+    return set_err(err, errlen, kSystem,
+                   format("completing the transfers: UCX refused the flush: %s",
                           ucs_status_string(UCS_PTR_STATUS(r))));
   }
   AppWait app(*this);
@@ -991,9 +1089,16 @@ int UcxPath::flush_worker(char* err, size_t errlen) {
       for (const Peer& p : peers_) {
         if (p.failure.load() != UCS_OK) who += format("%sPE %d", who.empty() ? "" : ", ", p.pe);
       }
+      if (who.empty() && !vshmem::ucx_status_means_peer_lost(s)) {
+        return set_err(err, errlen, kSystem,
+                       format("completing the transfers: UCX failed the flush: %s (a transport "
+                              "or protocol failure of UCX; no peer is reported failed; "
+                              "transports: %s)",
+                              ucs_status_string(s), transports_.c_str()));
+      }
       return set_err(err, errlen, kPeerFailure,
                      format("completing the transfers: %s (failed: %s)", ucs_status_string(s),
-                            who.empty() ? "unknown" : who.c_str()));
+                            who.empty() ? "a peer (UCX did not say which)" : who.c_str()));
     }
     if (progress_once() != 0) continue;
     // The progress thread is handed off while we wait: perform what peers asked of us.
@@ -1017,6 +1122,11 @@ void UcxPath::wait_event(int timeout_us) {
   // whoever else runs on a busy machine).
   AppWait app(*this);
   if (progress_once() != 0 || run_work() != 0) return;
+  // The idle spin (kIdleSpinUs): right after traffic the next message usually follows within
+  // microseconds; polling for it costs less than the kernel's wake-up from ppoll.
+  while (recently_busy()) {
+    if (progress_once() != 0 || run_work() != 0) return;
+  }
   ucs_status_t s = UCS_ERR_BUSY;
   {
     std::unique_lock<std::mutex> lock(progress_mutex_, std::try_to_lock);
@@ -1322,7 +1432,7 @@ int UcxPath::send_request(int pe, ucp_ep_h ep, const RequestHeader& h, const voi
                           size_t errlen) {
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  param.flags = bytes <= kEagerMax ? UCP_AM_SEND_FLAG_EAGER : 0;
   void* r = ucp_am_send_nbx(ep, kAmRequest, &h, sizeof(h), data, bytes, &param);
   if (UCS_PTR_IS_ERR(r)) return peer_error(pe, what, UCS_PTR_STATUS(r), err, errlen);
   *request = r;
@@ -1615,6 +1725,18 @@ ucs_status_t UcxPath::on_request(void* arg, const void* header, size_t header_le
   if (w->header.op == static_cast<uint32_t>(TargetOp::kPut) && w->header.bytes != length) {
     w->header.op = 0;  // malformed: answered with an error
   }
+  // An atomic on host memory (a host heap, or the global and static variables) is applied right
+  // here with the CPU's atomics and answered at once, as UCX's own emulated atomics are
+  // (amo_sw.c): no hand-over to the progress thread on the path of every remote atomic. Only
+  // when the endpoint back to the requester exists (making one waits for the peer, which must
+  // not happen inside UCX's progress); a GPU heap's atomics go to the progress thread.
+  const int from = w->header.from_pe;
+  if (w->header.op == static_cast<uint32_t>(TargetOp::kAtomic) && w->header.token != 0 &&
+      ((w->header.offset & kStatic) != 0 || !self->heap_is_device_) && from >= 0 &&
+      from < self->n_pes_ && self->peers_[from].ep.load(std::memory_order_acquire) != nullptr) {
+    self->perform(*w);
+    return UCS_OK;
+  }
   // The data goes into a staging buffer (page-locked for a GPU heap: the copy into the heap then
   // runs at full speed), or our own memory when it is larger than one.
   void* into = nullptr;
@@ -1798,7 +1920,7 @@ void UcxPath::send_reply(int pe, std::unique_ptr<Reply> reply) {
   ucp_request_param_t param{};
   param.op_attr_mask =
       UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  param.flags = reply->payload_bytes() <= kEagerMax ? UCP_AM_SEND_FLAG_EAGER : 0;
   param.cb.send = [](void* request, ucs_status_t, void* user) {
     delete static_cast<Reply*>(user);
     ucp_request_free(request);

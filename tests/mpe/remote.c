@@ -21,7 +21,10 @@
  * posted atomics): every pair of endpoints is created from both sides at the same time, and
  * operations whose UCX protocols need the peer's endpoint id are posted while the connections are
  * still being set up (UCX 1.16's TCP transport aborted there, tcp_ep.c
- * "ucs_queue_is_empty(&ep->pending_q)") */
+ * "ucs_queue_is_empty(&ep->pending_q)")
+ *   atomics_disagree  the last PE asks for VSHMEM_UCX_ATOMICS=network, the others for the default
+ *               (target): shmem_init must fail naming the setting and the PE instead of mixing
+ *               two kinds of atomics that are not atomic with respect to each other */
 #include <signal.h>
 #include <string.h>
 
@@ -251,7 +254,17 @@ int main(int argc, char** argv) {
   int n_expected = npes_env ? atoi(npes_env) : 1;
   int r = rank_from_launcher();
   setenv("VSHMEM_NODE_ID", r < n_expected / 2 ? "node-a" : "node-b", 1);
+  if (argc > 1 && strcmp(argv[1], "atomics_disagree") == 0) {
+    unsetenv("VSHMEM_UCX_ATOMICS");
+    if (r == n_expected - 1) setenv("VSHMEM_UCX_ATOMICS", "network", 1);
+  }
   shmem_init();
+  if (argc > 1 && strcmp(argv[1], "atomics_disagree") == 0) {
+    fprintf(stderr, "remote: PE %d: shmem_init accepted PEs that disagree on VSHMEM_UCX_ATOMICS\n",
+            shmem_my_pe());
+    shmem_finalize();
+    return 0;
+  }
   int me = shmem_my_pe(), n = shmem_n_pes();
   int half = n / 2;
   long* x = (long*)shmem_malloc(sizeof(long) * (size_t)n);

@@ -128,3 +128,9 @@ foreach(_tls default tcp sm)
   vshmem_add_mpe_test(NAME ucx_${_tls}_connect TARGET mpe_remote ARGS connect NPES 2 4 5
     LAUNCHERS ${_launchers} TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env})
 endforeach()
+
+# Atomics by UCX on one PE and by the target on another would not be atomic with respect to each
+# other: PEs that disagree on VSHMEM_UCX_ATOMICS fail at init, naming the setting and a PE.
+vshmem_add_mpe_test(NAME ucx_atomics_disagree TARGET mpe_remote ARGS atomics_disagree NPES 2
+  LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV UCX_TLS=sm,self
+  WILL_FAIL_REGEX "VSHMEM_UCX_ATOMICS differs between PEs \\(PE 0: target, PE 1: network\\)")
