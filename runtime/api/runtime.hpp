@@ -140,7 +140,9 @@ class Backoff {
   Backoff(const char* call, RemotePath* sleeper)
       : call_(call), over_network_(true), sleeper_(sleeper) {}
   // On this node, and the writers wake `own` after their store (host_wake.hpp): see pause(met).
-  Backoff(const char* call, WakeWord own) : call_(call), own_(own) {}
+  // Each sleep lasts sleep_limit_ns at most.
+  Backoff(const char* call, WakeWord own, uint64_t sleep_limit_ns = kSleepLimitNs)
+      : call_(call), own_(own), sleep_limit_ns_(sleep_limit_ns) {}
   void pause();
   // For a wait with a wake word: met() re-reads the condition (acquire), so that a sleep never
   // begins after the store it waits for.
@@ -150,7 +152,7 @@ class Backoff {
       pause();
       return;
     }
-    sleep_unless(own_, met, kSleepLimitNs);
+    sleep_unless(own_, met, sleep_limit_ns_);
     after_sleep();
   }
 
@@ -166,6 +168,7 @@ class Backoff {
   bool over_network_ = false;
   RemotePath* sleeper_ = nullptr;
   WakeWord own_;
+  uint64_t sleep_limit_ns_ = kSleepLimitNs;
   unsigned spins_ = 0;
   unsigned naps_ = 0;
   uint64_t since_ns_ = 0;    // when the wait stopped being short (monotonic clock)
