@@ -193,8 +193,9 @@ bool Backoff::sleep_next() {
     if (since_ns_ == 0) since_ns_ = now;
     sleeping_ = now - since_ns_ >= kActiveNs;
   } else {
-    // PEs outnumber the cores: after the first spins, give the core away until woken.
-    sleeping_ = spins_ >= kYieldFirstSpins;
+    // PEs outnumber the cores: after the first spins (and first_yields_ yields), give the core
+    // away until woken.
+    sleeping_ = spins_ >= kYieldFirstSpins + first_yields_;
   }
   return sleeping_;
 }

@@ -60,7 +60,8 @@ inline WakeWord data_wake(Runtime& rt, const void* addr, size_t bytes, int pe) {
 // A Backoff for a wait on data of PE pe that other PEs update.
 inline Backoff data_backoff(Runtime& rt, const char* call, const void* addr, size_t bytes, int pe) {
   // A store through shmem_ptr wakes nobody: it is seen within VSHMEM_WAIT_LOOK_US.
-  return Backoff(call, data_wake(rt, addr, bytes, pe), data_sleep_limit_ns());
+  return Backoff(call, data_wake(rt, addr, bytes, pe), data_sleep_limit_ns(),
+                 Backoff::kDataFirstYields);
 }
 
 template <typename T>
