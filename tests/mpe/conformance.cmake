@@ -101,3 +101,7 @@ vshmem_add_mpe_test(NAME wait_until_sleep SOURCES wait_until_sleep.c NPES 2 4 LA
 vshmem_add_mpe_test(NAME wait_until_sleep_spin TARGET mpe_wait_until_sleep NPES 2
                     LAUNCHERS vshmemrun NO_GPU_RERUN ENV VSHMEM_WAIT=spin
                     VSHMEM_WAIT_LOOK_US=100000 TIMEOUT 60)
+# A store through shmem_ptr wakes nobody: the sleeping wait_until still sees it within
+# VSHMEM_WAIT_LOOK_US (1 ms by default).
+vshmem_add_mpe_test(NAME wait_until_sleep_ptr TARGET mpe_wait_until_sleep NPES 2
+                    LAUNCHERS vshmemrun NO_GPU_RERUN ENV VSHMEM_WAIT=yield TIMEOUT 60)

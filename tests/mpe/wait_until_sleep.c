@@ -7,8 +7,12 @@
  * after PE 0's update (woken, not at the end of its sleep), block only a few times while it
  * waits (the old loop's 20 us naps block hundreds of times), and with VSHMEM_WAIT=yield (PEs
  * outnumber the cores) use little CPU. With spinning waits a wait sleeps only once it has lasted
- * 50 ms, so PE 0 computes longer. Fresh random data
- * and values each round; medians over the rounds, so that one preemption does not decide. */
+ * 50 ms, so PE 0 computes longer.
+ *
+ * Without VSHMEM_WAIT_LOOK_US (1 ms), the program checks instead that a store through shmem_ptr,
+ * which wakes nobody, still ends a shmem_long_wait_until soon: the sleep looks again after 1 ms.
+ * Fresh random data and values each round; medians over the rounds, so that one preemption does
+ * not decide. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <string.h>
@@ -67,8 +71,10 @@ int main(void) {
   const int yields = policy != NULL && strcmp(policy, "yield") == 0;
   const int kWorkMs = yields ? 20 : 70;
   const char* names[] = {"shmem_long_wait_until", "shmem_signal_wait_until",
-                         "shmem_long_wait_until_any", "shmem_set_lock"};
-  for (int kind = 0; kind < 4; ++kind) {
+                         "shmem_long_wait_until_any", "shmem_set_lock",
+                         "shmem_long_wait_until (a store through shmem_ptr)"};
+  const int through_ptr = getenv("VSHMEM_WAIT_LOOK_US") == NULL;
+  for (int kind = through_ptr ? 4 : 0; kind < (through_ptr ? 5 : 4); ++kind) {
     long long late[kRounds], cpu[kRounds], blocks[kRounds];
     for (int r = 0; r < kRounds; ++r) {
       /* Fresh values, never the ones the variables hold. */
@@ -94,13 +100,18 @@ int main(void) {
             shmem_long_put_signal(dst, fresh, kElems, sig, (uint64_t)value, SHMEM_SIGNAL_SET, p);
           }
           if (kind == 2) shmem_long_atomic_set(&flags[which], value, p);
+          if (kind == 4) {
+            long* there = shmem_ptr(&flags[0], p);
+            CHECK(there != NULL, "shmem_ptr(flags, %d) is NULL on one node's host heap", p);
+            __atomic_store_n(there, value, __ATOMIC_RELEASE);
+          }
         }
         if (kind == 3) shmem_clear_lock(lock);
         shmem_quiet();
       } else {
         t_cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
         b0 = blocked();
-        if (kind == 0) {
+        if (kind == 0 || kind == 4) {
           shmem_long_wait_until(&flags[0], SHMEM_CMP_EQ, value);
         } else if (kind == 1) {
           CHECK(shmem_signal_wait_until(sig, SHMEM_CMP_EQ, (uint64_t)value) == (uint64_t)value,
@@ -134,7 +145,11 @@ int main(void) {
       CHECK(late_us < 25000, "%s: PE %d left %lld us after PE 0's update (median)", names[kind], me,
             late_us);
       /* Woken by the update: a few blocks (the lock: one more per earlier holder's release). */
-      const long long most = kind == 3 ? n + 3 : 4;
+      /* A store through shmem_ptr wakes nobody: the waiter looks again every millisecond. */
+      const long long most = kind == 4 ? 1000 : kind == 3 ? n + 3 : 4;
+      /* Asleep at all (a yield loop never blocks before the old loop's naps at 50 ms). */
+      CHECK(kind == 4 || blocks_m >= 1, "%s: PE %d never slept in a %d ms wait (median)",
+            names[kind], me, kWorkMs);
       CHECK(blocks_m <= most,
             "%s: PE %d blocked %lld times in a %d ms wait (median): the update did not wake it",
             names[kind], me, blocks_m, kWorkMs);
