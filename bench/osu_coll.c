@@ -5,7 +5,9 @@
  * mean over iterations averaged over the PEs. Symmetric buffers come from shmem_malloc.
  *
  *   osu_coll [ops] [max_bytes]    ops: comma list of barrier,broadcast,collect,fcollect,
- *                                 alltoall,reduce (default: all); sizes 8 B .. max_bytes (1 MiB)
+ *                                 alltoall,reduce (default: all), waituntil (a put/wait_until
+ *                                 ping-pong between pairs of PEs; not in the default);
+ *                                 sizes 8 B .. max_bytes (1 MiB)
  * Prints one line per figure: "<op> <bytes per PE> <latency us>". */
 #include <shmem.h>
 #include <stdio.h>
@@ -68,6 +70,39 @@ int main(int argc, char** argv) {
     for (int i = 0; i < iters; ++i) shmem_barrier_all();
     double t = average((now_us() - t0) / iters);
     if (me == 0) printf("barrier 0 %.3f\n", t);
+  }
+  if (strstr(ops, "waituntil")) {
+    /* Point-to-point wake-up: PEs 2k and 2k+1 ping-pong a counter with shmem_long_p and
+     * shmem_long_wait_until (a PE left without a partner only takes part in the barriers); the
+     * figure is half a round trip. */
+    const int partner = me ^ 1, iters = 2000;
+    long* flag = shmem_malloc(sizeof(long));
+    *flag = 0;
+    shmem_barrier_all();
+    double t0 = 0;
+    if (partner < n) {
+      for (long i = 1; i <= iters + 50; ++i) { /* the first 50 warm up */
+        if (i == 51) t0 = now_us();
+        if (me % 2 == 0) {
+          shmem_long_p(flag, i, partner);
+          shmem_long_wait_until(flag, SHMEM_CMP_GE, i);
+        } else {
+          shmem_long_wait_until(flag, SHMEM_CMP_GE, i);
+          shmem_long_p(flag, i, partner);
+        }
+      }
+    }
+    const double mine = partner < n ? (now_us() - t0) / iters / 2 : 0;
+    shmem_double_p(&lat[me], mine, 0);
+    shmem_barrier_all();
+    if (me == 0) {
+      double sum = 0;
+      for (int p = 0; p < n - n % 2; ++p) sum += lat[p];
+      printf("waituntil 8 %.3f\n", sum / (n - n % 2));
+    }
+    fflush(stdout);
+    shmem_barrier_all();
+    shmem_free(flag);
   }
   const char* names[] = {"broadcast", "collect", "fcollect", "alltoall", "reduce"};
   for (int op = 0; op < 5; ++op) {

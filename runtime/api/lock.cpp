@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/api/runtime.hpp"
+#include "runtime/api/wait.hpp"
 #include "shmem.h"
 
 using namespace vshmem;
@@ -61,8 +62,12 @@ void shmem_set_lock(long* lock) {
   if (holds(lock)) fail(kCall, "this PE already holds lock %p (it would wait for itself)", lock);
   const uint32_t ticket =
       next_ticket(lock_atomic(rt, AtomicOp::kFetchAdd, lock, kTicket, 0, kCall));
-  Backoff backoff(kCall);
-  while (serving(lock_atomic(rt, AtomicOp::kFetch, lock, 0, 0, kCall)) != ticket) backoff.pause();
+  // Sleeps on the lock's home PE's data wake word: the holder's release is an atomic on it.
+  Backoff backoff = data_backoff(rt, kCall, lock, sizeof(long), kLockHome);
+  auto met = [&] {
+    return serving(lock_atomic(rt, AtomicOp::kFetch, lock, 0, 0, kCall)) == ticket;
+  };
+  while (!met()) backoff.pause(met);
   std::atomic_thread_fence(std::memory_order_acquire);
   set_held(lock, true);
 }

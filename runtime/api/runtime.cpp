@@ -142,6 +142,9 @@ constexpr uint64_t kActiveNs = 50'000'000;  // then nap: the wait is not a short
 // wait for needs a core more than we need an early look.
 constexpr unsigned kYieldFirstSpins = 4;
 constexpr unsigned kSpinFirstSpins = 64;
+// The yields before a first sleep (Backoff's first_yields) end after this long: on a machine
+// where other processes hold the cores one yield can give the core away for a whole time slice.
+constexpr uint64_t kYieldPhaseNs = 50'000;
 }  // namespace
 
 void Backoff::pause() {
@@ -193,8 +196,11 @@ bool Backoff::sleep_next() {
     if (since_ns_ == 0) since_ns_ = now;
     sleeping_ = now - since_ns_ >= kActiveNs;
   } else {
-    // PEs outnumber the cores: after the first spins, give the core away until woken.
-    sleeping_ = spins_ >= kYieldFirstSpins;
+    // PEs outnumber the cores: after the first spins (and first_yields_ yields), give the core
+    // away until woken.
+    // A yield that took long means other processes hold the cores: sleep from then on.
+    sleeping_ = spins_ >= kYieldFirstSpins + first_yields_ ||
+                (since_ns_ != 0 && monotonic_ns() - since_ns_ >= kYieldPhaseNs);
   }
   return sleeping_;
 }

@@ -140,7 +140,12 @@ class Backoff {
   Backoff(const char* call, RemotePath* sleeper)
       : call_(call), over_network_(true), sleeper_(sleeper) {}
   // On this node, and the writers wake `own` after their store (host_wake.hpp): see pause(met).
-  Backoff(const char* call, WakeWord own) : call_(call), own_(own) {}
+  // Each sleep lasts sleep_limit_ns at most. When PEs outnumber the cores the wait yields the
+  // core first_yields times before its first sleep (the waits on data: a put answered within a
+  // few yields costs no futex wake; see kDataFirstYields).
+  Backoff(const char* call, WakeWord own, uint64_t sleep_limit_ns = kSleepLimitNs,
+          unsigned first_yields = 0)
+      : call_(call), own_(own), sleep_limit_ns_(sleep_limit_ns), first_yields_(first_yields) {}
   void pause();
   // For a wait with a wake word: met() re-reads the condition (acquire), so that a sleep never
   // begins after the store it waits for.
@@ -150,13 +155,20 @@ class Backoff {
       pause();
       return;
     }
-    sleep_unless(own_, met, kSleepLimitNs);
+    sleep_unless(own_, met, sleep_limit_ns_);
     after_sleep();
   }
 
   // A sleep's time limit: only a dead peer (watched every second) or a writer that does not wake
   // (none should) lets it run out.
   static constexpr uint64_t kSleepLimitNs = 100'000'000;
+  // Yields before a wait on data (shmem_wait_until, the lock) sleeps, when PEs outnumber the
+  // cores. Measured (bench/RESULTS.md, issue #15 session 6; 4 PEs on 2 cores, put/wait_until
+  // ping-pong, medians): 0 yields 12.6 us quiet / 183 us with a busy process, 16 yields 8.5 / 4.5,
+  // 64 yields 11.4 / 115, the yield loop without sleep 10.0 / 484, OSHMEM 15.9 / 281. The yields
+  // also end after 50 us (runtime.cpp: kYieldPhaseNs), since on a loaded machine one yield can
+  // last a time slice: then 8.8 / 5.5 against the old loop's 10.5 / 5.4 and OSHMEM's 23 / 1539.
+  static constexpr unsigned kDataFirstYields = 16;
 
  private:
   bool sleep_next();   // whether this pause sleeps on own_
@@ -166,6 +178,8 @@ class Backoff {
   bool over_network_ = false;
   RemotePath* sleeper_ = nullptr;
   WakeWord own_;
+  uint64_t sleep_limit_ns_ = kSleepLimitNs;
+  unsigned first_yields_ = 0;  // when PEs outnumber the cores: yields before the first sleep
   unsigned spins_ = 0;
   unsigned naps_ = 0;
   uint64_t since_ns_ = 0;    // when the wait stopped being short (monotonic clock)

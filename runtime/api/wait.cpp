@@ -1,6 +1,7 @@
 // Point-to-point synchronization: wait_until and test in their single, _all, _any, _some and
-// _vector forms, and the deprecated shmem_wait family. Every wait polls with Backoff (spin, then
-// yield, then nap), so PEs that outnumber the cores still let the writer run.
+// _vector forms, and the deprecated shmem_wait family. Every wait polls with Backoff; on one node
+// with a host heap it sleeps on the PE's data wake word, which the writers' puts and atomics wake
+// (wait.hpp: data_backoff), so PEs that outnumber the cores still let the writer run.
 #include <atomic>
 #include <cstdint>
 
@@ -56,6 +57,19 @@ size_t test_any(Runtime& rt, const char* call, T* ivars, size_t nelems, const in
   return SIZE_MAX;
 }
 
+// Whether an included element meets the condition (no side effects: a wait's re-check before
+// it sleeps).
+template <typename T>
+bool some_met(Runtime& rt, const char* call, T* ivars, size_t nelems, const int* status, int cmp,
+              const Operand<T>& operand) {
+  for (size_t i = 0; i < nelems; ++i) {
+    if (included(status, i) && compare(load_ivar(rt, &ivars[i], call), cmp, operand.at(i))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 template <typename T>
 size_t test_some(Runtime& rt, const char* call, T* ivars, size_t nelems, size_t* indices,
                  const int* status, int cmp, const Operand<T>& operand) {
@@ -96,8 +110,9 @@ void wait_all(const char* call, T* ivars, size_t nelems, const int* status, int 
   // even if a later update changes it.
   for (size_t i = 0; i < nelems; ++i) {
     if (!included(status, i)) continue;
-    Backoff backoff(call);
-    while (!compare(load_ivar(rt, &ivars[i], call), cmp, operand.at(i))) backoff.pause();
+    Backoff backoff = data_backoff(rt, call, ivars, nelems * sizeof(T), rt.my_pe);
+    auto met = [&] { return compare(load_ivar(rt, &ivars[i], call), cmp, operand.at(i)); };
+    while (!met()) backoff.pause(met);
   }
   std::atomic_thread_fence(std::memory_order_acquire);
 }
@@ -107,11 +122,12 @@ size_t wait_any(const char* call, T* ivars, size_t nelems, const int* status, in
                 const Operand<T>& operand, bool is_vector) {
   Runtime& rt = validate(call, ivars, nelems, cmp, operand, is_vector);
   if (!any_included(nelems, status)) return SIZE_MAX;
-  Backoff backoff(call);
+  Backoff backoff = data_backoff(rt, call, ivars, nelems * sizeof(T), rt.my_pe);
+  auto met = [&] { return some_met(rt, call, ivars, nelems, status, cmp, operand); };
   for (;;) {
     size_t i = test_any(rt, call, ivars, nelems, status, cmp, operand);
     if (i != SIZE_MAX) return i;
-    backoff.pause();
+    backoff.pause(met);
   }
 }
 
@@ -121,11 +137,12 @@ size_t wait_some(const char* call, T* ivars, size_t nelems, size_t* indices, con
   Runtime& rt = validate(call, ivars, nelems, cmp, operand, is_vector);
   if (!any_included(nelems, status)) return 0;
   if (indices == nullptr) fail(call, "indices is NULL");
-  Backoff backoff(call);
+  Backoff backoff = data_backoff(rt, call, ivars, nelems * sizeof(T), rt.my_pe);
+  auto met = [&] { return some_met(rt, call, ivars, nelems, status, cmp, operand); };
   for (;;) {
     size_t n = test_some(rt, call, ivars, nelems, indices, status, cmp, operand);
     if (n > 0) return n;
-    backoff.pause();
+    backoff.pause(met);
   }
 }
 

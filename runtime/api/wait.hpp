@@ -6,6 +6,8 @@
 #include <cstdint>
 
 #include "runtime/api/runtime.hpp"
+#include "runtime/api/wait_policy.hpp"
+#include "runtime/transport/mapped_path.hpp"
 #include "shmem.h"
 
 namespace vshmem::detail {
@@ -46,19 +48,36 @@ T load_ivar(Runtime& rt, const T* addr, const char* call) {
   return read_own(rt, addr, call);
 }
 
+// What a wait for other PEs' updates of [addr, addr + bytes) on PE pe sleeps on: pe's data wake
+// word, which puts and atomics through the mapped path wake (MappedPath::data_wake_word). Empty
+// (the wait polls) for variables outside the heap (globals and statics are reached through
+// another path) and where not every write goes through the mapped path.
+inline WakeWord data_wake(Runtime& rt, const void* addr, size_t bytes, int pe) {
+  if (rt.heap == nullptr || !rt.heap->contains(addr, bytes)) return {};
+  return rt.transport->mapped().data_wake_word(pe);
+}
+
+// A Backoff for a wait on data of PE pe that other PEs update.
+inline Backoff data_backoff(Runtime& rt, const char* call, const void* addr, size_t bytes, int pe) {
+  // A store through shmem_ptr wakes nobody: it is seen within VSHMEM_WAIT_LOOK_US.
+  return Backoff(call, data_wake(rt, addr, bytes, pe), data_sleep_limit_ns(),
+                 Backoff::kDataFirstYields);
+}
+
 template <typename T>
 T wait_until_one(const char* call, T* ivar, int cmp, T cmp_value) {
   Runtime& rt = runtime_for(call);
   check_cmp(cmp, call);
   check_ivars(rt, ivar, 1, call);
-  Backoff backoff(call);
+  Backoff backoff = data_backoff(rt, call, ivar, sizeof(T), rt.my_pe);
+  auto met = [&] { return compare(load_ivar(rt, ivar, call), cmp, cmp_value); };
   for (;;) {
     T v = load_ivar(rt, ivar, call);
     if (compare(v, cmp, cmp_value)) {
       std::atomic_thread_fence(std::memory_order_acquire);
       return v;
     }
-    backoff.pause();
+    backoff.pause(met);
   }
 }
 

@@ -13,6 +13,7 @@ namespace vshmem::detail {
 namespace {
 
 std::atomic<bool> g_spin{false};
+std::atomic<uint64_t> g_data_look_ns{1'000'000};
 
 uint64_t hash_name(const char* s) {
   uint64_t h = 1469598103934665603ull;
@@ -51,6 +52,9 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
     return error(Code::kInvalidArgument,
                  log::format("VSHMEM_WAIT='%s' is not one of auto|spin|yield", forced->c_str()));
   }
+  VSHMEM_ASSIGN_OR_RETURN(const long long look_us,
+                          env::int_var("VSHMEM_WAIT_LOOK_US", 1000, 10, 100000000));
+  g_data_look_ns = static_cast<uint64_t>(look_us) * 1000;
   std::vector<HostCpus> all(bootstrap.size());
   VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&mine, all.data(), sizeof(mine)));
   int pes = 0, cpus = 0;
@@ -66,5 +70,7 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
 }
 
 bool waits_spin() { return g_spin.load(std::memory_order_relaxed); }
+
+uint64_t data_sleep_limit_ns() { return g_data_look_ns.load(std::memory_order_relaxed); }
 
 }  // namespace vshmem::detail

@@ -34,4 +34,8 @@ Status choose_wait_policy(Bootstrap& bootstrap);
 // True: waits spin (with a CPU pause) before they nap; false: they yield the core.
 bool waits_spin();
 
+// How long a sleeping wait on a variable sleeps before it looks again (VSHMEM_WAIT_LOOK_US):
+// puts and atomics wake it, stores through shmem_ptr do not.
+uint64_t data_sleep_limit_ns();
+
 }  // namespace vshmem::detail

@@ -81,6 +81,11 @@ inline constexpr Var kVars[] = {
      "how host-side waits poll: `spin`, `yield` (give the core away), `auto` (spin while the "
      "machine's PEs do not outnumber their CPUs, else yield); see Waits",
      "auto|spin|yield"},
+    {"VSHMEM_WAIT_LOOK_US", Type::kInt, "1000",
+     "microseconds a sleeping wait on a variable (`shmem_wait_until` and its forms, "
+     "`shmem_signal_wait_until`, `shmem_set_lock`) sleeps before it looks again: puts and "
+     "atomics wake it at once, a store through `shmem_ptr` does not; see Waits",
+     nullptr, 10, 100000000},
     {"VSHMEM_HANDLE_TYPE", Type::kChoice, "auto",
      "how GPU memory is shared between PEs: `auto`, `fabric`, `posix_fd`", "auto|fabric|posix_fd"},
     {"VSHMEM_COMPRESSIBLE", Type::kBool, "0",

@@ -23,7 +23,12 @@ class HostSyncArea {
  public:
   static constexpr int kCounters = 64;
   static constexpr size_t kWakeOffset = 1024;  // bytes into the page
+  // The data wake word: woken by every put and atomic into the PE's heap through the mapped path
+  // (what shmem_wait_until, shmem_signal_wait_until and the lock sleep on). Apart from the
+  // barrier's word, so that the data a collective moves does not wake the collective's waits.
+  static constexpr size_t kDataWakeOffset = 1088;
   static_assert(kCounters * sizeof(uint64_t) + 64 <= kWakeOffset);
+  static_assert(kWakeOffset + 64 <= kDataWakeOffset);
 
   // Collective among `peers` (the node-local PEs, without my_pe) over `exchange`.
   static Result<std::unique_ptr<HostSyncArea>> create(FdExchange& exchange,
@@ -37,6 +42,12 @@ class HostSyncArea {
   WakeWord wake_word(int pe) const {
     if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return {};
     auto* words = reinterpret_cast<uint32_t*>(base_[pe] + kWakeOffset / sizeof(uint64_t));
+    return WakeWord{words, words + 1};
+  }
+  // PE pe's data wake word (kDataWakeOffset); empty for a PE not shared with us.
+  WakeWord data_wake_word(int pe) const {
+    if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return {};
+    auto* words = reinterpret_cast<uint32_t*>(base_[pe] + kDataWakeOffset / sizeof(uint64_t));
     return WakeWord{words, words + 1};
   }
 

@@ -92,3 +92,16 @@ vshmem_add_mpe_test(NAME wait_sleep SOURCES wait_sleep.c NPES 2 4 LAUNCHERS vshm
                     NO_GPU_RERUN ENV VSHMEM_WAIT=yield TIMEOUT 60)
 vshmem_add_mpe_test(NAME wait_sleep_spin TARGET mpe_wait_sleep NPES 2 LAUNCHERS vshmemrun
                     NO_GPU_RERUN ENV VSHMEM_WAIT=spin TIMEOUT 60)
+
+# Waits on data (wait_until and its _any form, signal_wait_until, the lock) sleep on the PE's
+# data wake word and the put or atomic they wait for wakes them (runtime/transport/mapped_path.hpp).
+# A sleep nobody wakes lasts VSHMEM_WAIT_LOOK_US: 100 ms here, so that a missing wake shows.
+vshmem_add_mpe_test(NAME wait_until_sleep SOURCES wait_until_sleep.c NPES 2 4 LAUNCHERS vshmemrun
+                    NO_GPU_RERUN ENV VSHMEM_WAIT=yield VSHMEM_WAIT_LOOK_US=100000 TIMEOUT 60)
+vshmem_add_mpe_test(NAME wait_until_sleep_spin TARGET mpe_wait_until_sleep NPES 2
+                    LAUNCHERS vshmemrun NO_GPU_RERUN ENV VSHMEM_WAIT=spin
+                    VSHMEM_WAIT_LOOK_US=100000 TIMEOUT 60)
+# A store through shmem_ptr wakes nobody: the sleeping wait_until still sees it within
+# VSHMEM_WAIT_LOOK_US (1 ms by default).
+vshmem_add_mpe_test(NAME wait_until_sleep_ptr TARGET mpe_wait_until_sleep NPES 2
+                    LAUNCHERS vshmemrun NO_GPU_RERUN ENV VSHMEM_WAIT=yield TIMEOUT 60)

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -47,20 +48,31 @@ void wait_for(Shared* s, int side, uint64_t want) {
   }
 }
 
-void signal(Shared* s, int to) {
-  __atomic_fetch_add(&s->count[to], 1, __ATOMIC_SEQ_CST);
+// The writer's store: an atomic read-modify-write (the barrier's and the collectives' signals),
+// or a plain copy (a put through the mapped path: memcpy, then wake). A plain store may wait in
+// the store buffer past the writer's next load: only wake()'s fence keeps the writer from reading
+// the sleeper count before its store is visible.
+enum class Store { kAtomic, kPlainCopy };
+
+void signal(Shared* s, int to, Store store) {
+  if (store == Store::kAtomic) {
+    __atomic_fetch_add(&s->count[to], 1, __ATOMIC_SEQ_CST);
+  } else {
+    const uint64_t next = __atomic_load_n(&s->count[to], __ATOMIC_RELAXED) + 1;
+    std::memcpy(&s->count[to], &next, sizeof(next));
+  }
   wake(word(s, to));
 }
 
 // Ping-pong: side 0 signals side 1 and waits for its answer, `rounds` times.
-void ping_pong(Shared* s, int side, int rounds) {
+void ping_pong(Shared* s, int side, int rounds, Store store = Store::kAtomic) {
   for (int r = 1; r <= rounds; ++r) {
     if (side == 0) {
-      signal(s, 1);
+      signal(s, 1, store);
       wait_for(s, 0, r);
     } else {
       wait_for(s, 1, r);
-      signal(s, 0);
+      signal(s, 0, store);
     }
   }
 }
@@ -87,6 +99,28 @@ TEST(HostWake, NoLostWakeUpBetweenProcesses) {
   // Every sleep ended by a wake: a sleep that reached its limit was a lost wake-up.
   EXPECT_EQ(s->timeouts[0] + s->timeouts[1], 0u) << "lost wake-ups, " << secs << " s";
   EXPECT_EQ(s->sleepers[0] + s->sleepers[1], 0u);
+  munmap(page, 4096);
+}
+
+TEST(HostWake, NoLostWakeUpAfterAPlainCopy) {
+  // As a put wakes a PE waiting in shmem_wait_until: the value arrives by memcpy, then wake().
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  auto* s = static_cast<Shared*>(page);
+  constexpr int kRounds = 20000;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ping_pong(s, 1, kRounds, Store::kPlainCopy);
+    _exit(0);
+  }
+  ping_pong(s, 0, kRounds, Store::kPlainCopy);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(s->count[0], uint64_t{kRounds});
+  EXPECT_EQ(s->count[1], uint64_t{kRounds});
+  EXPECT_EQ(s->timeouts[0] + s->timeouts[1], 0u) << "lost wake-ups";
   munmap(page, 4096);
 }
 
