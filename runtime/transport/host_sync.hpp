@@ -48,7 +48,7 @@ class HostSyncArea {
   WakeWord data_wake_word(int pe) const {
     if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return {};
     auto* words = reinterpret_cast<uint32_t*>(base_[pe] + kDataWakeOffset / sizeof(uint64_t));
-    return WakeWord{words, words + 1};
+    return WakeWord{words, words + 1, /*copy_writers=*/true};
   }
 
  private:

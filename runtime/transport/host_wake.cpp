@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -10,6 +11,31 @@
 #include <climits>
 
 namespace vshmem {
+namespace {
+
+struct CopyWakes {
+  bool sleepers_barrier = false;  // this kernel has MEMBARRIER_CMD_GLOBAL_EXPEDITED
+  bool writer_registered = false;  // this process is a target of it: its writers need no fence
+};
+
+const CopyWakes& copy_wakes() {
+  static const CopyWakes state = [] {
+    CopyWakes s;
+    const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (cmds < 0 || (cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0 ||
+        (cmds & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0) {
+      return s;
+    }
+    s.sleepers_barrier = true;
+    s.writer_registered =
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+    return s;
+  }();
+  return state;
+}
+
+}  // namespace
+
 namespace wake_detail {
 
 SleepResult futex_sleep(uint32_t* seq, uint32_t expected, uint64_t timeout_ns) {
@@ -25,15 +51,38 @@ void register_sleeper(const WakeWord& w) { __atomic_fetch_add(w.sleepers, 1, __A
 
 void unregister_sleeper(const WakeWord& w) { __atomic_fetch_sub(w.sleepers, 1, __ATOMIC_SEQ_CST); }
 
+bool barrier_with_copy_writers() {
+  // Without the command no process is registered, so every writer fences: nothing to do.
+  if (!copy_wakes().sleepers_barrier) return true;
+  return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) == 0;
+}
+
 }  // namespace wake_detail
+
+namespace {
+void wake_sleepers(const WakeWord& w) {
+  if (__atomic_load_n(w.sleepers, __ATOMIC_SEQ_CST) == 0) return;
+  __atomic_fetch_add(w.seq, 1, __ATOMIC_SEQ_CST);
+  syscall(SYS_futex, w.seq, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+}  // namespace
+
+bool prepare_copy_wakes() { return copy_wakes().writer_registered; }
 
 void wake(const WakeWord& w) {
   // The caller's store (often a relaxed-looking RMW through another path) comes before our load of
   // the sleeper count, as the protocol needs.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (__atomic_load_n(w.sleepers, __ATOMIC_SEQ_CST) == 0) return;
-  __atomic_fetch_add(w.seq, 1, __ATOMIC_SEQ_CST);
-  syscall(SYS_futex, w.seq, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+  wake_sleepers(w);
+}
+
+void wake_after_copy(const WakeWord& w) {
+  if (copy_wakes().writer_registered) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the sleeper's membarrier does the rest
+  } else {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  wake_sleepers(w);
 }
 
 }  // namespace vshmem

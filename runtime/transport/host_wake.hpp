@@ -19,6 +19,16 @@
 // seq after the sleeper read it, so the sleeper's futex_wait either returns at once (seq changed)
 // or is woken. No wake-up is lost; a sleep also ends at its time limit, so that the caller keeps
 // watching for peers that died.
+//
+// Words whose writers store with plain copies (puts: memcpy, then wake_after_copy) use the
+// asymmetric form of the same Dekker pattern, so that a put that finds nobody asleep costs one
+// load and no fence: the writer keeps only a compiler barrier between its store and its load of
+// `sleepers`, and the sleeper, after registering, issues membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED),
+// which runs a full memory barrier on every CPU running a thread of a registered process. Either
+// the writer's load comes after that barrier (and sees the registration) or its store was
+// drained by it (and the sleeper's re-check sees the value). A process writes without the fence
+// only once it is registered (prepare_copy_wakes); without membarrier (old kernel, a seccomp
+// filter) writers keep the fence and sleepers skip the call.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +38,8 @@ namespace vshmem {
 struct WakeWord {
   uint32_t* seq = nullptr;
   uint32_t* sleepers = nullptr;
+  // Writers store with plain copies and wake with wake_after_copy (see above).
+  bool copy_writers = false;
   explicit operator bool() const { return seq != nullptr; }
 };
 
@@ -43,7 +55,14 @@ namespace wake_detail {
 SleepResult futex_sleep(uint32_t* seq, uint32_t expected, uint64_t timeout_ns);
 void register_sleeper(const WakeWord& w);
 void unregister_sleeper(const WakeWord& w);
+// The sleeper's half of the asymmetric barrier: false if membarrier failed (the caller must not
+// sleep then).
+bool barrier_with_copy_writers();
 }  // namespace wake_detail
+
+// Registers this process so that its wake_after_copy needs no fence (once; cheap afterwards).
+// Returns whether it did; every process writing to copy_writers words should call it at start-up.
+bool prepare_copy_wakes();
 
 // Sleeps on w until a wake, the time limit, or `met()` is already true once this thread is
 // registered. met() reads the condition with at least acquire ordering.
@@ -51,6 +70,10 @@ template <typename Met>
 SleepResult sleep_unless(const WakeWord& w, Met&& met, uint64_t timeout_ns) {
   const uint32_t seq = __atomic_load_n(w.seq, __ATOMIC_SEQ_CST);
   wake_detail::register_sleeper(w);  // seq_cst read-modify-write: ordered before met()'s load
+  if (w.copy_writers && !wake_detail::barrier_with_copy_writers()) {
+    wake_detail::unregister_sleeper(w);
+    return SleepResult::kWoken;  // cannot make the writers' stores visible: look again, awake
+  }
   const SleepResult r =
       met() ? SleepResult::kConditionMet : wake_detail::futex_sleep(w.seq, seq, timeout_ns);
   wake_detail::unregister_sleeper(w);
@@ -60,5 +83,9 @@ SleepResult sleep_unless(const WakeWord& w, Met&& met, uint64_t timeout_ns) {
 // Called by a writer after the store that may satisfy a sleeper of w's PE. Costs one load of the
 // sleeper count when nobody sleeps; a system call when somebody does.
 void wake(const WakeWord& w);
+
+// wake() for a writer that stored with a plain copy into a copy_writers word's PE: no fence once
+// this process is registered (prepare_copy_wakes), the full fence otherwise.
+void wake_after_copy(const WakeWord& w);
 
 }  // namespace vshmem

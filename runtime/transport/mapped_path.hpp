@@ -23,6 +23,7 @@ class MappedPath final : public PeerPath {
     caps_ = kPathLoadStore | kPathRma | kPathNetworkAtomics;
     if (provider.is_device_memory()) caps_ |= kPathDeviceMemory;
     if (sync_ != nullptr) caps_ |= kPathNodeBarrier;
+    if (wakes_data_) prepare_copy_wakes();  // before the first put: see wake_after_copy
   }
   const char* name() const override { return "p2p"; }
 
@@ -71,9 +72,10 @@ class MappedPath final : public PeerPath {
   std::unique_ptr<HostSyncArea> sync_;
   const bool wakes_data_;  // data_wake_word() is not empty
 
-  // After a store into pe's heap: one fence and one load when nobody sleeps on pe's data word.
+  // After a store into pe's heap: one load when nobody sleeps on pe's data word (no fence where
+  // membarrier is available: host_wake.hpp).
   void wake_data(int pe) const {
-    if (wakes_data_) wake(sync_->data_wake_word(pe));
+    if (wakes_data_) wake_after_copy(sync_->data_wake_word(pe));
   }
 };
 
