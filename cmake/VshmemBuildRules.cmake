@@ -6,7 +6,8 @@
 # - VSHMEM_WERROR: warnings fail the build of the library, its plugins and its commands.
 # - VSHMEM_SANITIZE=address|thread: everything built with that sanitizer
 #   (tests/tools/sanitize.sh runs the multi-PE suite so).
-# - The layering rule (cmake/CheckLayers.cmake) is checked before libvshmem is built.
+# - The layering rule: includes checked (cmake/CheckLayers.cmake) before a runtime file is
+#   compiled, links checked layer by layer (cmake/VshmemLayers.cmake) before libvshmem is linked.
 option(VSHMEM_WERROR "Treat warnings as errors in the library, its plugins and commands" OFF)
 set(VSHMEM_SANITIZE "" CACHE STRING "Build with a sanitizer: address, thread or empty")
 set_property(CACHE VSHMEM_SANITIZE PROPERTY STRINGS "" address thread)
@@ -22,19 +23,21 @@ if(VSHMEM_SANITIZE)
   # Host code only: nvcc does not take these flags.
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${_vshmem_san}>")
   add_link_options(${_vshmem_san})
-  target_compile_options(vshmem PRIVATE "$<$<COMPILE_LANGUAGE:C,CXX>:${_vshmem_san}>")
   target_link_options(vshmem PRIVATE ${_vshmem_san})
   message(STATUS "vshmem: sanitizer ${VSHMEM_SANITIZE}")
 endif()
 
-set_target_properties(vshmem PROPERTIES C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden
-                                        VISIBILITY_INLINES_HIDDEN ON)
-target_compile_options(vshmem PRIVATE
+# (The layers' object libraries are compiled with hidden visibility: cmake/VshmemLayers.cmake.)
+target_compile_options(vshmem_runtime_settings INTERFACE
   "$<$<COMPILE_LANGUAGE:CXX>:SHELL:-include ${PROJECT_SOURCE_DIR}/runtime/common/export.hpp>")
 
 # The same objects as a static library, for code that calls the runtime's internals. A program
 # links it or libvshmem, never both (two copies of the runtime's state).
-add_library(vshmem_internal STATIC $<TARGET_OBJECTS:vshmem>)
+add_library(vshmem_internal STATIC)
+foreach(_layer IN LISTS VSHMEM_LAYERS)
+  target_sources(vshmem_internal PRIVATE $<TARGET_OBJECTS:vshmem_layer_${_layer}>)
+endforeach()
+set_target_properties(vshmem_internal PROPERTIES LINKER_LANGUAGE CXX)
 target_include_directories(vshmem_internal PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}
                                                   ${PROJECT_BINARY_DIR}/pshmem/include)
 target_link_libraries(vshmem_internal PUBLIC ${CMAKE_DL_LIBS} pthread rt)
@@ -91,10 +94,15 @@ function(_vshmem_finish_build_rules)
     add_dependencies(vshmem_selected ${VSHMEM_SELECTED_TARGETS})
   endif()
   if(VSHMEM_WERROR)
-    foreach(t vshmem vshmem_bootstrap_mpi vshmem_bootstrap_pmix vshmem_transport_ucx vshmemrun
+    foreach(t vshmem_runtime_settings vshmem_bootstrap_mpi vshmem_bootstrap_pmix vshmem_transport_ucx vshmemrun
               vshmem-info)
       if(TARGET ${t})
-        target_compile_options(${t} PRIVATE "$<$<COMPILE_LANGUAGE:C,CXX>:-Werror>")
+        get_target_property(type ${t} TYPE)
+        set(scope PRIVATE)
+        if(type STREQUAL "INTERFACE_LIBRARY")
+          set(scope INTERFACE)  # every layer of the runtime
+        endif()
+        target_compile_options(${t} ${scope} "$<$<COMPILE_LANGUAGE:C,CXX>:-Werror>")
       endif()
     endforeach()
   endif()

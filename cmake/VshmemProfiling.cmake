@@ -6,9 +6,10 @@
 # library makes internally (shmem_finalize's barrier, for instance).
 set(_pshmem_dir ${PROJECT_BINARY_DIR}/pshmem)
 file(MAKE_DIRECTORY ${_pshmem_dir}/include/vshmem)
+vshmem_layer_objects(_vshmem_objects "|")
 add_custom_command(TARGET vshmem PRE_LINK
   COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DOUT_DIR=${_pshmem_dir}
-          "-DOBJECTS=$<JOIN:$<TARGET_OBJECTS:vshmem>,|>"
+          "-DOBJECTS=${_vshmem_objects}"
           -P ${PROJECT_SOURCE_DIR}/cmake/pshmem_names.cmake
   VERBATIM)
 target_link_options(vshmem PRIVATE "LINKER:@${_pshmem_dir}/pshmem.rsp" "LINKER:-Bsymbolic-functions")

@@ -129,7 +129,7 @@ bool FdExchange::serve(Incoming& in) {
   return true;
 }
 
-Status FdExchange::receive_one(Deadline deadline) {
+Status FdExchange::receive_one(Deadline deadline, Deadline exchange_deadline) {
   const size_t before = pending_.size();
   for (;;) {
     // (A duplicate replaces its entry without growing pending_: the caller's loop just waits on.)
@@ -173,7 +173,7 @@ Status FdExchange::receive_one(Deadline deadline) {
         if (incoming_.size() >= kMaxIncoming) incoming_.erase(incoming_.begin());
         auto in = std::make_unique<Incoming>();
         in->fd = std::move(*acc);
-        in->until = std::min(deadline, Clock::now() + kConnectionDeadline);
+        in->until = std::min(exchange_deadline, Clock::now() + kConnectionDeadline);
         // A real peer's message is usually there already.
         if (!serve(*in)) incoming_.push_back(std::move(in));
         if (!own_failure_.is_ok()) break;
@@ -225,7 +225,8 @@ Result<std::map<int, std::vector<int>>> FdExchange::exchange(const std::vector<i
     unsent = std::move(still);
     if (unsent.empty()) break;
     if (Clock::now() >= deadline) return fail(unsent, "cannot reach", last_send);
-    Status st = receive_one(std::min(deadline, deadline_after(std::chrono::milliseconds(5))));
+    Status st =
+        receive_one(std::min(deadline, deadline_after(std::chrono::milliseconds(5))), deadline);
     if (!st && st.code() != Code::kTimeout) return fail(unsent, "cannot reach", st);
   }
   std::map<int, std::vector<UniqueFd>> got;
@@ -242,7 +243,7 @@ Result<std::map<int, std::vector<int>>> FdExchange::exchange(const std::vector<i
       }
     }
     if (missing.empty()) break;
-    Status st = receive_one(deadline);
+    Status st = receive_one(deadline, deadline);
     if (!st) return fail(missing, "no handles from", st);
   }
   std::map<int, std::vector<int>> out;

@@ -63,8 +63,11 @@ class FdExchange {
   FdExchange(UniqueFd listen_fd, std::string dir, std::string job_id, std::string secret, int my_pe,
              std::chrono::milliseconds timeout);
   Status send_to(int peer, const std::vector<int>& fds, uint64_t tag, Deadline deadline);
-  // Waits until one authenticated message has arrived (into pending_) or the deadline passes.
-  Status receive_one(Deadline deadline);
+  // Waits until one authenticated message has arrived (into pending_) or `deadline` passes.
+  // A connection accepted meanwhile may deliver its message until kConnectionDeadline after its
+  // accept or `exchange_deadline`, whichever comes first: not until `deadline`, which is a mere
+  // 5 ms poll slice while this PE is still sending.
+  Status receive_one(Deadline deadline, Deadline exchange_deadline);
   // Reads what `in` has; true when the connection is finished (message stored or dropped).
   bool serve(Incoming& in);
 

@@ -4,6 +4,13 @@
 // (gather::Round's messages) and names the missing PEs at the deadline. Faults are injected per
 // PE: a delay before every collective, or a death after k collectives (from then on the PE's
 // calls fail at once and it never arrives, as if its process had gone).
+//
+// over_socket_hub() runs the same job over the real socket hub instead
+// (runtime/bootstrap/socket_bootstrap.cpp, what vshmemrun's PEs use): every thread connects a
+// SocketBootstrap to one abstract address, PE 0's being the hub, with the job's timeout. The
+// same faults apply: a delay before each collective; a death closes the PE's connection (what the
+// hub sees when a process dies) and fails its later calls; die_after(pe, 0) means the PE never
+// connects.
 #pragma once
 
 #include <chrono>
@@ -19,6 +26,8 @@
 
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/bootstrap/gather_round.hpp"
+#include "runtime/bootstrap/socket_bootstrap.hpp"
+#include "runtime/common/process_info.hpp"
 #include "runtime/common/status.hpp"
 
 namespace vshmem::testing {
@@ -36,6 +45,18 @@ class ThreadJob {
   // PE pe dies now: from its own thread only (its next collective fails).
   void die(int pe) { dies_after_[pe] = 0; }
 
+  // The PEs meet in the socket hub (a fresh address, job id and secret) instead of the shared one.
+  void over_socket_hub() {
+    const auto hex = [](size_t bytes) {
+      auto r = random_hex(bytes);
+      return r.is_ok() ? *r : std::string();  // an empty secret: connect refuses it, naming why
+    };
+    socket_.address = "@vshmem-threads-" + hex(8);
+    socket_.job_id = "threads-" + hex(4);
+    socket_.secret = hex(detail::kSecretLength / 2);
+    socket_.npes = npes_;
+  }
+
   // Runs body(pe, bootstrap) on one thread per PE and returns what each returned.
   template <class R>
   std::vector<R> run(const std::function<R(int, Bootstrap&)>& body) {
@@ -43,8 +64,13 @@ class ThreadJob {
     std::vector<std::thread> threads;
     for (int pe = 0; pe < npes_; ++pe) {
       threads.emplace_back([this, pe, &out, &body] {
-        Member member(this, pe);
-        out[pe] = body(pe, member);
+        if (!socket_.address.empty()) {
+          SocketMember member(this, pe);
+          out[pe] = body(pe, member);
+        } else {
+          Member member(this, pe);
+          out[pe] = body(pe, member);
+        }
       });
     }
     for (auto& t : threads) t.join();
@@ -72,6 +98,60 @@ class ThreadJob {
     ThreadJob* job_;
     int rank_;
     uint64_t seq_ = 0;
+  };
+
+  // A PE whose collectives go through its own SocketBootstrap.
+  class SocketMember final : public Bootstrap {
+   public:
+    SocketMember(ThreadJob* job, int rank) : job_(job), rank_(rank) {
+      if (job->dies_after_[rank] == 0) {
+        broken_ = Status(Code::kPeerFailure,
+                         "PE " + std::to_string(rank) + ": init: this PE never started (injected)");
+        return;
+      }
+      detail::SocketConfig config = job->socket_;
+      config.rank = rank;
+      auto b = detail::SocketBootstrap::connect(config, job->timeout_);
+      if (b.is_ok()) {
+        socket_ = std::move(*b);
+      } else {
+        broken_ = b.status();
+      }
+    }
+    const char* name() const override { return "socket threads"; }
+    int rank() const override { return rank_; }
+    int size() const override { return job_->npes_; }
+    Status allgather(const void* in, void* out, size_t bytes) override {
+      return call("allgather", [&] { return socket_->allgather(in, out, bytes); });
+    }
+    Status broadcast(void* buf, size_t bytes, int root) override {
+      return call("broadcast", [&] { return socket_->broadcast(buf, bytes, root); });
+    }
+    Status barrier() override {
+      return call("barrier", [&] { return socket_->barrier(); });
+    }
+
+   private:
+    template <class F>
+    Status call(const char* what, F&& f) {
+      if (!broken_.is_ok()) return broken_;
+      const int dies = job_->dies_after_[rank_];
+      if (dies >= 0 && seq_ >= static_cast<uint64_t>(dies)) {
+        socket_.reset();  // the hub sees the connection close, as when the process dies
+        broken_ = Status(Code::kPeerFailure,
+                         "PE " + std::to_string(rank_) + ": " + what + ": this PE died (injected)");
+        return broken_;
+      }
+      ++seq_;
+      if (job_->delay_[rank_].count() > 0) std::this_thread::sleep_for(job_->delay_[rank_]);
+      return f();
+    }
+
+    ThreadJob* job_;
+    int rank_;
+    uint64_t seq_ = 0;
+    std::unique_ptr<detail::SocketBootstrap> socket_;
+    Status broken_ = Status::ok();
   };
 
   // One collective as the hub sees it: every PE's call and contribution.
@@ -138,6 +218,7 @@ class ThreadJob {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<uint64_t, Meeting> meetings_;
+  detail::SocketConfig socket_;  // address set: over the socket hub
 };
 
 }  // namespace vshmem::testing

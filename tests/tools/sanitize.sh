@@ -17,12 +17,13 @@ dir=build-$kind
 
 # The subset, layer by layer (each line: tests, then the layers they exercise):
 tests=(
-  # memory, ipc, heap: the host provider, the handle exchange, the allocator (not yet
-  # fd_passing_test: its FullAcceptQueuesDoNotBlockAnExchange failed 3 of ~40 runs under the
-  # sanitizers on a loaded machine, "the peer closed the connection": to be explained first)
-  'unit\.(host_memory_test|handle_exchange_test|allocator_test|chunk_pipeline_test|staging_buffer_test)'
-  # bootstrap: socket hub, gather rounds, time-outs; config table; wait policy; fault reports
-  'unit\.(bootstrap_test|gather_round_test|env_test|wait_policy_test|fault_report_test)'
+  # memory, ipc, heap: the host provider, the handle exchange and its sockets, the allocator
+  'unit\.(host_memory_test|handle_exchange_test|fd_passing_test|allocator_test)'
+  'unit\.(chunk_pipeline_test|staging_buffer_test)'
+  # bootstrap: socket hub (processes, and threads with injected delays and deaths), gather
+  # rounds, time-outs; config table; wait policy; fault reports
+  'unit\.(bootstrap_test|socket_hub_test|gather_round_test|env_test|wait_policy_test)'
+  'unit\.fault_report_test'
   # VA agreement, heap growth, transport plan with threads as PEs: refusals, delays, deaths
   'unit\.(va_agreement_test|heap_growth_test|transport_plan_test)'
   # transport (shared team, locality), the device proxy's ring (host side), the launcher
@@ -39,8 +40,8 @@ tests=(
   'mpe\.errors_pe_dies\.vshmemrun\.4'
 )
 targets=(vshmem vshmemrun vshmem_transport_ucx launcher_helper
-  host_memory_test handle_exchange_test allocator_test chunk_pipeline_test
-  staging_buffer_test bootstrap_test gather_round_test env_test wait_policy_test
+  host_memory_test handle_exchange_test fd_passing_test allocator_test chunk_pipeline_test
+  staging_buffer_test bootstrap_test socket_hub_test gather_round_test env_test wait_policy_test
   fault_report_test va_agreement_test heap_growth_test transport_plan_test transport_test
   device_proxy_test launcher_test
   mpe_heap mpe_heap_growth_agree mpe_rma mpe_teardown mpe_api_amo mpe_api_team_coll

@@ -12,9 +12,12 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
+#include <optional>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -201,6 +204,60 @@ TEST(FdExchangeSecurity, FullAcceptQueuesDoNotBlockAnExchange) {
     EXPECT_GT(held.size(), static_cast<size_t>(FdExchange::kBacklog));
   });
   for (int s : held) close(s);
+}
+
+// While a PE cannot reach a peer yet, its exchange retries the send and, between tries, serves
+// its own socket in 5 ms slices. A connection accepted in such a slice must keep
+// kConnectionDeadline to deliver its message, not be dropped when the slice ends: a sender
+// descheduled for a few milliseconds between its connect and its message (a loaded machine, a
+// sanitizer) lost its connection ("the peer closed the connection"); that was the failure of
+// FullAcceptQueuesDoNotBlockAnExchange seen in 3 of ~40 runs under the sanitizers.
+TEST(FdExchangeSecurity, ASenderSlowerThanAPollSliceIsKept) {
+  const std::string job = fresh_job("slow");
+  const std::string secret = "0123456789abcdef0123456789abcdef";
+  auto dir = private_job_dir(job);
+  ASSERT_TRUE(dir.is_ok()) << dir.status().message();
+  auto pe1 = FdExchange::create(*dir, job, secret, 1, std::chrono::seconds(3));
+  ASSERT_TRUE(pe1.is_ok()) << pe1.status().message();
+  // PE 0 does not listen yet: PE 1 keeps retrying its send to PE 0, serving its queue meanwhile.
+  std::optional<Result<std::map<int, std::vector<int>>>> got;
+  std::thread pe1_thread([&] {
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    got = (*pe1)->exchange({0}, {fd}, 7);
+    close(fd);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // PE 0 connects, then is slow to send: 40 slices, a tenth of kConnectionDeadline.
+  int s = raw_connect(FdExchange::socket_path(*dir, 1), false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  struct {
+    Hello h;
+    uint64_t tag;
+    uint32_t nfds, reserved;
+  } m{make_hello(0x76736d66, 0, 0, job, secret), 7, 1, 0};
+  int passed = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  Status sent =
+      s < 0 ? Status(Code::kSystem, "connect failed")
+            : send_with_fds(s, &m, sizeof(m), {passed}, deadline_after(std::chrono::seconds(1)));
+  close(passed);
+  // Now PE 0 listens: PE 1's send goes through, and PE 1 finds PE 0's message.
+  auto pe0 = FdExchange::create(*dir, job, secret, 0, std::chrono::seconds(3));
+  pe1_thread.join();
+  if (s >= 0) close(s);
+  ASSERT_TRUE(pe0.is_ok()) << pe0.status().message();
+  EXPECT_TRUE(sent.is_ok()) << "PE 1 dropped the slow sender's connection: " << sent.message();
+  ASSERT_TRUE(got.has_value());
+  ASSERT_TRUE(got->is_ok()) << got->status().message();
+  ASSERT_EQ((**got)[0].size(), 1u);
+  close((**got)[0][0]);
+  // And PE 1's handle did reach PE 0.
+  auto back = (*pe0)->exchange({1}, {}, 7);
+  ASSERT_TRUE(back.is_ok()) << back.status().message();
+  ASSERT_EQ((*back)[1].size(), 1u);
+  close((*back)[1][0]);
+  pe1->reset();
+  pe0->reset();
+  remove_private_dir(*dir);
 }
 
 TEST(FdExchangeSecurity, APartialMessageDoesNotBlockAnExchange) {

@@ -1,0 +1,5 @@
+// Fixture layer heap (see ../../CMakeLists.txt).
+namespace vshmem::fixture {
+int bootstrap();
+int heap() { return bootstrap() + 1; }
+}  // namespace vshmem::fixture
