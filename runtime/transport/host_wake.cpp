@@ -14,7 +14,7 @@ namespace vshmem {
 namespace {
 
 struct CopyWakes {
-  bool sleepers_barrier = false;  // this kernel has MEMBARRIER_CMD_GLOBAL_EXPEDITED
+  bool sleepers_barrier = false;   // this kernel has MEMBARRIER_CMD_GLOBAL_EXPEDITED
   bool writer_registered = false;  // this process is a target of it: its writers need no fence
 };
 

@@ -23,12 +23,13 @@
 // Words whose writers store with plain copies (puts: memcpy, then wake_after_copy) use the
 // asymmetric form of the same Dekker pattern, so that a put that finds nobody asleep costs one
 // load and no fence: the writer keeps only a compiler barrier between its store and its load of
-// `sleepers`, and the sleeper, after registering, issues membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED),
-// which runs a full memory barrier on every CPU running a thread of a registered process. Either
-// the writer's load comes after that barrier (and sees the registration) or its store was
-// drained by it (and the sleeper's re-check sees the value). A process writes without the fence
-// only once it is registered (prepare_copy_wakes); without membarrier (old kernel, a seccomp
-// filter) writers keep the fence and sleepers skip the call.
+// `sleepers`, and the sleeper, after registering, issues
+// membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), which runs a full memory barrier on every CPU
+// running a thread of a registered process. Either the writer's load comes after that barrier (and
+// sees the registration) or its store was drained by it (and the sleeper's re-check sees the
+// value). A process writes without the fence only once it is registered (prepare_copy_wakes);
+// without membarrier (old kernel, a seccomp filter) writers keep the fence and sleepers skip the
+// call.
 #pragma once
 
 #include <cstdint>
