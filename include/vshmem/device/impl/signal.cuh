@@ -27,14 +27,18 @@ __device__ __forceinline__ void signal_op(const char* call, uint64_t* sig_addr, 
     return;
   }
   uint64_t* target = at_delta(sig_addr, d);
-  fence_release();
-  if (sig_op == 0) {  // SHMEM_SIGNAL_SET
-    st_relaxed(target, signal);
-  } else if (sig_op == 1) {  // SHMEM_SIGNAL_ADD
-    red_add(target, signal);
-  } else {
+  if (sig_op != 0 && sig_op != 1) {
     vshmemi_device_fail(call, "sig_op is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD");
   }
+  in_scope([&](auto sc) {  // one scope for the fence and the signal
+    using Sc = decltype(sc);
+    fence_release<Sc>();
+    if (sig_op == 0) {  // SHMEM_SIGNAL_SET
+      st_relaxed<Sc>(target, signal);
+    } else {  // SHMEM_SIGNAL_ADD
+      red_add<Sc>(target, signal);
+    }
+  });
 }
 
 template <class G>
@@ -65,10 +69,13 @@ __device__ __forceinline__ T wait_value(const char* call, T* ivar, int cmp, T cm
   // Each poll is an acquire load: the one that satisfies the wait needs no fence after it (a
   // fence would also wait for this thread's own earlier stores, such as the signal it just sent
   // in a ping-pong).
-  T v;
-  while (!compare(v = load_acquire(ivar), cmp, cmp_value)) {
-  }
-  return v;
+  // The scope is chosen once, outside the polling loop.
+  return in_scope([&](auto sc) {
+    T v;
+    while (!compare(v = load_acquire<T, decltype(sc)>(ivar), cmp, cmp_value)) {
+    }
+    return v;
+  });
 }
 
 __device__ __forceinline__ bool included(const int* status, size_t i) {
