@@ -64,21 +64,26 @@ __device__ __forceinline__ void broadcast_push(const char* call, void* dest, con
       char* to = at_delta(static_cast<char*>(dest), d);
       if (to != source) copy_bytes(to, source, bytes, rank, size);
     }
-    G::sync();  // every member's stores precede the flags (fence cumulativity)
-    if (rank + 1 < static_cast<unsigned>(n) || rank == 0) fence_sys();
-    for (unsigned i = rank + 1; i < static_cast<unsigned>(n); i += size) {
-      int q = me + static_cast<int>(i);
-      if (q >= n) q -= n;
-      const int64_t d = peer_delta(q);
-      if (unmapped(d)) {
-        vshmemi_proxy_signal(call, flag, epoch, 0, q);  // after the data: a proxy signal
-      } else {
-        st_relaxed(at_delta(flag, d), epoch);
+    G::sync();               // every member's stores precede the flags (fence cumulativity)
+    in_scope([&](auto sc) {  // one scope for the fence and the flags
+      using Sc = decltype(sc);
+      if (rank + 1 < static_cast<unsigned>(n) || rank == 0) fence_sys<Sc>();
+      for (unsigned i = rank + 1; i < static_cast<unsigned>(n); i += size) {
+        int q = me + static_cast<int>(i);
+        if (q >= n) q -= n;
+        const int64_t d = peer_delta(q);
+        if (unmapped(d)) {
+          vshmemi_proxy_signal(call, flag, epoch, 0, q);  // after the data: a proxy signal
+        } else {
+          st_relaxed<Sc>(at_delta(flag, d), epoch);
+        }
       }
-    }
+    });
   } else if (rank == 0) {
-    while (ld_acquire(flag) < epoch) {
-    }
+    in_scope([&](auto sc) {
+      while (ld_acquire<decltype(sc)>(flag) < epoch) {
+      }
+    });
   }
   G::sync();
 }
