@@ -191,7 +191,7 @@ __device__ __forceinline__ void counting(const char* call, bool quiet) {
     if (to >= n) to -= n;
     const int64_t dt = peer_delta(to);
     if (unmapped(dt)) {
-      vshmemi_proxy_signal(call, arrivals, 1, 1, to);  // cold: a PE behind the proxy
+      vshmemi_proxy_notify(call, arrivals, to);  // cold: a PE behind the proxy (adds 1, one-way)
     } else {
       red_add<Sc>(at_delta(arrivals, dt), uint64_t{1});
     }
