@@ -10,7 +10,8 @@
 // same run on the same sizes; p/g latency; p and put_signal ping-pong; atomic fetch_add latency
 // and throughput under contention; device barrier_all (thread, warp, block); alltoall and reduce
 // (block); on-stream call latency; bf16 sum reduce and reduce-scatter on a stream; host-API put/get
-// bandwidth between GPU buffers; shmem_init and shmem_malloc (with and without heap growth).
+// bandwidth between GPU buffers; shmem_init and shmem_malloc (with and without heap growth); and
+// (group "ab", vshmem only) the library's internal alternatives next to its defaults.
 //
 // Timing: CUDA events around kernels that loop many times, or %globaltimer inside a kernel after
 // a first synchronizing round where PEs must meet (so that launch skew between processes is not
@@ -52,7 +53,7 @@ namespace vshmem::bench {
 namespace {
 
 constexpr char kGroups[] =
-    "init,malloc,rma_bw,one_block,host_bw,p_lat,pingpong,amo,barrier,coll,on_stream,bf16";
+    "init,malloc,rma_bw,one_block,host_bw,p_lat,pingpong,amo,barrier,coll,on_stream,bf16,ab";
 
 #define CK(call)                                                                                  \
   do {                                                                                            \
@@ -184,6 +185,14 @@ __global__ void fetch_add_lat_kernel(uint64_t* ctr, int iters, int pe, uint64_t*
     v = S(uint64_atomic_fetch_add)(ctr + (v >> 62), 1, pe);
     acc += v;
   }
+  *out = acc;
+}
+
+// fetch_add calls that do not depend on each other (the shape of a loop that only sums the
+// values): the compiler and the hardware may overlap them, so this is issue cost, not a round trip.
+__global__ void fetch_add_indep_kernel(uint64_t* ctr, int iters, int pe, uint64_t* out) {
+  uint64_t acc = 0;
+  for (int i = 0; i < iters; ++i) acc += S(uint64_atomic_fetch_add)(ctr, 1, pe);
   *out = acc;
 }
 
@@ -566,6 +575,52 @@ void bench_rma_bw(const Ctx& c, char* sym_a, char* sym_b, char* priv_a, char* pr
   }
 }
 
+#ifndef VSHMEM_BENCH_NVSHMEM
+// ---- "ab": the library's internal variants side by side, vshmem only (issue #18) -------------
+// Each is one template argument of the library's own code path, so that one GPU run picks the
+// default: the block put with 8 words a thread in flight instead of 4; the counting barrier
+// instead of the flags; alltoall with the whole block serving one member after another instead of
+// warps serving members side by side.
+
+__global__ void ab_put8_kernel(char* remote, char* local, size_t bytes, int iters, int pe) {
+  for (int i = 0; i < iters; ++i) {
+    vshmem::device::put_group<vshmem::device::BlockGroup, 8>("ab_put8", remote, local, bytes, pe);
+  }
+}
+
+__global__ void ab_barrier_kernel(int scope, int iters, uint64_t* ns) {
+  using vshmem::device::BarrierKind;
+  uint64_t t0 = 0;
+  for (int i = 0; i <= iters; ++i) {
+    if (i == 1 && threadIdx.x == 0) t0 = gtimer();
+    if (scope == kBlock) {
+      vshmem::device::sync_group<vshmem::device::BlockGroup, BarrierKind::kCounter>("ab_barrier",
+                                                                                    true);
+    } else if (scope == kWarp) {
+      if (threadIdx.x < 32) {
+        vshmem::device::sync_group<vshmem::device::WarpGroup, BarrierKind::kCounter>("ab_barrier",
+                                                                                     true);
+      }
+    } else if (threadIdx.x == 0) {
+      vshmem::device::sync_group<vshmem::device::ThreadGroup, BarrierKind::kCounter>("ab_barrier",
+                                                                                     true);
+    }
+  }
+  if (threadIdx.x == 0) *ns = gtimer() - t0;
+}
+
+__global__ void ab_alltoall_serial_kernel(team_t team, char* dst, const char* src, size_t bytes,
+                                          int iters, uint64_t* ns) {
+  uint64_t t0 = 0;
+  for (int i = 0; i <= iters; ++i) {
+    if (i == 1 && threadIdx.x == 0) t0 = gtimer();
+    vshmem::device::exchange_group<vshmem::device::BlockGroup, false>("ab_alltoall", team, dst, src,
+                                                                      bytes, false);
+  }
+  if (threadIdx.x == 0) *ns = gtimer() - t0;
+}
+#endif
+
 // One block of 512 threads moving the whole message in a loop (the shape of NVSHMEM's perftest
 // put/get bandwidth programs): latency-bound, so it shows how many loads a thread keeps in flight.
 void bench_one_block(const Ctx& c, char* sym_a, char* sym_b) {
@@ -666,12 +721,25 @@ void bench_fetch_add_lat(const Ctx& c) {
   CK(cudaMemset(area, 0, kLocations * kSpacing));  // the chains need counters below 2^62
   CK(cudaDeviceSynchronize());
   const int iters = c.opt.quick ? 1000 : 20000;
-  std::vector<double> at;
+  // At each location the library's chain and, right after it, CUDA's atomicAdd chain on the same
+  // counter through this process's mapping of PE 1 (shmem_ptr): the two libraries place their
+  // heaps differently, and a counter's place in the L2 moves a round trip by up to 2x, so each
+  // library is compared with the hardware on its own counters (best with best, median with
+  // median) before the libraries are compared with each other.
+  std::vector<double> at, raw_at;
   for (int l = 0; l < kLocations; ++l) {
     auto* ctr = reinterpret_cast<uint64_t*>(area + l * kSpacing);
     at.push_back(lat_on_pe0(
         c, iters, [&] { fetch_add_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out); }));
+    auto* m = static_cast<unsigned long long*>(S(ptr)(ctr, 1));
+    raw_at.push_back(lat_on_pe0(c, iters, [&] {
+      if (m != nullptr) atomic_add_lat_kernel<false><<<1, 1, 0, c.g.st>>>(m, iters, c.g.d_out);
+    }));
   }
+  const double indep = lat_on_pe0(c, iters, [&] {
+    fetch_add_indep_kernel<<<1, 1, 0, c.g.st>>>(reinterpret_cast<uint64_t*>(area), iters, 1,
+                                                c.g.d_out);
+  });
   // Diagnostics at the first location: the library's call on this PE's own copy (no window), and
   // CUDA's atomicAdd on PE 1's copy through this process's mapping (shmem_ptr) and on private
   // cudaMalloc memory. They tell the library's instructions from the mapping and the memory.
@@ -712,6 +780,13 @@ void bench_fetch_add_lat(const Ctx& c) {
               NAN, iters, c.reps});
   c.rep.emit({"fetch_add_lat", "thread,worst", 8, *std::max_element(at.begin(), at.end()), "us", "",
               NAN, iters, c.reps});
+  c.rep.emit({"fetch_add_lat", "thread,independent", 8, indep, "us", "", NAN, iters, c.reps});
+  if (mapped != nullptr) {
+    c.rep.emit({"fetch_add_lat", "atomicAdd,pe1_mapped,median16", 8, median(raw_at), "us", "", NAN,
+                iters, c.reps});
+    c.rep.emit({"fetch_add_lat", "atomicAdd,pe1_mapped,best16", 8,
+                *std::min_element(raw_at.begin(), raw_at.end()), "us", "", NAN, iters, c.reps});
+  }
 }
 
 void bench_amo(const Ctx& c, uint64_t* ctr, double* scratch) {
@@ -812,6 +887,56 @@ void bench_barrier(const Ctx& c) {
     }
     c.rep.emit({"barrier_all_lat", kScopeName[scope], 0, median(us), "us", "", NAN, iters, c.reps});
   }
+}
+
+// The "ab" group (vshmem only): each variant next to the default it would replace, in one run.
+void bench_ab(const Ctx& c, char* sym_a, char* sym_b) {
+#ifndef VSHMEM_BENCH_NVSHMEM
+  if (c.npes < 2) return;
+  c.rep.progress("A/B: block put, 8 words a thread in flight");
+  const int put_iters = c.opt.quick ? 200 : 2000;
+  for (uint64_t s : {uint64_t{16} << 10, uint64_t{64} << 10, uint64_t{256} << 10}) {
+    double gbs = bw_on_pe0(c, s, put_iters, [&] {
+      ab_put8_kernel<<<1, 512, 0, c.g.st>>>(sym_b, sym_a, s, put_iters, 1);
+      CK_LAUNCH();
+    });
+    c.rep.emit(
+        {"put_bw", "block512,one_block,unroll8", s, gbs, "GB/s", "", NAN, put_iters, c.reps});
+  }
+  c.rep.progress("A/B: counting barrier");
+  const int bar_iters = c.opt.quick ? 200 : 5000;
+  for (int scope : {kThread, kWarp, kBlock}) {
+    std::vector<double> us;
+    for (int r = -1; r < c.reps; ++r) {
+      S(barrier_all)();
+      int sc = scope, it = bar_iters;
+      uint64_t* out = c.g.d_out;
+      void* args[] = {&sc, &it, &out};
+      collective(c, (const void*)ab_barrier_kernel, 128, args);
+      if (r >= 0) us.push_back((double)read_out(c.g) / 1e3 / bar_iters);
+    }
+    c.rep.emit({"barrier_all_lat", std::string(kScopeName[scope]) + ",counter", 0, median(us), "us",
+                "", NAN, bar_iters, c.reps});
+  }
+  c.rep.progress("A/B: alltoall, one member after another");
+  const int a2a_iters = c.opt.quick ? 50 : 1000;
+  team_t team = world_team();
+  for (uint64_t s : {uint64_t{8}, uint64_t{512}, uint64_t{4} << 10, uint64_t{32} << 10}) {
+    std::vector<double> us;
+    for (int r = -1; r < c.reps; ++r) {
+      S(barrier_all)();
+      size_t bytes = s;
+      int it = a2a_iters;
+      uint64_t* out = c.g.d_out;
+      void* args[] = {&team, &sym_b, &sym_a, &bytes, &it, &out};
+      collective(c, (const void*)ab_alltoall_serial_kernel, 256, args);
+      if (r >= 0) us.push_back((double)read_out(c.g) / 1e3 / a2a_iters);
+    }
+    c.rep.emit({"alltoall_lat", "block,serial", s, median(us), "us", "", NAN, a2a_iters, c.reps});
+  }
+#else
+  (void)c, (void)sym_a, (void)sym_b;
+#endif
 }
 
 void bench_coll(const Ctx& c, char* a, char* b, uint64_t max_per_pe) {
@@ -1086,6 +1211,7 @@ int main(int argc, char** argv) {
   if (opt.wants("host_bw")) bench_host_bw(c, sym_a, sym_b, priv_a, priv_b, max);
   if (opt.wants("p_lat")) bench_p_lat(c, var);
   if (opt.wants("pingpong")) bench_pingpong(c, flag, sig, data, sym_a);
+  if (opt.wants("ab")) bench_ab(c, sym_a, sym_b);
   if (opt.wants("amo")) bench_amo(c, ctr, scratch);
   if (opt.wants("barrier")) bench_barrier(c);
   if (opt.wants("coll")) {

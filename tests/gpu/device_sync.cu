@@ -84,14 +84,32 @@ __global__ void waits_kernel(int* flags, int nflags, int* out) {
 
 // `barriers` barriers; between barriers k and k+1 every PE adds 1 to next's counter, and after
 // barrier k+1 each PE's counter must be exactly k+1 (a barrier that let a PE through early would
-// show a smaller count). Thread, warp and block forms in turn.
+// show a smaller count). Thread, warp and block forms of the flag barrier (the default) and of the
+// counting barrier (sync.cuh, BarrierKind::kCounter) in turn, so that each kind also follows
+// barriers of the other.
 __global__ void barrier_kernel(unsigned long long* counter, int barriers, int* errors) {
+  using vshmem::device::BarrierKind;
   const int n = shmem_n_pes();
   const int next = (shmem_my_pe() + 1) % n;
   for (int k = 0; k < barriers; ++k) {
     if (threadIdx.x == 0) shmem_ulonglong_atomic_add(counter, 1, next);
-    int form = k % 3;
-    if (form == 0) {
+    int form = k % 6;
+    if (form == 3) {
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        vshmem::device::sync_group<vshmem::device::ThreadGroup, BarrierKind::kCounter>("count",
+                                                                                       true);
+      }
+      __syncthreads();
+    } else if (form == 4) {
+      __syncthreads();
+      if (threadIdx.x < 32) {
+        vshmem::device::sync_group<vshmem::device::WarpGroup, BarrierKind::kCounter>("count", true);
+      }
+      __syncthreads();
+    } else if (form == 5) {
+      vshmem::device::sync_group<vshmem::device::BlockGroup, BarrierKind::kCounter>("count", true);
+    } else if (form == 0) {
       __syncthreads();
       if (threadIdx.x == 0) shmem_barrier_all();
       __syncthreads();
@@ -143,7 +161,7 @@ __global__ void coll_kernel(shmem_team_t world, int form, int root, double* bsrc
     shmemx_uint64_or_reduce_warp(world, uor, usrc, nelems);
     shmemx_long_sum_reduce_warp(world, inplace, inplace, nelems);
     shmemx_int_prod_reduce_warp(world, prod_dst, prod_src, nelems);
-  } else {
+  } else {  // forms 2 and 3: the block form, launched with 256 and with 100 threads
     shmemx_double_broadcast_block(world, bdst, bsrc, nelems, root);
     shmemx_int_fcollect_block(world, fdst, fsrc, nelems);
     shmemx_uint64_alltoall_block(world, adst, asrc, nelems);
@@ -235,9 +253,10 @@ int main() {
     EXPECT(to_host(counter, 1)[0] == static_cast<unsigned long long>(barriers), "barrier counter");
   }
 
-  // Collectives, three forms.
+  // Collectives: thread, warp, block of 256 threads, and block of 100 threads (three whole warps
+  // and four threads: alltoall and fcollect split the block by whole warps among the members).
   phase("collectives");
-  for (int form = 0; form < 3; ++form) {
+  for (int form = 0; form < 4; ++form) {
     const size_t ne = 300 + form * 37;
     const int root = static_cast<int>((salt + form) % n);
     auto* bsrc = sym_alloc<double>(ne);
@@ -295,9 +314,9 @@ int main() {
     poison(fdst, ne * n * sizeof(int));
     poison(adst, ne * n * sizeof(uint64_t));
     sync_device_and_pes();
-    coll_kernel<<<1, 256>>>(SHMEM_TEAM_WORLD, form, root, bsrc, bdst, fsrc, fdst, asrc, adst, ne,
-                            rsrc, rsum, rmin, rmax, dsrc, dsum, usrc, uxor, uand, uor, inplace,
-                            psrc, pdst);
+    coll_kernel<<<1, form == 3 ? 100 : 256>>>(SHMEM_TEAM_WORLD, form, root, bsrc, bdst, fsrc, fdst,
+                                              asrc, adst, ne, rsrc, rsum, rmin, rmax, dsrc, dsum,
+                                              usrc, uxor, uand, uor, inplace, psrc, pdst);
     sync_device_and_pes();
     auto gb = to_host(bdst, ne);
     auto gf = to_host(fdst, ne * n);

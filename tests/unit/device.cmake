@@ -42,6 +42,20 @@ if(TARGET vshmem_device)
   set_tests_properties(unit.register_budget_copy_shapes PROPERTIES LABELS "unit" TIMEOUT 300)
 endif()
 
+# The hot loops of the device calls in sm_90 PTX (issue #18, issue #21 item 3; no GPU needed):
+# waits, signals and barriers choose their memory scope once, not at every instruction of a
+# polling loop, and no group-copy loop keeps a single 16-byte load in flight.
+if(TARGET vshmem_device)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    add_test(NAME unit.device_loops_ptx
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tools/device_loops_ptx.py
+                     ${CMAKE_CUDA_COMPILER} ${PROJECT_SOURCE_DIR}/include
+                     ${CMAKE_CURRENT_LIST_DIR}/device_loops_ptx.cu ${CMAKE_CURRENT_BINARY_DIR})
+    set_tests_properties(unit.device_loops_ptx PROPERTIES LABELS "unit" TIMEOUT 300)
+  endif()
+endif()
+
 # The multicast device code compiled for sm_90 and its PTX checked (issue #17); no GPU needed.
 if(TARGET vshmem_device)
   add_test(NAME unit.multimem_ptx

@@ -64,21 +64,26 @@ __device__ __forceinline__ void broadcast_push(const char* call, void* dest, con
       char* to = at_delta(static_cast<char*>(dest), d);
       if (to != source) copy_bytes(to, source, bytes, rank, size);
     }
-    G::sync();  // every member's stores precede the flags (fence cumulativity)
-    if (rank + 1 < static_cast<unsigned>(n) || rank == 0) fence_sys();
-    for (unsigned i = rank + 1; i < static_cast<unsigned>(n); i += size) {
-      int q = me + static_cast<int>(i);
-      if (q >= n) q -= n;
-      const int64_t d = peer_delta(q);
-      if (unmapped(d)) {
-        vshmemi_proxy_signal(call, flag, epoch, 0, q);  // after the data: a proxy signal
-      } else {
-        st_relaxed(at_delta(flag, d), epoch);
+    G::sync();               // every member's stores precede the flags (fence cumulativity)
+    in_scope([&](auto sc) {  // one scope for the fence and the flags
+      using Sc = decltype(sc);
+      if (rank + 1 < static_cast<unsigned>(n) || rank == 0) fence_sys<Sc>();
+      for (unsigned i = rank + 1; i < static_cast<unsigned>(n); i += size) {
+        int q = me + static_cast<int>(i);
+        if (q >= n) q -= n;
+        const int64_t d = peer_delta(q);
+        if (unmapped(d)) {
+          vshmemi_proxy_signal(call, flag, epoch, 0, q);  // after the data: a proxy signal
+        } else {
+          st_relaxed<Sc>(at_delta(flag, d), epoch);
+        }
       }
-    }
+    });
   } else if (rank == 0) {
-    while (ld_acquire(flag) < epoch) {
-    }
+    in_scope([&](auto sc) {
+      while (ld_acquire<decltype(sc)>(flag) < epoch) {
+      }
+    });
   }
   G::sync();
 }
@@ -122,28 +127,60 @@ __device__ __forceinline__ int broadcast_group(const char* call, shmem_team_t te
   return 0;
 }
 
+// Copies block j of `source` to member j's dest for j = me + first, me + first + step, ... (team
+// numbering, mod n), by `size` threads of which this is `rank`.
+__device__ __forceinline__ void exchange_part(const char* call, const TeamView& v, void* dest,
+                                              const void* source, size_t block_bytes, bool all_same,
+                                              int first, int step, unsigned rank, unsigned size) {
+  const int n = v.size, me = v.my_index;
+  char* mine = static_cast<char*>(dest) + static_cast<size_t>(me) * block_bytes;
+  check_symmetric(call, mine, block_bytes);
+  for (int q = first; q <= n; q += step) {
+    int j = me + q;  // the member served now, in team numbering (q <= n)
+    if (j >= n) j -= n;
+    const char* from =
+        static_cast<const char*>(source) + (all_same ? 0 : static_cast<size_t>(j) * block_bytes);
+    const int64_t d = peer_delta(v.world_pe(j));
+    if (unmapped(d)) {  // cold: a member behind the device proxy (impl/proxy.cuh)
+      if (rank == 0) vshmemi_proxy_rma(call, 0, mine, from, block_bytes, v.world_pe(j));
+      continue;
+    }
+    copy_bytes(at_delta(mine, d), from, block_bytes, rank, size);
+  }
+}
+
 // Block j of `source` (block_bytes each; all blocks equal when `all_same`) goes to PE j's dest at
-// offset me * block_bytes.
-template <class G>
+// offset me * block_bytes. A block of two warps or more splits into min(n, warps) parts of whole
+// warps, part p serving members me + 1 + p, me + 1 + p + parts, ...: the copies to different
+// members are in flight together instead of one after another (at 8 PEs and 8 bytes a member, one
+// round trip of loads instead of eight); a large block to few members still gets every warp.
+// The opening barrier made every member's writes of `source` visible to the whole group, so a
+// part may hand its copy to the proxy without a group synchronization of its own.
+// kSplit = false: the whole group serves one member after another (the form before the split,
+// kept for the benchmark's "ab" group).
+template <class G, bool kSplit = true>
 __device__ __forceinline__ int exchange_group(const char* call, shmem_team_t team, void* dest,
                                               const void* source, size_t block_bytes,
                                               bool all_same) {
   const TeamView v = team_view(call, team);
-  const int n = v.size, me = v.my_index;
+  const int n = v.size;
   team_sync_group<G>(call, team, true);
-  for (int q = 1; q <= n; ++q) {
-    const int j = (me + q) % n;  // the member served now, in team numbering
-    char* mine = static_cast<char*>(dest) + static_cast<size_t>(me) * block_bytes;
-    const char* from =
-        static_cast<const char*>(source) + (all_same ? 0 : static_cast<size_t>(j) * block_bytes);
-    const int64_t d = peer_delta(v.world_pe(j));
-    check_symmetric(call, mine, block_bytes);
-    if (unmapped(d)) {  // cold: a member behind the device proxy (impl/proxy.cuh)
-      G::sync();        // the group's writes of `source` precede the request
-      if (G::rank() == 0) vshmemi_proxy_rma(call, 0, mine, from, block_bytes, v.world_pe(j));
-      continue;
-    }
-    copy_bytes(at_delta(mine, d), from, block_bytes, G::rank(), G::size());
+  // One call site of the copy whatever the split (a second inlined copy costs registers).
+  const unsigned rank = G::rank(), size = G::size(), warps = size / 32;
+  unsigned first = 1, step = 1, part_rank = rank, part_size = size;
+  bool serves = true;
+  if (kSplit && std::is_same_v<G, BlockGroup> && warps >= 2 && n >= 2) {
+    const unsigned parts = warps < static_cast<unsigned>(n) ? warps : static_cast<unsigned>(n);
+    part_size = (warps / parts) * 32;
+    const unsigned part = rank / part_size;
+    serves = part < parts;
+    first = 1 + part;
+    step = parts;
+    part_rank = rank - part * part_size;
+  }
+  if (serves) {
+    exchange_part(call, v, dest, source, block_bytes, all_same, static_cast<int>(first),
+                  static_cast<int>(step), part_rank, part_size);
   }
   team_sync_group<G>(call, team, true);
   return 0;

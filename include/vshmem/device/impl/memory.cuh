@@ -3,6 +3,8 @@
 // host's atomics and against other processes' kernels on the same or another GPU.
 #pragma once
 
+#include <type_traits>
+
 #include "vshmem/device/impl/state.cuh"
 
 #ifdef __CUDACC__
@@ -16,14 +18,34 @@ namespace vshmem::device {
 // The choice is uniform (constant memory), made once by libvshmem (runtime/api/device_state.cpp).
 __device__ __forceinline__ bool gpu_scope() { return vshmemi_device_state.gpu_scope != 0; }
 
-// asm volatile(BEFORE ".gpu" AFTER : operands) or the same with ".sys".
-#define VSHMEMI_ASM_SCOPED(BEFORE, AFTER, ...)       \
-  do {                                               \
-    if (::vshmem::device::gpu_scope()) {             \
-      asm volatile(BEFORE ".gpu" AFTER __VA_ARGS__); \
-    } else {                                         \
-      asm volatile(BEFORE ".sys" AFTER __VA_ARGS__); \
-    }                                                \
+// The scope of a primitive below, as its template argument: GpuScope or SysScope when the
+// operation has chosen it (once, with in_scope), DynScope (the default) to choose it from the
+// state at this instruction. An operation of several instructions (a barrier, a wait loop, a
+// signal after a copy) calls in_scope once, so that its instructions carry no per-instruction
+// branch on the state (issue #21 item 3).
+struct GpuScope {};
+struct SysScope {};
+struct DynScope {};
+
+// Runs f(GpuScope{}) or f(SysScope{}): one branch, then straight-line code of that scope.
+template <class F>
+__device__ __forceinline__ decltype(auto) in_scope(F&& f) {
+  if (gpu_scope()) return f(GpuScope{});
+  return f(SysScope{});
+}
+
+// asm volatile(BEFORE ".gpu" AFTER : operands) or the same with ".sys", in the scope SC.
+#define VSHMEMI_ASM_IN(SC, BEFORE, AFTER, ...)                               \
+  do {                                                                       \
+    if constexpr (::std::is_same_v<SC, ::vshmem::device::GpuScope>) {        \
+      asm volatile(BEFORE ".gpu" AFTER __VA_ARGS__);                         \
+    } else if constexpr (::std::is_same_v<SC, ::vshmem::device::SysScope>) { \
+      asm volatile(BEFORE ".sys" AFTER __VA_ARGS__);                         \
+    } else if (::vshmem::device::gpu_scope()) {                              \
+      asm volatile(BEFORE ".gpu" AFTER __VA_ARGS__);                         \
+    } else {                                                                 \
+      asm volatile(BEFORE ".sys" AFTER __VA_ARGS__);                         \
+    }                                                                        \
   } while (0)
 
 // ---- Raw-bit atomics, loads and stores. Their addresses are always in the symmetric heap or the
@@ -35,95 +57,108 @@ __device__ __forceinline__ uint64_t global_addr(const void* p) {
   return static_cast<uint64_t>(__cvta_generic_to_global(p));
 }
 
+template <class Sc = DynScope>
 __device__ __forceinline__ uint32_t atom_add(uint32_t* p, uint32_t v) {
   uint32_t r;
-  VSHMEMI_ASM_SCOPED("atom.relaxed", ".global.add.u32 %0, [%1], %2;",
-                     : "=r"(r)
-                     : "l"(global_addr(p)), "r"(v)
-                     : "memory");
+  VSHMEMI_ASM_IN(Sc, "atom.relaxed", ".global.add.u32 %0, [%1], %2;",
+                 : "=r"(r)
+                 : "l"(global_addr(p)), "r"(v)
+                 : "memory");
   return r;
 }
+template <class Sc = DynScope>
 __device__ __forceinline__ uint64_t atom_add(uint64_t* p, uint64_t v) {
   uint64_t r;
-  VSHMEMI_ASM_SCOPED("atom.relaxed", ".global.add.u64 %0, [%1], %2;",
-                     : "=l"(r)
-                     : "l"(global_addr(p)), "l"(v)
-                     : "memory");
+  VSHMEMI_ASM_IN(Sc, "atom.relaxed", ".global.add.u64 %0, [%1], %2;",
+                 : "=l"(r)
+                 : "l"(global_addr(p)), "l"(v)
+                 : "memory");
   return r;
 }
+template <class Sc = DynScope>
 __device__ __forceinline__ void red_add(uint32_t* p, uint32_t v) {
-  VSHMEMI_ASM_SCOPED("red.relaxed", ".global.add.u32 [%0], %1;", ::"l"(global_addr(p)), "r"(v)
-                     : "memory");
+  VSHMEMI_ASM_IN(Sc, "red.relaxed", ".global.add.u32 [%0], %1;", ::"l"(global_addr(p)), "r"(v)
+                 : "memory");
 }
+template <class Sc = DynScope>
 __device__ __forceinline__ void red_add(uint64_t* p, uint64_t v) {
-  VSHMEMI_ASM_SCOPED("red.relaxed", ".global.add.u64 [%0], %1;", ::"l"(global_addr(p)), "l"(v)
-                     : "memory");
+  VSHMEMI_ASM_IN(Sc, "red.relaxed", ".global.add.u64 [%0], %1;", ::"l"(global_addr(p)), "l"(v)
+                 : "memory");
 }
 // Release: everything this thread (and, cumulatively, what it has observed) wrote before is
 // visible to whoever observes the addition.
+template <class Sc = DynScope>
 __device__ __forceinline__ void red_add_release(uint64_t* p, uint64_t v) {
-  VSHMEMI_ASM_SCOPED("red.release", ".global.add.u64 [%0], %1;", ::"l"(global_addr(p)), "l"(v)
-                     : "memory");
+  VSHMEMI_ASM_IN(Sc, "red.release", ".global.add.u64 [%0], %1;", ::"l"(global_addr(p)), "l"(v)
+                 : "memory");
 }
+template <class Sc = DynScope>
 __device__ __forceinline__ uint32_t atom_cas(uint32_t* p, uint32_t cmp, uint32_t v) {
   uint32_t r;
-  VSHMEMI_ASM_SCOPED("atom.relaxed", ".global.cas.b32 %0, [%1], %2, %3;",
-                     : "=r"(r)
-                     : "l"(global_addr(p)), "r"(cmp), "r"(v)
-                     : "memory");
+  VSHMEMI_ASM_IN(Sc, "atom.relaxed", ".global.cas.b32 %0, [%1], %2, %3;",
+                 : "=r"(r)
+                 : "l"(global_addr(p)), "r"(cmp), "r"(v)
+                 : "memory");
   return r;
 }
+template <class Sc = DynScope>
 __device__ __forceinline__ uint64_t atom_cas(uint64_t* p, uint64_t cmp, uint64_t v) {
   uint64_t r;
-  VSHMEMI_ASM_SCOPED("atom.relaxed", ".global.cas.b64 %0, [%1], %2, %3;",
-                     : "=l"(r)
-                     : "l"(global_addr(p)), "l"(cmp), "l"(v)
-                     : "memory");
+  VSHMEMI_ASM_IN(Sc, "atom.relaxed", ".global.cas.b64 %0, [%1], %2, %3;",
+                 : "=l"(r)
+                 : "l"(global_addr(p)), "l"(cmp), "l"(v)
+                 : "memory");
   return r;
 }
+template <class Sc = DynScope>
 __device__ __forceinline__ uint32_t atom_exch(uint32_t* p, uint32_t v) {
   uint32_t r;
-  VSHMEMI_ASM_SCOPED("atom.relaxed", ".global.exch.b32 %0, [%1], %2;",
-                     : "=r"(r)
-                     : "l"(global_addr(p)), "r"(v)
-                     : "memory");
+  VSHMEMI_ASM_IN(Sc, "atom.relaxed", ".global.exch.b32 %0, [%1], %2;",
+                 : "=r"(r)
+                 : "l"(global_addr(p)), "r"(v)
+                 : "memory");
   return r;
 }
+template <class Sc = DynScope>
 __device__ __forceinline__ uint64_t atom_exch(uint64_t* p, uint64_t v) {
   uint64_t r;
-  VSHMEMI_ASM_SCOPED("atom.relaxed", ".global.exch.b64 %0, [%1], %2;",
-                     : "=l"(r)
-                     : "l"(global_addr(p)), "l"(v)
-                     : "memory");
+  VSHMEMI_ASM_IN(Sc, "atom.relaxed", ".global.exch.b64 %0, [%1], %2;",
+                 : "=l"(r)
+                 : "l"(global_addr(p)), "l"(v)
+                 : "memory");
   return r;
 }
 
 #define VSHMEMI_DEV_BITOP(OP)                                                                 \
+  template <class Sc = DynScope>                                                              \
   __device__ __forceinline__ uint32_t atom_##OP(uint32_t* p, uint32_t v) {                    \
     uint32_t r;                                                                               \
-    VSHMEMI_ASM_SCOPED("atom.relaxed", ".global." #OP ".b32 %0, [%1], %2;",                   \
-                       : "=r"(r)                                                              \
-                       : "l"(global_addr(p)), "r"(v)                                          \
-                       : "memory");                                                           \
+    VSHMEMI_ASM_IN(Sc, "atom.relaxed", ".global." #OP ".b32 %0, [%1], %2;",                   \
+                   : "=r"(r)                                                                  \
+                   : "l"(global_addr(p)), "r"(v)                                              \
+                   : "memory");                                                               \
     return r;                                                                                 \
   }                                                                                           \
+  template <class Sc = DynScope>                                                              \
   __device__ __forceinline__ uint64_t atom_##OP(uint64_t* p, uint64_t v) {                    \
     uint64_t r;                                                                               \
-    VSHMEMI_ASM_SCOPED("atom.relaxed", ".global." #OP ".b64 %0, [%1], %2;",                   \
-                       : "=l"(r)                                                              \
-                       : "l"(global_addr(p)), "l"(v)                                          \
-                       : "memory");                                                           \
+    VSHMEMI_ASM_IN(Sc, "atom.relaxed", ".global." #OP ".b64 %0, [%1], %2;",                   \
+                   : "=l"(r)                                                                  \
+                   : "l"(global_addr(p)), "l"(v)                                              \
+                   : "memory");                                                               \
     return r;                                                                                 \
   }                                                                                           \
+  template <class Sc = DynScope>                                                              \
   __device__ __forceinline__ void red_##OP(uint32_t* p, uint32_t v) {                         \
-    VSHMEMI_ASM_SCOPED("red.relaxed", ".global." #OP ".b32 [%0], %1;", ::"l"(global_addr(p)), \
-                       "r"(v)                                                                 \
-                       : "memory");                                                           \
+    VSHMEMI_ASM_IN(Sc, "red.relaxed", ".global." #OP ".b32 [%0], %1;", ::"l"(global_addr(p)), \
+                   "r"(v)                                                                     \
+                   : "memory");                                                               \
   }                                                                                           \
+  template <class Sc = DynScope>                                                              \
   __device__ __forceinline__ void red_##OP(uint64_t* p, uint64_t v) {                         \
-    VSHMEMI_ASM_SCOPED("red.relaxed", ".global." #OP ".b64 [%0], %1;", ::"l"(global_addr(p)), \
-                       "l"(v)                                                                 \
-                       : "memory");                                                           \
+    VSHMEMI_ASM_IN(Sc, "red.relaxed", ".global." #OP ".b64 [%0], %1;", ::"l"(global_addr(p)), \
+                   "l"(v)                                                                     \
+                   : "memory");                                                               \
   }
 VSHMEMI_DEV_BITOP(and)
 VSHMEMI_DEV_BITOP(or)
@@ -134,12 +169,13 @@ VSHMEMI_DEV_BITOP(xor)
 
 // ld_relaxed / ld_acquire on 16-, 32- and 64-bit words.
 #define VSHMEMI_DEV_LOAD(SEM, TYPE, BITS, CONSTRAINT)              \
+  template <class Sc = DynScope>                                   \
   __device__ __forceinline__ TYPE ld_##SEM(const TYPE* p) {        \
     TYPE r;                                                        \
-    VSHMEMI_ASM_SCOPED("ld." #SEM, ".global.b" #BITS " %0, [%1];", \
-                       : "=" CONSTRAINT(r)                         \
-                       : "l"(global_addr(p))                       \
-                       : "memory");                                \
+    VSHMEMI_ASM_IN(Sc, "ld." #SEM, ".global.b" #BITS " %0, [%1];", \
+                   : "=" CONSTRAINT(r)                             \
+                   : "l"(global_addr(p))                           \
+                   : "memory");                                    \
     return r;                                                      \
   }
 #define VSHMEMI_DEV_LOADS(SEM)             \
@@ -150,32 +186,40 @@ VSHMEMI_DEV_LOADS(relaxed)
 VSHMEMI_DEV_LOADS(acquire)
 #undef VSHMEMI_DEV_LOADS
 #undef VSHMEMI_DEV_LOAD
+template <class Sc = DynScope>
 __device__ __forceinline__ void st_relaxed(uint32_t* p, uint32_t v) {
-  VSHMEMI_ASM_SCOPED("st.relaxed", ".global.b32 [%0], %1;", ::"l"(global_addr(p)), "r"(v)
-                     : "memory");
+  VSHMEMI_ASM_IN(Sc, "st.relaxed", ".global.b32 [%0], %1;", ::"l"(global_addr(p)), "r"(v)
+                 : "memory");
 }
+template <class Sc = DynScope>
 __device__ __forceinline__ void st_relaxed(uint64_t* p, uint64_t v) {
-  VSHMEMI_ASM_SCOPED("st.relaxed", ".global.b64 [%0], %1;", ::"l"(global_addr(p)), "l"(v)
-                     : "memory");
+  VSHMEMI_ASM_IN(Sc, "st.relaxed", ".global.b64 [%0], %1;", ::"l"(global_addr(p)), "l"(v)
+                 : "memory");
 }
+template <class Sc = DynScope>
 __device__ __forceinline__ void st_release(uint64_t* p, uint64_t v) {
-  VSHMEMI_ASM_SCOPED("st.release", ".global.b64 [%0], %1;", ::"l"(global_addr(p)), "l"(v)
-                     : "memory");
+  VSHMEMI_ASM_IN(Sc, "st.release", ".global.b64 [%0], %1;", ::"l"(global_addr(p)), "l"(v)
+                 : "memory");
 }
 
 // shmem_fence / shmem_quiet. Device stores and atomics are issued synchronously by the thread,
 // so one sequentially consistent system-scope fence both orders them (fence) and, since it
 // waits for the thread's outstanding stores to be performed at system scope, completes them
 // (quiet).
-__device__ __forceinline__ void fence_sys() { VSHMEMI_ASM_SCOPED("fence.sc", ";", ::: "memory"); }
+template <class Sc = DynScope>
+__device__ __forceinline__ void fence_sys() {
+  VSHMEMI_ASM_IN(Sc, "fence.sc", ";", ::: "memory");
+}
 // Turns earlier relaxed loads into acquires (after a wait has seen its value).
+template <class Sc = DynScope>
 __device__ __forceinline__ void fence_acquire() {
-  VSHMEMI_ASM_SCOPED("fence.acq_rel", ";", ::: "memory");
+  VSHMEMI_ASM_IN(Sc, "fence.acq_rel", ";", ::: "memory");
 }
 // Before a relaxed store or atomic that publishes earlier stores (a signal, a barrier flag): the
 // release pattern of the PTX model (fence.acq_rel + strong write), lighter than fence.sc.
+template <class Sc = DynScope>
 __device__ __forceinline__ void fence_release() {
-  VSHMEMI_ASM_SCOPED("fence.acq_rel", ";", ::: "memory");
+  VSHMEMI_ASM_IN(Sc, "fence.acq_rel", ";", ::: "memory");
 }
 
 // ---- Values <-> raw bits. ----
@@ -211,15 +255,15 @@ __device__ __forceinline__ Bits<T>* bits_ptr(T* p) {
 }
 
 // A load that observes other PEs' and the host's latest stores (waits and tests).
-template <class T>
+template <class T, class Sc = DynScope>
 __device__ __forceinline__ T load_sys(const T* p) {
-  return bit_cast<T>(ld_relaxed(reinterpret_cast<const Bits<T>*>(p)));
+  return bit_cast<T>(ld_relaxed<Sc>(reinterpret_cast<const Bits<T>*>(p)));
 }
 // The same as an acquire: what was written before the store it reads from (with release) is
 // visible to this thread after it, without a fence.
-template <class T>
+template <class T, class Sc = DynScope>
 __device__ __forceinline__ T load_acquire(const T* p) {
-  return bit_cast<T>(ld_acquire(reinterpret_cast<const Bits<T>*>(p)));
+  return bit_cast<T>(ld_acquire<Sc>(reinterpret_cast<const Bits<T>*>(p)));
 }
 
 template <class T>
@@ -245,37 +289,49 @@ struct alignas(8) Bits128 {
   uint64_t lo, hi;
 };
 
-template <class W>
+// kUnroll words per thread per pass, every load of a pass issued before its first store (a
+// load-store-load loop keeps one load in flight: the compiler cannot hoist a load above a store
+// that may alias it, so the copy would be latency-bound far below the memory's bandwidth). The
+// last pass is predicated rather than left to a one-word loop: a block of 512 threads copying
+// 16 KiB (two 16-byte words a thread) waits for one round of loads, not two.
+constexpr unsigned kCopyUnroll = 4;
+
+template <class W, unsigned kUnroll = kCopyUnroll>
 __device__ __forceinline__ void copy_words(char* d, const char* s, size_t n, unsigned rank,
                                            unsigned size) {
   size_t head = (sizeof(W) - reinterpret_cast<uintptr_t>(d) % sizeof(W)) % sizeof(W);
   if (head > n) head = n;
   for (size_t i = rank; i < head; i += size) d[i] = s[i];
-  size_t words = (n - head) / sizeof(W);
+  const size_t words = (n - head) / sizeof(W);
   W* dw = reinterpret_cast<W*>(d + head);
   const W* sw = reinterpret_cast<const W*>(s + head);
-  // Four loads in flight per thread before their stores: a load-store-load loop leaves one
-  // (the compiler cannot hoist the next load above a store that may alias it), which keeps
-  // the copy latency-bound well below the memory's bandwidth.
   size_t i = rank;
-  for (; i + 3 * static_cast<size_t>(size) < words; i += 4 * static_cast<size_t>(size)) {
-    const W a = sw[i], b = sw[i + size], c = sw[i + 2 * size], e = sw[i + 3 * size];
+  for (; i + (kUnroll - 1) * static_cast<size_t>(size) < words;
+       i += kUnroll * static_cast<size_t>(size)) {
+    W v[kUnroll];
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) v[u] = sw[i + u * static_cast<size_t>(size)];
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) dw[i + u * static_cast<size_t>(size)] = v[u];
+  }
+  // Fewer than kUnroll words left for this thread: two at a time, both loads first.
+  for (; i + size < words; i += 2 * static_cast<size_t>(size)) {
+    const W a = sw[i], b = sw[i + size];
     dw[i] = a;
     dw[i + size] = b;
-    dw[i + 2 * size] = c;
-    dw[i + 3 * size] = e;
   }
-  for (; i < words; i += size) dw[i] = sw[i];
+  if (i < words) dw[i] = sw[i];
   for (size_t i = head + words * sizeof(W) + rank; i < n; i += size) d[i] = s[i];
 }
 
 // The group's threads interleave through the whole message (thread r moves words r, r + size, ...),
 // with 16-byte accesses when source and destination agree modulo 16, else the widest that agrees.
+template <unsigned kUnroll = kCopyUnroll>
 __device__ __forceinline__ void copy_interleaved(char* d, const char* s, size_t n, unsigned rank,
                                                  unsigned size) {
   uintptr_t skew = reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s);
   if (n >= 16 && (skew & 15) == 0) {
-    copy_words<uint4>(d, s, n, rank, size);
+    copy_words<uint4, kUnroll>(d, s, n, rank, size);
   } else if (n >= 8 && (skew & 7) == 0) {
     copy_words<uint64_t>(d, s, n, rank, size);
   } else if (n >= 4 && (skew & 3) == 0) {
@@ -296,6 +352,7 @@ __device__ __forceinline__ void copy_interleaved(char* d, const char* s, size_t 
 // fit in L2 kept their speed. The thread form (one thread) keeps the 16-byte alignment.
 constexpr size_t kWarpAccessAlign = 512;
 
+template <unsigned kUnroll = kCopyUnroll>
 __device__ __forceinline__ void copy_bytes(void* dest, const void* source, size_t n, unsigned rank,
                                            unsigned size) {
   char* d = static_cast<char*>(dest);
@@ -309,7 +366,7 @@ __device__ __forceinline__ void copy_bytes(void* dest, const void* source, size_
   // one inlined copy of the rest: a second inlined copy would push block-wide calls in a loop past
   // 64 registers a thread.
   for (size_t i = rank; i < head; i += size) d[i] = s[i];
-  copy_interleaved(d + head, s + head, n - head, rank, size);
+  copy_interleaved<kUnroll>(d + head, s + head, n - head, rank, size);
 }
 
 // Strided element copy: dest[i * dst] = source[i * sst], with E the element's storage type.

@@ -176,14 +176,16 @@ __device__ __forceinline__ void mc_store_value(T* mc, T v) {
 #endif  // __CUDA_ARCH__ >= 900
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-// mc_barrier_count's operations on the device, through the region at mc.
+// mc_barrier_count's operations on the device, through the region at mc, in the scope Sc that
+// the barrier chose once (memory.cuh, in_scope).
+template <class Sc>
 struct McBarrierOps {
   uint64_t mc;
   __device__ __forceinline__ void before(bool quiet) {
     if (quiet) {
-      fence_sys();
+      fence_sys<Sc>();
     } else {
-      fence_release();
+      fence_release<Sc>();
     }
     fence_proxy_alias();  // our unicast polls of the counter came before
   }
@@ -194,7 +196,7 @@ struct McBarrierOps {
     fence_proxy_alias();  // before the unicast polls of the same counter
   }
   __device__ __forceinline__ uint64_t load_acquire(const uint64_t* counter) {
-    return ld_acquire(counter);
+    return ld_acquire<Sc>(counter);
   }
 };
 #endif
@@ -208,8 +210,10 @@ __device__ __forceinline__ void mc_barrier_on(uint64_t* counter, volatile uint64
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   G::sync();  // every member's stores precede the release (fence cumulativity)
   if (G::rank() == 0) {
-    McBarrierOps ops{mc};
-    mc_barrier_count(ops, counter, target, members, quiet);
+    in_scope([&](auto sc) {
+      McBarrierOps<decltype(sc)> ops{mc};
+      mc_barrier_count(ops, counter, target, members, quiet);
+    });
   }
   G::sync();
 #else

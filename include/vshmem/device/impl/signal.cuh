@@ -27,14 +27,18 @@ __device__ __forceinline__ void signal_op(const char* call, uint64_t* sig_addr, 
     return;
   }
   uint64_t* target = at_delta(sig_addr, d);
-  fence_release();
-  if (sig_op == 0) {  // SHMEM_SIGNAL_SET
-    st_relaxed(target, signal);
-  } else if (sig_op == 1) {  // SHMEM_SIGNAL_ADD
-    red_add(target, signal);
-  } else {
+  if (sig_op != 0 && sig_op != 1) {
     vshmemi_device_fail(call, "sig_op is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD");
   }
+  in_scope([&](auto sc) {  // one scope for the fence and the signal
+    using Sc = decltype(sc);
+    fence_release<Sc>();
+    if (sig_op == 0) {  // SHMEM_SIGNAL_SET
+      st_relaxed<Sc>(target, signal);
+    } else {  // SHMEM_SIGNAL_ADD
+      red_add<Sc>(target, signal);
+    }
+  });
 }
 
 template <class G>
@@ -65,10 +69,13 @@ __device__ __forceinline__ T wait_value(const char* call, T* ivar, int cmp, T cm
   // Each poll is an acquire load: the one that satisfies the wait needs no fence after it (a
   // fence would also wait for this thread's own earlier stores, such as the signal it just sent
   // in a ping-pong).
-  T v;
-  while (!compare(v = load_acquire(ivar), cmp, cmp_value)) {
-  }
-  return v;
+  // The scope is chosen once, outside the polling loop.
+  return in_scope([&](auto sc) {
+    T v;
+    while (!compare(v = load_acquire<T, decltype(sc)>(ivar), cmp, cmp_value)) {
+    }
+    return v;
+  });
 }
 
 __device__ __forceinline__ bool included(const int* status, size_t i) {
@@ -86,10 +93,10 @@ struct CmpValues {
 };
 
 // With checks on, ivar must be symmetric (the loads are global-space instructions).
-template <class T>
+template <class T, class Sc = DynScope>
 __device__ __forceinline__ bool test_one(const char* call, T* ivar, int cmp, T value) {
   check_symmetric(call, ivar, sizeof(T));
-  return compare(load_sys(ivar), cmp, value);
+  return compare(load_sys<T, Sc>(ivar), cmp, value);
 }
 
 template <class T>
@@ -100,13 +107,13 @@ __device__ __forceinline__ void wait_all(const char* call, T* ivars, size_t n, c
   }
 }
 
-template <class T>
+template <class T, class Sc = DynScope>
 __device__ __forceinline__ size_t test_any(const char* call, T* ivars, size_t n, const int* status,
                                            int cmp, CmpValues<T> values) {
   check_cmp(call, cmp);
   for (size_t i = 0; i < n; ++i) {
-    if (included(status, i) && test_one(call, ivars + i, cmp, values[i])) {
-      fence_acquire();
+    if (included(status, i) && test_one<T, Sc>(call, ivars + i, cmp, values[i])) {
+      fence_acquire<Sc>();
       return i;
     }
   }
@@ -124,43 +131,52 @@ template <class T>
 __device__ __forceinline__ size_t wait_any(const char* call, T* ivars, size_t n, const int* status,
                                            int cmp, CmpValues<T> values) {
   if (!any_included(status, n)) return SIZE_MAX;
-  for (;;) {
-    size_t i = test_any(call, ivars, n, status, cmp, values);
-    if (i != SIZE_MAX) return i;
-  }
+  return in_scope([&](auto sc) {  // the scope is chosen once, outside the polling loop
+    for (;;) {
+      size_t i = test_any<T, decltype(sc)>(call, ivars, n, status, cmp, values);
+      if (i != SIZE_MAX) return i;
+    }
+  });
 }
 
-template <class T>
+template <class T, class Sc = DynScope>
 __device__ __forceinline__ size_t test_some(const char* call, T* ivars, size_t n, size_t* indices,
                                             const int* status, int cmp, CmpValues<T> values) {
   check_cmp(call, cmp);
   size_t found = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (included(status, i) && test_one(call, ivars + i, cmp, values[i])) indices[found++] = i;
+    if (included(status, i) && test_one<T, Sc>(call, ivars + i, cmp, values[i])) {
+      indices[found++] = i;
+    }
   }
-  if (found > 0) fence_acquire();
+  if (found > 0) fence_acquire<Sc>();
   return found;
 }
 
 template <class T>
 __device__ __forceinline__ size_t wait_some(const char* call, T* ivars, size_t n, size_t* indices,
                                             const int* status, int cmp, CmpValues<T> values) {
-  if (!any_included(status, n)) return 0;
-  for (;;) {
-    size_t found = test_some(call, ivars, n, indices, status, cmp, values);
-    if (found > 0) return found;
-  }
+  if (!any_included(status, n)) return size_t{0};
+  return in_scope([&](auto sc) {  // the scope is chosen once, outside the polling loop
+    for (;;) {
+      size_t found = test_some<T, decltype(sc)>(call, ivars, n, indices, status, cmp, values);
+      if (found > 0) return found;
+    }
+  });
 }
 
 template <class T>
 __device__ __forceinline__ int test_all(const char* call, T* ivars, size_t n, const int* status,
                                         int cmp, CmpValues<T> values) {
   check_cmp(call, cmp);
-  for (size_t i = 0; i < n; ++i) {
-    if (included(status, i) && !test_one(call, ivars + i, cmp, values[i])) return 0;
-  }
-  fence_acquire();
-  return 1;
+  return in_scope([&](auto sc) {
+    using Sc = decltype(sc);
+    for (size_t i = 0; i < n; ++i) {
+      if (included(status, i) && !test_one<T, Sc>(call, ivars + i, cmp, values[i])) return 0;
+    }
+    fence_acquire<Sc>();
+    return 1;
+  });
 }
 
 }  // namespace vshmem::device

@@ -90,9 +90,13 @@ struct SyncLayout {
   static constexpr int kMaxRounds = 64;
   // uint64_t: how many barriers this PE has entered; only this PE touches it. Own cache line.
   static constexpr uint64_t kBarrierEpoch = 1024;
+  // uint64_t: the counting barrier's arrivals (sync.cuh, counting); peers add 1 to ours.
+  static constexpr uint64_t kArrivals = 1536;
   // uint64_t: the barrier epoch of the last world broadcast whose data has arrived here; written
   // by that broadcast's root (coll.cuh, broadcast_push). Own cache line.
   static constexpr uint64_t kBroadcastFlag = 3072;
+  // uint64_t: the arrivals the last counting barrier waited for; only this PE touches it.
+  static constexpr uint64_t kArrivalTarget = 3584;
   // uint64_t[n_pes]: flat-barrier flags; flags[q] is written by PE q only (sync.cuh).
   static constexpr uint64_t kBarrierFlags = 4096;
   static constexpr int kFlatMaxPes = 4096;

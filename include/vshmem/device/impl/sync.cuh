@@ -75,6 +75,7 @@ __device__ __forceinline__ TeamView team_view(const char* call, shmem_team_t tea
 // The dissemination barrier, by one thread (jobs of more than SyncLayout::kFlatMaxPes PEs):
 // ceil(log2 n) rounds; in round r this PE adds 1 (release) to counter r of PE me + 2^r and waits
 // (acquire loads) until its own counter r reaches `epoch`.
+template <class Sc>
 __device__ __forceinline__ void dissemination(const char* call, uint64_t epoch) {
   const GpuState& s = vshmemi_device_state;
   uint64_t* counters = reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kBarrierCounters);
@@ -86,26 +87,27 @@ __device__ __forceinline__ void dissemination(const char* call, uint64_t epoch) 
     if (unmapped(dt)) {
       vshmemi_proxy_notify(call, counters + r, to);  // cold: a PE behind the proxy
     } else {
-      red_add_release(at_delta(counters + r, dt), 1);
+      red_add_release<Sc>(at_delta(counters + r, dt), 1);
     }
-    while (ld_acquire(counters + r) < epoch) {
+    while (ld_acquire<Sc>(counters + r) < epoch) {
     }
   }
 }
 
 // Before a barrier's flags: shmem_quiet's fence for a barrier, a release fence for a sync (see
 // sync_group).
+template <class Sc>
 __device__ __forceinline__ void fence_before_flags(bool quiet) {
   if (quiet) {
-    fence_sys();
+    fence_sys<Sc>();
   } else {
-    fence_release();
+    fence_release<Sc>();
   }
 }
 
 // Waits until flags[me + i] (mod n) reach `epoch` for i = rank + 1, rank + 1 + size, ... < n,
 // kBatch flags per pass (see flat), with acquire or relaxed loads.
-template <unsigned kBatch, bool kAcquire>
+template <unsigned kBatch, bool kAcquire, class Sc>
 __device__ __forceinline__ void wait_flags(const uint64_t* flags, int n, int me, unsigned rank,
                                            unsigned size, uint64_t epoch) {
   for (unsigned base = rank + 1; base < static_cast<unsigned>(n); base += kBatch * size) {
@@ -117,8 +119,8 @@ __device__ __forceinline__ void wait_flags(const uint64_t* flags, int n, int me,
         int from = me + static_cast<int>(i);
         if (from >= n) from -= n;
         seen[j] = i >= static_cast<unsigned>(n) ? epoch
-                  : kAcquire                    ? ld_acquire(flags + from)
-                                                : ld_relaxed(flags + from);
+                  : kAcquire                    ? ld_acquire<Sc>(flags + from)
+                                                : ld_relaxed<Sc>(flags + from);
       }
       uint64_t least = seen[0];
 #pragma unroll
@@ -132,7 +134,7 @@ __device__ __forceinline__ void wait_flags(const uint64_t* flags, int n, int me,
 // number of barriers PE q has entered, written only by q. Each member writes `epoch` into this
 // PE's flag at its share of the peers, then waits for its share of this PE's flags. One hop of
 // latency whatever n is; the stores are independent, so they overlap.
-template <class G>
+template <class G, class Sc>
 __device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quiet) {
   const GpuState& s = vshmemi_device_state;
   uint64_t* flags = reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kBarrierFlags);
@@ -140,7 +142,7 @@ __device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quie
   const unsigned rank = G::rank(), size = G::size();
   // The group synchronization before this made every member's earlier stores visible to this
   // thread; the fence makes them (cumulatively) visible before the flags (see sync_group).
-  if (rank < static_cast<unsigned>(n)) fence_before_flags(quiet);
+  if (rank < static_cast<unsigned>(n)) fence_before_flags<Sc>(quiet);
   for (unsigned i = rank + 1; i < static_cast<unsigned>(n); i += size) {
     int to = me + static_cast<int>(i);
     if (to >= n) to -= n;
@@ -150,7 +152,7 @@ __device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quie
       // alone, one more per barrier: adding 1 sets it to epoch, one-way (impl/proxy.cuh).
       vshmemi_proxy_notify(call, flags + me, to);
     } else {
-      st_relaxed(at_delta(flags + me, dt), epoch);
+      st_relaxed<Sc>(at_delta(flags + me, dt), epoch);
     }
   }
   // Polls. With one flag to watch per thread (the group forms, and the thread form with one peer)
@@ -160,12 +162,58 @@ __device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quie
   // is compared, then fences once: acquire loads would be performed one after another, a round
   // trip each (4.2 us instead of 3.1 at 8 PEs on the H200).
   if (std::is_same_v<G, ThreadGroup> && n > 2) {
-    wait_flags<8, false>(flags, n, me, rank, size, epoch);
-    fence_acquire();
+    wait_flags<8, false, Sc>(flags, n, me, rank, size, epoch);
+    fence_acquire<Sc>();
   } else {
-    wait_flags<1, true>(flags, n, me, rank, size, epoch);
+    wait_flags<1, true, Sc>(flags, n, me, rank, size, epoch);
   }
 }
+
+// The counting barrier, by the members of a group (n <= kFlatMaxPes): each member adds 1 to
+// this PE's arrival counter (SyncLayout::kArrivals) at its share of the peers (after the fence
+// that makes the adds releases) and one thread waits with acquire loads until this PE's own
+// counter holds n - 1 more arrivals than at the last counting barrier (kArrivalTarget, this PE's
+// only). One word to poll instead of n - 1 flags: the thread form watches one location with one
+// acquire load in flight, as the group forms do. The counter only grows, so a fast peer's add
+// for the next barrier may arrive early without harm.
+template <class G, class Sc>
+__device__ __forceinline__ void counting(const char* call, bool quiet) {
+  const GpuState& s = vshmemi_device_state;
+  uint64_t* arrivals = reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kArrivals);
+  volatile uint64_t* target_p =
+      reinterpret_cast<volatile uint64_t*>(s.sync_base + SyncLayout::kArrivalTarget);
+  const int n = s.n_pes, me = s.my_pe;
+  const unsigned rank = G::rank(), size = G::size();
+  const uint64_t target = *target_p + static_cast<uint64_t>(n - 1);
+  if (rank < static_cast<unsigned>(n)) fence_before_flags<Sc>(quiet);
+  for (unsigned i = rank + 1; i < static_cast<unsigned>(n); i += size) {
+    int to = me + static_cast<int>(i);
+    if (to >= n) to -= n;
+    const int64_t dt = peer_delta(to);
+    if (unmapped(dt)) {
+      vshmemi_proxy_notify(call, arrivals, to);  // cold: a PE behind the proxy (adds 1, one-way)
+    } else {
+      red_add<Sc>(at_delta(arrivals, dt), uint64_t{1});
+    }
+  }
+  if (rank == 0) {
+    while (ld_acquire<Sc>(arrivals) < target) {
+    }
+  }
+  G::sync();  // every member has read the target
+  if (rank == 0) *target_p = target;
+}
+
+static_assert(SyncLayout::kArrivals > SyncLayout::kBarrierEpoch &&
+                  SyncLayout::kArrivals + 8 <= McSyncLayout::kCounter &&
+                  SyncLayout::kArrivalTarget > SyncLayout::kBroadcastFlag &&
+                  SyncLayout::kArrivalTarget + 8 <= SyncLayout::kBarrierFlags,
+              "the counting barrier's words must not overlap the other barriers' words");
+
+// How a world barrier of at most kFlatMaxPes PEs waits: on n - 1 flags (the default) or on one
+// arrival counter. Both advance the barrier epoch, so broadcasts and later barriers of either
+// kind agree; every PE must use the same kind for the same barrier.
+enum class BarrierKind { kFlags, kCounter };
 
 // A barrier or sync made by the whole group G: thread, warp or block. Every member reads the
 // epoch before anyone advances it; the leader advances it after.
@@ -176,7 +224,7 @@ __device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quie
 // a thread not synchronized with the barrier's group), as shmem_quiet does. Measured on the H200,
 // the difference between the two fences in a barrier is within noise (1.376 vs 1.366 us, block
 // form, 2 PEs, bench/RESULTS.md runs 3 and 6).
-template <class G>
+template <class G, BarrierKind kKind = BarrierKind::kFlags>
 __device__ __forceinline__ void sync_group(const char* call, bool quiet) {
   const GpuState& s = vshmemi_device_state;
   check_initialized(call);
@@ -188,12 +236,20 @@ __device__ __forceinline__ void sync_group(const char* call, bool quiet) {
       reinterpret_cast<volatile uint64_t*>(s.sync_base + SyncLayout::kBarrierEpoch);
   G::sync();  // every member's stores precede the flags (fence cumulativity)
   const uint64_t epoch = *epoch_p + 1;
-  if (s.n_pes <= SyncLayout::kFlatMaxPes) {
-    flat<G>(call, epoch, quiet);
-  } else if (G::rank() == 0) {
-    if (quiet) fence_sys();
-    dissemination(call, epoch);  // each round's add is a release
-  }
+  // The scope is chosen once for the whole barrier (memory.cuh, in_scope).
+  in_scope([&](auto sc) {
+    using Sc = decltype(sc);
+    if (s.n_pes <= SyncLayout::kFlatMaxPes) {
+      if constexpr (kKind == BarrierKind::kCounter) {
+        counting<G, Sc>(call, quiet);
+      } else {
+        flat<G, Sc>(call, epoch, quiet);
+      }
+    } else if (G::rank() == 0) {
+      if (quiet) fence_sys<Sc>();
+      dissemination<Sc>(call, epoch);  // each round's add is a release
+    }
+  });
   G::sync();  // every member has read the epoch and the waits are over
   if (G::rank() == 0) *epoch_p = epoch;
   G::sync();
@@ -204,7 +260,7 @@ __device__ __forceinline__ void sync_group(const char* call, bool quiet) {
 // received[p]; c counts per (slot, peer), so the counts agree whatever teams used the slot before
 // (every two PEs run the team barriers they share in the same order, as the specification
 // requires), and the slot never needs resetting.
-template <class G>
+template <class G, class Sc>
 __device__ __forceinline__ void team_flat(const char* call, const TeamView& v, bool quiet) {
   const GpuState& s = vshmemi_device_state;
   const size_t n = static_cast<size_t>(s.n_pes);
@@ -214,7 +270,7 @@ __device__ __forceinline__ void team_flat(const char* call, const TeamView& v, b
   uint64_t* received = sent + n;
   const unsigned rank = G::rank(), size = G::size(), m = static_cast<unsigned>(v.size);
   // The leader fences also in a team of one: a barrier's quiet covers stores to any PE.
-  if (rank == 0 || rank + 1 < m) fence_before_flags(quiet);
+  if (rank == 0 || rank + 1 < m) fence_before_flags<Sc>(quiet);
   // The world PE of the member j places after this PE in the team.
   auto member_after = [&](unsigned j) {
     unsigned i = static_cast<unsigned>(v.my_index) + j;
@@ -233,13 +289,13 @@ __device__ __forceinline__ void team_flat(const char* call, const TeamView& v, b
       // sets it to c, one-way (impl/proxy.cuh).
       vshmemi_proxy_notify(call, received + s.my_pe, q);
     } else {
-      st_relaxed(at_delta(received + s.my_pe, dq), c);
+      st_relaxed<Sc>(at_delta(received + s.my_pe, dq), c);
     }
   }
   for (unsigned j = rank + 1; j < m; j += size) {
     const int q = member_after(j);
     const uint64_t c = *static_cast<volatile uint64_t*>(sent + q);
-    while (ld_acquire(received + q) < c) {
+    while (ld_acquire<Sc>(received + q) < c) {
     }
   }
 }
@@ -260,7 +316,7 @@ __device__ __forceinline__ void team_sync_group(const char* call, shmem_team_t t
     return;
   }
   G::sync();
-  team_flat<G>(call, v, quiet);
+  in_scope([&](auto sc) { team_flat<G, decltype(sc)>(call, v, quiet); });
   G::sync();
 }
 
