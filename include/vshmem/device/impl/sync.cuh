@@ -191,7 +191,12 @@ __device__ __forceinline__ void counting(const char* call, bool quiet) {
     if (to >= n) to -= n;
     const int64_t dt = peer_delta(to);
     if (unmapped(dt)) {
-      vshmemi_proxy_notify(call, arrivals, to);  // cold: a PE behind the proxy (adds 1, one-way)
+      // Cold: a PE behind the proxy (one-way adds). flags[me] there must also count this barrier:
+      // the flag barrier's cold path raises it by adding 1 per barrier (flat), so a barrier of
+      // the other kind that skipped it would leave that PE waiting at the next flag barrier.
+      vshmemi_proxy_notify(call, arrivals, to);
+      vshmemi_proxy_notify(
+          call, reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kBarrierFlags) + me, to);
     } else {
       red_add<Sc>(at_delta(arrivals, dt), uint64_t{1});
     }
