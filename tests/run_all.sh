@@ -3,14 +3,30 @@
 # formatting, builds (device code too when nvcc is found), runs every test. GPU tests report
 # "skipped" on machines without a GPU. Then the runtime under AddressSanitizer (with
 # UndefinedBehaviorSanitizer) and under ThreadSanitizer: a host-only build each and one test per
-# runtime layer (tests/tools/sanitize.sh; RUN_ALL_SANITIZE=0 leaves them out). CI runs exactly this.
+# runtime layer (tests/tools/sanitize.sh; RUN_ALL_SANITIZE=0 leaves them out). clang-tidy
+# (tests/tools/clang_tidy.sh, less performance-unnecessary-value-param: ~70-80% of its time) runs
+# at low priority while ctest runs (mostly processes waiting on each other); any finding fails
+# the run (RUN_ALL_TIDY=0 leaves it out). CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tests/tools/install_deps.sh
 tests/tools/check_format.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$(nproc)"
-ctest --test-dir build --output-on-failure -j2 --timeout 300
+if [[ ${RUN_ALL_TIDY:-1} != 0 ]]; then
+  CLANG_TIDY_CHECKS=-performance-unnecessary-value-param \
+    nice -n 10 tests/tools/clang_tidy.sh build >build/clang-tidy.log 2>&1 &
+  tidy=$!
+fi
+ctest_status=0
+ctest --test-dir build --output-on-failure -j2 --timeout 300 || ctest_status=$?
+if [[ -v tidy ]]; then
+  tidy_status=0
+  wait "$tidy" || tidy_status=$?
+  cat build/clang-tidy.log
+  ((tidy_status == 0)) || exit "$tidy_status"
+fi
+((ctest_status == 0)) || exit "$ctest_status"
 if [[ ${RUN_ALL_SANITIZE:-1} != 0 ]]; then
   tests/tools/sanitize.sh address
   tests/tools/sanitize.sh thread

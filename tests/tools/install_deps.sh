@@ -5,7 +5,8 @@
 set -euo pipefail
 need=()
 for pkg in cmake g++ make pkg-config libgtest-dev libopenmpi-dev openmpi-bin libpmix-dev libucx-dev \
-           clang-format python3-dev python3-pybind11 python3-numpy python3-pytest python3-pip libdlpack-dev; do
+           clang-format clang-tidy python3-dev python3-pybind11 python3-numpy python3-pytest \
+           python3-pip libdlpack-dev; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if ((${#need[@]})); then
