@@ -276,6 +276,9 @@ class UcxPath {
     return host_.allgather(host_.ctx, in, out, bytes, err, errlen);
   }
   int setup(char* err, size_t errlen);
+  // Whether UCX can give our endpoints peer failure handling with the transports it may use: an
+  // endpoint with it, to our own worker, made and closed at once (see the definition).
+  bool probe_peer_errors();
   void shutdown();
   void progress_loop();
   void wake() {
@@ -402,7 +405,11 @@ class UcxPath {
   std::mutex mutex_;  // rkeys, regions
   std::vector<Region> regions_;
   std::atomic<uint64_t> committed_{0};
-  std::atomic<bool> peer_errors_{true};  // the transports handle peer failure (else: time limits)
+  // Endpoints are created with peer failure handling (else: the time limits notice a dead peer).
+  // One answer for the whole job, known before the first endpoint exists: probe_peer_errors(),
+  // agreed in init(). See ep_of() for why it must never differ between two PEs.
+  bool peer_errors_ = false;
+  ucp_ep_h probe_ep_ = nullptr;  // probe_peer_errors()'s endpoint to our own worker
   std::atomic<bool> unordered_{false};
   // Network puts and _nbi gets posted so far, and how many of them the last completed flush
   // covered (quiet skips the flush's round trip when nothing new was posted).
@@ -503,13 +510,14 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
     int32_t device_heap;
     uint64_t static_base;
     int32_t network_atomics;
-    int32_t reserved;
+    int32_t peer_errors;
   } mine{};
   mine.address_bytes = address.size();
   mine.ok = rc == 0 ? 1 : 0;
   mine.device_heap = heap_is_device_ ? 1 : 0;
   mine.static_base = static_base_;
   mine.network_atomics = network_atomics_ ? 1 : 0;
+  mine.peer_errors = peer_errors_ ? 1 : 0;
   std::vector<Info> all(static_cast<size_t>(n_pes_));
   if (int r = allgather(&mine, all.data(), sizeof(mine), err, errlen)) return r;
   size_t longest = 0;
@@ -528,6 +536,16 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
                             "each other; set the same value on every PE",
                             all[0].network_atomics ? "network" : "target", p,
                             all[p].network_atomics ? "network" : "target"));
+    }
+  }
+  // Peer failure handling only if every PE's transports have it: an endpoint with it and the
+  // peer's without it cannot be paired (ep_of()).
+  for (int p = 0; p < n_pes_; ++p) {
+    if (all[p].ok && !all[p].peer_errors && peer_errors_) {
+      peer_errors_ = false;
+      log(2, format("ucx: endpoints without peer failure handling: PE %d's transports lack it "
+                    "(a dead peer is noticed by the time limit)",
+                    p));
     }
   }
   for (int p = 0; p < n_pes_; ++p) {
@@ -707,13 +725,14 @@ int UcxPath::setup(char* err, size_t errlen) {
       return set_err(err, errlen, kSystem, format("epoll_ctl: %s", std::strerror(errno)));
     }
   }
+  peer_errors_ = probe_peer_errors();
   caps_ = VSHMEM_TRANSPORT_CAP_RMA | VSHMEM_TRANSPORT_CAP_TARGET_OPS;
   if (network_atomics_) caps_ |= VSHMEM_TRANSPORT_CAP_AMO;
   if (cuda_memory_) caps_ |= VSHMEM_TRANSPORT_CAP_DEVICE_MEMORY;
   if (log_enabled(2)) {
-    log(2, format("ucx: worker ready (UCX %s; transports %s; GPU memory %s; put/get %s; "
-                  "atomics %s; idle spin %lld us)",
-                  ucp_get_version_string(), transports_.c_str(),
+    log(2, format("ucx: worker ready (UCX %s; transports %s; peer failure handling %s; GPU "
+                  "memory %s; put/get %s; atomics %s; idle spin %lld us)",
+                  ucp_get_version_string(), transports_.c_str(), peer_errors_ ? "yes" : "no",
                   cuda_memory_ ? "registered directly" : "staged through host buffers",
                   network_rma_ ? "network" : "at the target",
                   network_atomics_ ? "network on host heaps" : "at the target",
@@ -721,6 +740,47 @@ int UcxPath::setup(char* err, size_t errlen) {
                       std::chrono::duration_cast<std::chrono::microseconds>(idle_spin_).count())));
   }
   return 0;
+}
+
+bool UcxPath::probe_peer_errors() {
+  // Why a probe, and not "try with it, else without" per peer (as before): UCX pairs an endpoint
+  // we create with the one the peer created to us (ucp_ep_create looks for an endpoint that the
+  // peer's first message already made here), and refuses the pair when their error handling
+  // differs. UCX 1.13 then destroys the endpoint it found (ucp_ep.c: "asymmetric endpoint
+  // configuration is not supported", UCS_ERR_UNSUPPORTED, err_destroy_ep), while the peer's
+  // endpoint still names it: the peer's later messages are taken for another endpoint of ours,
+  // and a put's completion reaches an endpoint of the peer still waiting to be paired
+  // (ucp_rma_cmpl_handler: Assertion "ep->flags & UCP_EP_FLAG_FLUSH_STATE_VALID",
+  // mpe.statics_ptr.vshmemrun.4 about 1 run in 100 on shared memory, where the peer that
+  // connected first had been refused peer failure handling and gone without). So every endpoint
+  // of the job gets the same mode, decided before any exists: here (one endpoint to our own
+  // worker, with the transports UCX_TLS allows, which are those of a peer on this node), then
+  // agreed by every PE in init().
+  ucp_worker_attr_t attr{};
+  attr.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS;
+  if (ucp_worker_query(worker_, &attr) != UCS_OK) return false;
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  params.address = attr.address;
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  ucp_ep_h ep = nullptr;
+  const Clock::time_point t0 = Clock::now();
+  // A refusal is the expected answer on shared memory alone: UCX would log it as an error.
+  const ucs_log_level_t level = ucs_global_opts.log_component.log_level;
+  if (level < UCS_LOG_LEVEL_DIAG) ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_FATAL;
+  const ucs_status_t s = ucp_ep_create(worker_, &params, &ep);
+  ucs_global_opts.log_component.log_level = level;
+  ucp_worker_release_address(worker_, attr.address);
+  // Kept until shutdown(), closed with the others: a transport that connects endpoint to
+  // endpoint (TCP) wires it up with itself meanwhile; waiting for that here cost up to 40 ms.
+  if (s == UCS_OK) probe_ep_ = ep;
+  if (log_enabled(2)) {
+    log(2, format("ucx: peer failure handling %s with these transports (probed in %.3f ms: %s)",
+                  s == UCS_OK ? "available" : "not available",
+                  std::chrono::duration<double, std::milli>(Clock::now() - t0).count(),
+                  ucs_status_string(s)));
+  }
+  return s == UCS_OK;
 }
 
 void UcxPath::shutdown() {
@@ -757,6 +817,12 @@ void UcxPath::shutdown() {
     }
     serve = false;
     std::vector<void*> closing;
+    if (probe_ep_ != nullptr) {
+      ucp_request_param_t param{};
+      void* r = ucp_ep_close_nbx(probe_ep_, &param);
+      if (r != nullptr && !UCS_PTR_IS_ERR(r)) closing.push_back(r);
+      probe_ep_ = nullptr;
+    }
     for (Peer& p : peers_) {
       ucp_ep_h ep = p.ep.exchange(nullptr);
       if (ep == nullptr) continue;
@@ -893,27 +959,29 @@ int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t er
     };
     params.err_handler.arg = &peer;
     ucs_status_t s = UCS_ERR_UNREACHABLE;
-    if (peer_errors_.load(std::memory_order_relaxed)) {
-      // A refusal here is expected where the transports lack peer failure handling: UCX would
-      // log it as an error, so its log is quieted for this one call.
-      const ucs_log_level_t level = ucs_global_opts.log_component.log_level;
-      if (level < UCS_LOG_LEVEL_DIAG) ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_FATAL;
+    if (peer_errors_) {
+      // Every PE asks for the same mode (probe_peer_errors(), agreed in init()). A peer whose
+      // transports differ from the probe's (another node, other devices) may still be out of
+      // reach with it, in both directions: both ends then go without, below (or, when the
+      // peer's endpoint reached us first, UCX refuses the pair: the error that follows).
       s = ucp_ep_create(worker_, &params, &ep);
-      ucs_global_opts.log_component.log_level = level;
-      // UCX 1.13 over shared memory says "unreachable", and at times "unsupported operation"
-      // (mpe.statics_ptr.4 failed 2 of 15 runs on the latter): both mean no peer failure
-      // handling on these transports.
-      if (s == UCS_ERR_UNSUPPORTED) s = UCS_ERR_UNREACHABLE;
-      if (s == UCS_ERR_UNREACHABLE) peer_errors_.store(false, std::memory_order_relaxed);
+      if (s == UCS_ERR_UNSUPPORTED) {
+        // The peer's endpoint to us came without it: UCX refused the pair and has dropped our
+        // side of the peer's endpoint, which can no longer be used (see probe_peer_errors()).
+        return set_err(err, errlen, kSystem,
+                       format("%s PE %d: UCX paired its endpoint to this PE with one of other "
+                              "error handling and refused it (%s); do the PEs use other "
+                              "UCX_TLS or UCX_NET_DEVICES? transports: %s",
+                              what, pe, ucs_status_string(s), transports_.c_str()));
+      }
     }
     if (s == UCS_ERR_UNREACHABLE) {
-      // Some transports (UCX 1.13's shared memory) have no peer failure handling: reach the
-      // peer without it; the time limit of every wait still notices a dead or silent peer.
+      // No peer failure handling on these transports (UCX 1.13's shared memory): reach the peer
+      // without it; the time limit of every wait still notices a dead or silent peer.
       params.field_mask &= ~(UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER);
       s = ucp_ep_create(worker_, &params, &ep);
-      if (s == UCS_OK && log_enabled(2)) {
-        log(2, format("ucx: PE %d reached without peer failure handling (not supported by the "
-                      "transports UCX_TLS allows)",
+      if (s == UCS_OK && peer_errors_) {
+        log(2, format("ucx: PE %d reached without peer failure handling (its transports lack it)",
                       pe));
       }
     }

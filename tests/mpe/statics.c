@@ -7,6 +7,10 @@
  *   lock    shmem_set_lock on a static lock guards a non-atomic static counter
  *   coll    active-set and team collectives with static source, dest, pSync, pWrk
  *   ptr     shmem_ptr / shmem_addr_accessible; PE bases differ (PIE executable)
+ *   order   endpoints made in a fixed order: every PE reaches PE 0 first (the seed), PE 0 reaches
+ *           them back only after that, then traffic both ways (UCX must pair each PE's endpoint
+ *           with the peer's; a PE that chose another error-handling mode than the peer broke
+ *           the pairing on UCX 1.13: wrong endpoint, assertion in ucp_rma_cmpl_handler)
  *   all     every one of them in turn
  *   no_ucx  a job where UCX did not start (e.g. a bogus UCX_TLS): it runs; our own statics
  *           and the heap work, another PE's statics are not accessible (not part of "all")
@@ -336,6 +340,51 @@ static void test_ptr(void) {
   shmem_barrier_all();
 }
 
+static void test_order(void) {
+  /* Endpoints made in an order that once broke UCX's pairing of them: PE 1 reaches PE 2 first,
+   * then PE 0, and only then does PE 0 reach PE 1 (main() read the seed through the heap, which
+   * is mapped on one node: no endpoint exists before this). On UCX 1.13's shared memory PE 1 had
+   * gone without peer failure handling after its first endpoint, PE 0 still asked for it, UCX
+   * refused the pair and dropped PE 0's side of PE 1's endpoint; PE 1's next put then asserted
+   * in ucp_rma_cmpl_handler (or reached the wrong endpoint). */
+  CHECK(npes >= 3, "order needs 3 PEs or more");
+  memset(s_where, 0xa5, sizeof(s_where));
+  memset(s_coll, 0xa5, sizeof(s_coll));
+  for (int i = 0; i < NLONG; ++i) g_long[i] = (long)val(me, 64, i);
+  shmem_barrier_all();
+  const int steps[3][2] = {{1, 2}, {1, 0}, {0, 1}}; /* {from, to} */
+  for (int k = 0; k < 3; ++k) {
+    if (me == steps[k][0]) {
+      shmem_ulong_p((unsigned long*)&s_where[me], (unsigned long)val(me, 60, k), steps[k][1]);
+      shmem_quiet();
+    }
+    shmem_barrier_all();
+    if (me == steps[k][1]) {
+      const int from = steps[k][0];
+      CHECK(s_where[from] == (uintptr_t)val(from, 60, k), "step %d: PE %d's put: %#lx", k, from,
+            (unsigned long)s_where[from]);
+    }
+  }
+  /* Both ways between PE 0 and PE 1 over the endpoints made above: puts and gets. */
+  const int peer = me == 0 ? 1 : 0;
+  if (me <= 1) {
+    for (int r = 0; r < 4; ++r) {
+      shmem_long_p(&s_coll[me * 4 + r], (long)val(me, 61, r), peer);
+      CHECK(shmem_long_g(&g_long[r], peer) == (long)val(peer, 64, r), "get %d from PE %d", r,
+            peer);
+    }
+    shmem_quiet();
+  }
+  shmem_barrier_all();
+  if (me <= 1) {
+    for (int r = 0; r < 4; ++r) {
+      CHECK(s_coll[peer * 4 + r] == (long)val(peer, 61, r), "PE %d's put %d: %ld", peer, r,
+            s_coll[peer * 4 + r]);
+    }
+  }
+  shmem_barrier_all();
+}
+
 /* UCX did not start (the test sets a bogus UCX_TLS): every call on our own statics still works,
  * the heap still reaches every PE, and another PE's global says it is not accessible. */
 static void test_no_ucx(void) {
@@ -376,8 +425,9 @@ int main(int argc, char** argv) {
   static unsigned long long seed;
   if (me == 0) seed = mpe_seed();
   shmem_barrier_all();
-  if (!strcmp(what, "no_ucx")) {
-    /* Another PE's statics are out of reach there: the seed goes through the heap. */
+  if (!strcmp(what, "no_ucx") || !strcmp(what, "order")) {
+    /* Another PE's statics are out of reach there (or, for order, must not be reached yet): the
+     * seed goes through the heap. */
     unsigned long long* s = shmem_malloc(sizeof(*s));
     CHECK(s != NULL, "shmem_malloc");
     *s = seed;
@@ -399,6 +449,7 @@ int main(int argc, char** argv) {
   if (all || !strcmp(what, "lock")) test_lock(), ran = 1;
   if (all || !strcmp(what, "coll")) test_coll(), ran = 1;
   if (all || !strcmp(what, "ptr")) test_ptr(), ran = 1;
+  if (!strcmp(what, "order")) test_order(), ran = 1;
   CHECK(ran, "unknown test '%s'", what);
   shmem_finalize();
   if (me == 0) printf("OK statics %s on %d PEs\n", what, npes);

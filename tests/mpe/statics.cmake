@@ -17,6 +17,14 @@ foreach(_b rma amo signal wait lock coll ptr)
   vshmem_add_mpe_test(NAME statics_${_b} TARGET mpe_statics ARGS ${_b} NPES 2 3 4
     LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN)
 endforeach()
+# Endpoints made in a fixed order (PE 1 reaches PE 2, then PE 0, then PE 0 reaches PE 1): every
+# PE must ask UCX for the same error handling, or UCX 1.13 breaks the pairing of the endpoints
+# (the 1-in-100 assertion of statics_ptr.4 in ucp_rma_cmpl_handler, every time in this order).
+# Shared memory (no peer failure handling) and TCP (with it).
+vshmem_add_mpe_test(NAME statics_order TARGET mpe_statics ARGS order NPES 3 4
+  LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN)
+vshmem_add_mpe_test(NAME statics_order_tcp TARGET mpe_statics ARGS order NPES 3
+  LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV UCX_TLS=tcp UCX_NET_DEVICES=lo)
 # PEs on two simulated nodes: heap and statics both through UCX (sm and tcp).
 vshmem_add_mpe_test(NAME statics_2nodes_sm TARGET mpe_statics ARGS all NPES 2 4
   LAUNCHERS vshmemrun LAUNCHER_ARGS --simulate-nodes 2 TIMEOUT 60
