@@ -113,6 +113,14 @@ inline constexpr Var kVars[] = {
      "spin: on a busy machine the spin takes the core from the thread that sends the next "
      "message)",
      nullptr, 0, 1000000},
+    {"VSHMEM_UCX_CHUNK_KIB", Type::kInt, "512",
+     "KiB per chunk of a staged remote transfer (a GPU heap UCX cannot register, or "
+     "`VSHMEM_UCX_RMA=target`): each chunk goes through a page-locked buffer on both sides",
+     nullptr, 4, 65536},
+    {"VSHMEM_UCX_CHUNKS", Type::kInt, "8",
+     "chunks of a staged remote transfer in flight at once (their copies to and from the heap "
+     "overlap the network legs of the others)",
+     nullptr, 1, 64},
     {"VSHMEM_STATICS_UCX", Type::kBool, "1",
      "`0`: do not load the UCX plugin in a job whose PEs all map each other (then other PEs' "
      "global and static variables cannot be reached; a job with remote PEs loads it anyway)"},

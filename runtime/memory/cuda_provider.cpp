@@ -490,6 +490,7 @@ class CudaProvider final : public MemoryProvider {
     if (result_buf_ != 0) drv_.cuMemFree(result_buf_);
     if (module_ != nullptr) drv_.cuModuleUnload(module_);
     if (stream_ != nullptr) drv_.cuStreamDestroy(stream_);
+    for (CUstream s : started_streams_) drv_.cuStreamDestroy(s);
   }
 
   // Chooses the allocation properties and handle kinds, probing with one real allocation, and
@@ -969,6 +970,64 @@ class CudaProvider final : public MemoryProvider {
     return drv_.check(drv_.cuStreamSynchronize(stream_), "copy: cuStreamSynchronize");
   }
 
+  // Each started copy gets a stream of its own from a pool, so copies of both directions run at
+  // once on the copy engines and a finished one is seen without waiting for later ones; the
+  // ticket is the stream's index + 1 (0: nothing to wait for).
+  Result<uint64_t> copy_start(void* dst, const void* src, size_t bytes) override {
+    if (bytes == 0) return uint64_t{0};
+    if (dst == nullptr || src == nullptr) {
+      return error(Code::kInvalidArgument, "copy_start: null address");
+    }
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    size_t index = 0;
+    CUstream stream = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(started_mu_);
+      if (started_free_.empty()) {
+        VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+                                          "copy_start: cuStreamCreate"));
+        started_streams_.push_back(stream);
+        index = started_streams_.size() - 1;
+      } else {
+        index = started_free_.back();
+        started_free_.pop_back();
+        stream = started_streams_[index];
+      }
+    }
+    const CUresult r = drv_.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                                          reinterpret_cast<CUdeviceptr>(src), bytes, stream);
+    if (r != CUDA_SUCCESS) {
+      std::lock_guard<std::mutex> lock(started_mu_);
+      started_free_.push_back(index);
+      return drv_.check(
+          r, log::format("copy_start: cuMemcpyAsync(%p <- %p, %zu bytes)", dst, src, bytes));
+    }
+    return static_cast<uint64_t>(index) + 1;
+  }
+  Result<bool> copy_test(uint64_t ticket) override {
+    if (ticket == 0) return true;
+    CUstream stream = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(started_mu_);
+      if (ticket > started_streams_.size()) {
+        return error(Code::kInvalidArgument, log::format("copy_test: no copy %llu",
+                                                         static_cast<unsigned long long>(ticket)));
+      }
+      stream = started_streams_[ticket - 1];
+    }
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    const CUresult r = drv_.cuStreamQuery(stream);
+    if (r == CUDA_ERROR_NOT_READY) return false;
+    {
+      std::lock_guard<std::mutex> lock(started_mu_);
+      started_free_.push_back(static_cast<size_t>(ticket - 1));
+    }
+    VSHMEM_RETURN_IF_ERROR(drv_.check(r, "copy_test: cuStreamQuery"));
+    return true;
+  }
+
   // Page-locked and portable (every context may copy from it at full speed).
   Result<void*> alloc_staging(size_t bytes) override {
     ScopedContext scope(*device_);
@@ -1167,6 +1226,10 @@ class CudaProvider final : public MemoryProvider {
   bool sync_memops_warned_ = false;
   std::vector<HandleKind> kinds_;
   CUstream stream_ = nullptr;
+  // copy_start()'s streams, and which of them are idle (indices).
+  std::mutex started_mu_;
+  std::vector<CUstream> started_streams_;
+  std::vector<size_t> started_free_;
   CUmodule module_ = nullptr;
   CUfunction atomic_b32_ = nullptr;
   CUfunction atomic_b64_ = nullptr;

@@ -192,6 +192,19 @@ class MemoryProvider {
   // Host-issued data movement between any two addresses this process can name (mapped memory or
   // ordinary host memory). Completes before returning.
   virtual Status copy(void* dst, const void* src, size_t bytes) = 0;
+  // copy() started and left running, for pipelines (the remote path's staged transfers keep
+  // several chunks in flight while the network moves others): returns a ticket for
+  // copy_test(). Default: copy(), complete before it returns (ticket 0).
+  virtual Result<uint64_t> copy_start(void* dst, const void* src, size_t bytes) {
+    VSHMEM_RETURN_IF_ERROR(copy(dst, src, bytes));
+    return uint64_t{0};
+  }
+  // Whether the copy of `ticket` has completed: then its buffers may be reused and the ticket is
+  // spent (test each one until it says true or fails, and not after). Never waits; any thread.
+  virtual Result<bool> copy_test(uint64_t ticket) {
+    (void)ticket;
+    return true;
+  }
   // Host-issued atomic, atomic with respect to every other atomic on the location (device ones
   // included for cuda). Writes the fetched value to *result when result is not null.
   virtual Status atomic(const AtomicRequest& request, uint64_t* result) = 0;

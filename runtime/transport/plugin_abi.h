@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define VSHMEM_TRANSPORT_ABI_VERSION 4
+#define VSHMEM_TRANSPORT_ABI_VERSION 5
 
 /* An offset with this bit set addresses the program's global and static variables (its data
  * segment) instead of the heap: the rest is the offset from each PE's own segment base, which
@@ -49,6 +49,12 @@ typedef struct vshmem_transport_host {
    * staging buffers. Since ABI 2. */
   int (*alloc_staging)(void* ctx, size_t bytes, void** out, char* err, size_t errlen);
   void (*free_staging)(void* ctx, void* p);
+  /* copy, started and left running (staged transfers keep several chunks in flight): *ticket
+   * names it for copy_test, which sets *done once it has completed (its buffers may then be
+   * reused; the ticket is spent). copy_test never waits. Since ABI 5. */
+  int (*copy_start)(void* ctx, void* dst, const void* src, size_t bytes, uint64_t* ticket,
+                    char* err, size_t errlen);
+  int (*copy_test)(void* ctx, uint64_t ticket, int* done, char* err, size_t errlen);
 } vshmem_transport_host;
 
 typedef struct vshmem_transport_init_args {

@@ -69,9 +69,11 @@ constexpr uint16_t kAmReply = 18;
 constexpr uint16_t kAmHello = 19;
 // A signal (signal_add): SignalHeader, performed on receipt, not answered.
 constexpr uint16_t kAmSignal = 20;
-// Target ops: bytes per active message, and chunks in flight per transfer.
+// Target ops: bytes per active message, and chunks in flight per transfer (defaults of
+// VSHMEM_UCX_CHUNK_KIB and VSHMEM_UCX_CHUNKS). Every chunk holds a page-locked bounce buffer on
+// each side from its first step to its last (chunk_pipeline.hpp, run_staged).
 constexpr size_t kStageChunk = 512 << 10;
-constexpr int kStageDepth = 4;
+constexpr int kStageDepth = 8;
 // Data up to this size travels in the active message itself (UCP_AM_SEND_FLAG_EAGER: one
 // message, copied out on receipt); larger payloads let UCX choose, which is rendezvous for staged
 // chunks (the receiver fetches the bytes straight into its staging buffer: over shared memory
@@ -302,7 +304,7 @@ class UcxPath {
     return format("%.3g s", static_cast<double>(timeout_.count()) / 1000.0);
   }
 
-  // Staging buffers of kStageChunk bytes (host_.alloc_staging: page-locked for a GPU heap, so the
+  // Staging buffers of stage_chunk_ bytes (host_.alloc_staging: page-locked for a GPU heap, so the
   // provider's copies run at full speed), reused for the life of the path. A buffer UCX may still
   // use (a transfer abandoned after a failure) is never handed out again; all are freed after
   // the worker is destroyed.
@@ -311,28 +313,30 @@ class UcxPath {
   std::shared_ptr<void> shared_staging(void* p) {
     return std::shared_ptr<void>(p, [this](void* q) { give_staging(q); });
   }
-  // kStageDepth buffers for one staged transfer of ours, taken on first use.
+  // stage_depth_ buffers for one staged transfer of ours, taken on first use.
   class StagingSet {
    public:
-    explicit StagingSet(UcxPath& path) : path_(path) {}
+    explicit StagingSet(UcxPath& path)
+        : path_(path), bufs_(static_cast<size_t>(path.stage_depth_), nullptr) {}
     ~StagingSet() {
       for (void* p : bufs_) {
         if (p != nullptr && !abandoned_) path_.give_staging(p);
       }
     }
     int get(int slot, void** out, char* err, size_t errlen) {
-      if (bufs_[slot] == nullptr) {
-        if (int r = path_.take_staging(&bufs_[slot], err, errlen)) return r;
+      void*& b = bufs_[static_cast<size_t>(slot)];
+      if (b == nullptr) {
+        if (int r = path_.take_staging(&b, err, errlen)) return r;
       }
-      *out = bufs_[slot];
+      *out = b;
       return 0;
     }
-    void* at(int slot) const { return bufs_[slot]; }
+    void* at(int slot) const { return bufs_[static_cast<size_t>(slot)]; }
     void abandon() { abandoned_ = true; }
 
    private:
     UcxPath& path_;
-    void* bufs_[kStageDepth] = {};
+    std::vector<void*> bufs_;
     bool abandoned_ = false;
   };
   std::mutex staging_mutex_;
@@ -342,10 +346,10 @@ class UcxPath {
   // Target ops, our side.
   uint64_t register_op(PendingOp* op);
   void forget_op(uint64_t token);
-  // One staged request of target_put/target_get: waits for the target's answer and for the send
-  // to finish; with `abandon` (an earlier request failed and was reported) only releases it.
-  int settle_slot(PendingOp& op, uint64_t token, void** send, bool abandon, int pe,
-                  const char* what, char* err, size_t errlen);
+  // target_put / target_get: one staged transfer, chunk by chunk (run_staged).
+  class StagedOps;
+  int target_transfer(bool put, int pe, ucp_ep_h ep, uint64_t offset, void* local, size_t bytes,
+                      char* err, size_t errlen);
   int send_request(int pe, ucp_ep_h ep, const RequestHeader& h, const void* data, size_t bytes,
                    void** request, const char* what, char* err, size_t errlen);
   int target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source, size_t bytes, char* err,
@@ -359,8 +363,10 @@ class UcxPath {
                                  size_t length, const ucp_am_recv_param_t* param);
   static ucs_status_t on_reply(void* arg, const void* header, size_t header_length, void* data,
                                size_t length, const ucp_am_recv_param_t* param);
-  // Performs the queued target ops; returns how many.
+  // Performs the queued target ops and answers those whose copies have finished; returns how many.
   unsigned run_work();
+  // Answers the target ops whose copies have finished (host_.copy_start); returns how many.
+  unsigned finish_copies();
   void perform(Work& w);
   // A signal (signal_add): performed right here, in the thread that received it, on a host heap
   // (with the CPU's atomics: atomic with respect to the mapped peers' and the PE's own); on a GPU
@@ -427,6 +433,15 @@ class UcxPath {
   std::mutex work_mutex_;
   std::deque<Work> work_;
   std::atomic<size_t> work_count_{0};  // work_.size(), read without the lock
+  // Target ops whose copy into or out of the heap is still running; answered when it is done.
+  struct RunningCopy {
+    uint64_t ticket = 0;
+    Work work;                     // keeps a put's staging buffer
+    std::unique_ptr<Reply> reply;  // a get's data is copied into its staging buffer
+  };
+  std::mutex copies_mutex_;
+  std::deque<RunningCopy> copies_;
+  std::atomic<size_t> copies_count_{0};  // copies_.size(), read without the lock
 
   // Hand-off between the application's own waits and the progress thread: while an application
   // thread progresses the worker (it waits in a call, or polls its memory: read_own -> progress),
@@ -462,6 +477,9 @@ class UcxPath {
     return since < idle_spin_.count();
   }
   Clock::duration idle_spin_{0};  // see kIdleSpinUs
+  // Staged transfers (target ops): bytes per chunk (and per staging buffer), chunks in flight.
+  size_t stage_chunk_ = kStageChunk;
+  int stage_depth_ = kStageDepth;
   struct AppWait {
     explicit AppWait(UcxPath& p) : path(p) { path.app_waiters_.fetch_add(1); }
     ~AppWait() {
@@ -631,11 +649,55 @@ int UcxPath::setup(char* err, size_t errlen) {
     }
     idle_spin_ = std::chrono::microseconds(us);
   }
+  // Staged transfers: VSHMEM_UCX_CHUNK_KIB, VSHMEM_UCX_CHUNKS (see the defaults' comment).
+  const auto parse = [&](const char* name, long lo, long hi, long* out) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return 0;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (*end != '\0' || n < lo || n > hi) {
+      return set_err(err, errlen, kInvalidArgument,
+                     format("%s: '%s' is not %ld..%ld", name, v, lo, hi));
+    }
+    *out = n;
+    return 0;
+  };
+  long chunk_kib = static_cast<long>(kStageChunk >> 10), depth = kStageDepth;
+  if (int r = parse("VSHMEM_UCX_CHUNK_KIB", 4, 65536, &chunk_kib)) return r;
+  if (int r = parse("VSHMEM_UCX_CHUNKS", 1, 64, &depth)) return r;
+  stage_chunk_ = static_cast<size_t>(chunk_kib) << 10;
+  stage_depth_ = static_cast<int>(depth);
   ucp_config_t* config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) {
     return set_err(err, errlen, kInvalidArgument,
                    format("UCX configuration (UCX_* variables): %s", ucs_status_string(s)));
+  }
+  // Shared memory (posix) with peer failure handling on UCX 1.16 and later, unless the user
+  // decides (UCX_POSIX_ERROR_HANDLING, or UCX_MM_ERROR_HANDLING for every shared-memory
+  // transport of that family; the key below is the latter's, which UCX applies to each such
+  // transport's settings). UCX offers it there but leaves it off by default, and without it no
+  // endpoint that uses shared memory can have it (probe_peer_errors()). Why:
+  // - UCX 1.16 ends the survivor when its cross-memory copy (cma) finds the peer gone and the
+  //   endpoint has no error handling (uct_cma_ep_tx_error logs at FATAL: ucx_sm_peer_dies
+  //   failed that way on the H200, naming no PE); with it, UCX reports the failure on the
+  //   endpoint ("PE n failed or exited"), as over TCP. The posix transport attaches to a peer's
+  //   segment through /proc/<pid>/fd, which is what lets it check whether the peer lives
+  //   (mm_iface.c).
+  // - Not on 1.13: there a dead peer only runs into the time limit either way, and the
+  //   error-handling endpoints cost staged gets 4-10x their bandwidth over shared memory
+  //   (this 2-core box, 64 MiB get in target mode: 0.15-1.0 GB/s against 2.9-4.0).
+  unsigned major = 0, minor = 0, release = 0;
+  ucp_get_version(&major, &minor, &release);
+  const bool sm_errors = major > 1 || (major == 1 && minor >= 16);
+  if (sm_errors && std::getenv("UCX_POSIX_ERROR_HANDLING") == nullptr &&
+      std::getenv("UCX_MM_ERROR_HANDLING") == nullptr) {
+    s = ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
+    if (s != UCS_OK) {
+      log(1, format("ucx: UCX refuses MM_ERROR_HANDLING=y (%s): shared memory without peer "
+                    "failure handling",
+                    ucs_status_string(s)));
+    }
   }
   // A one-node job loads UCX only for the global and static variables: then one shared-memory
   // transport for messages (posix), cross-memory attach for put/get (cma) and loopback are
@@ -844,6 +906,19 @@ void UcxPath::shutdown() {
       std::lock_guard<std::mutex> lock(work_mutex_);
       work_.clear();
     }
+    {
+      // Copies still running use staging buffers, freed below: let them end (bounded).
+      std::lock_guard<std::mutex> lock(copies_mutex_);
+      for (RunningCopy& c : copies_) {
+        int done = 0;
+        while (host_.copy_test(host_.ctx, c.ticket, &done, nullptr, 0) == 0 && done == 0 &&
+               Clock::now() < until) {
+          sched_yield();
+        }
+      }
+      copies_.clear();
+      copies_count_.store(0);
+    }
     ucp_worker_destroy(worker_);
     worker_ = nullptr;
   }
@@ -877,6 +952,7 @@ void UcxPath::progress_loop() {
     if (run_work() != 0) note_busy();
     if (progress_once() != 0) continue;
     if (work_count_.load(std::memory_order_acquire) != 0) continue;
+    if (copies_count_.load(std::memory_order_acquire) != 0) continue;  // answered when done
     if (recently_busy()) continue;  // the idle spin (kIdleSpinUs) before sleeping
     ucs_status_t s = UCS_ERR_BUSY;
     {
@@ -1190,6 +1266,9 @@ void UcxPath::wait_event(int timeout_us) {
   // whoever else runs on a busy machine).
   AppWait app(*this);
   if (progress_once() != 0 || run_work() != 0) return;
+  // Copies of target ops are running: their answers are due within microseconds, and no event
+  // of the worker's file descriptor says when.
+  if (copies_count_.load(std::memory_order_acquire) != 0) return;
   // The idle spin (kIdleSpinUs): right after traffic the next message usually follows within
   // microseconds; polling for it costs less than the kernel's wake-up from ppoll.
   while (recently_busy()) {
@@ -1464,8 +1543,8 @@ int UcxPath::take_staging(void** out, char* err, size_t errlen) {
   }
   void* p = nullptr;
   char e[512] = {};
-  if (int r = host_.alloc_staging(host_.ctx, kStageChunk, &p, e, sizeof(e))) {
-    return set_err(err, errlen, r, format("staging buffer of %zu bytes: %s", kStageChunk, e));
+  if (int r = host_.alloc_staging(host_.ctx, stage_chunk_, &p, e, sizeof(e))) {
+    return set_err(err, errlen, r, format("staging buffer of %zu bytes: %s", stage_chunk_, e));
   }
   std::lock_guard<std::mutex> lock(staging_mutex_);
   staging_all_.push_back(p);
@@ -1537,161 +1616,170 @@ int UcxPath::wait_op(PendingOp& op, uint64_t token, int pe, const char* what, ch
   return 0;
 }
 
-int UcxPath::settle_slot(PendingOp& op, uint64_t token, void** send, bool abandon, int pe,
-                         const char* what, char* err, size_t errlen) {
-  const int r = abandon ? 0 : wait_op(op, token, pe, what, err, errlen);
-  forget_op(token);
-  const int w = abandon || r != 0 ? 0 : wait(*send, pe, what, err, errlen);
-  // A request that was not waited for is still UCX's: give it back.
-  if ((abandon || r != 0) && *send != nullptr && !UCS_PTR_IS_ERR(*send)) ucp_request_free(*send);
-  *send = nullptr;
-  return r != 0 ? r : w;
+// The network and provider steps of one staged transfer of ours (run_staged in
+// chunk_pipeline.hpp drives them): a put copies each chunk into its bounce buffer (the source may
+// be GPU memory, which the network cannot read) and sends it to the target's progress thread,
+// which copies it into its heap and answers; a get asks for each chunk, the reply lands in the
+// bounce buffer (by rendezvous: straight from the network), and is copied out. Copies are
+// started and polled (host_.copy_start), so they overlap the network legs of other chunks.
+class UcxPath::StagedOps {
+ public:
+  StagedOps(UcxPath& path, bool put, int pe, ucp_ep_h ep, uint64_t offset, void* local, char* err,
+            size_t errlen)
+      : path_(path),
+        put_(put),
+        pe_(pe),
+        ep_(ep),
+        offset_(offset),
+        local_(static_cast<uint8_t*>(local)),
+        err_(err),
+        errlen_(errlen),
+        what_(put ? "put to" : "get from"),
+        bounce_(path),
+        slots_(static_cast<size_t>(path.stage_depth_)),
+        last_move_(Clock::now()) {}
+
+  int start_copy(const ChunkPipeline::Chunk& c, uint64_t* ticket) {
+    void* buf = nullptr;
+    if (int r = bounce_.get(c.slot, &buf, err_, errlen_)) return r;
+    char e[512] = {};
+    void* dst = put_ ? buf : local_ + c.offset;
+    const void* src = put_ ? static_cast<const void*>(local_ + c.offset) : buf;
+    if (int r = path_.host_.copy_start(path_.host_.ctx, dst, src, c.bytes, ticket, e, sizeof(e))) {
+      return set_err(err_, errlen_, r, format("%s PE %d: staging: %s", what_, pe_, e));
+    }
+    return 0;
+  }
+  int test_copy(uint64_t ticket, bool* done) {
+    char e[512] = {};
+    int d = 0;
+    if (int r = path_.host_.copy_test(path_.host_.ctx, ticket, &d, e, sizeof(e))) {
+      return set_err(err_, errlen_, r, format("%s PE %d: staging: %s", what_, pe_, e));
+    }
+    *done = d != 0;
+    if (*done) last_move_ = Clock::now();
+    return 0;
+  }
+  int start_net(const ChunkPipeline::Chunk& c) {
+    Slot& slot = slots_[static_cast<size_t>(c.slot)];
+    void* buf = nullptr;
+    if (int r = bounce_.get(c.slot, &buf, err_, errlen_)) return r;
+    slot.op.done.store(false);
+    slot.op.status = 0;
+    slot.op.text.clear();
+    slot.op.data = put_ ? nullptr : buf;  // a get's reply lands here
+    slot.op.bytes = put_ ? 0 : c.bytes;
+    slot.send = nullptr;
+    slot.token = path_.register_op(&slot.op);
+    slot.header = RequestHeader{static_cast<uint32_t>(put_ ? TargetOp::kPut : TargetOp::kGet),
+                                path_.my_pe_,
+                                slot.token,
+                                offset_ + c.offset,
+                                c.bytes,
+                                0,
+                                0,
+                                0,
+                                0};
+    return path_.send_request(pe_, ep_, slot.header, put_ ? buf : nullptr, put_ ? c.bytes : 0,
+                              &slot.send, what_, err_, errlen_);
+  }
+  // Done when the target has answered and our send is complete (UCX no longer reads the bounce
+  // buffer or the header).
+  int test_net(const ChunkPipeline::Chunk& c, bool* done) {
+    Slot& slot = slots_[static_cast<size_t>(c.slot)];
+    *done = false;
+    if (!slot.op.done.load(std::memory_order_acquire)) return 0;
+    if (slot.send != nullptr) {
+      const ucs_status_t st = ucp_request_check_status(slot.send);
+      if (st == UCS_INPROGRESS) return 0;
+      ucp_request_free(slot.send);
+      slot.send = nullptr;
+      if (st != UCS_OK) return path_.peer_error(pe_, what_, st, err_, errlen_);
+    }
+    path_.forget_op(slot.token);
+    slot.token = 0;
+    if (slot.op.status != 0) {
+      return set_err(
+          err_, errlen_, slot.op.status,
+          format("%s PE %d: PE %d refused it: %s", what_, pe_, pe_, slot.op.text.c_str()));
+    }
+    *done = true;
+    last_move_ = Clock::now();
+    return 0;
+  }
+  // Nothing moved: progress the network (and serve peers' requests: the progress thread is
+  // handed off meanwhile); a failed peer or the time limit ends the transfer.
+  int idle() {
+    if (path_.progress_once() != 0 || path_.run_work() != 0) return 0;
+    if (++spins_ % 256 != 0) return 0;
+    const int failed = path_.peers_[pe_].failure.load(std::memory_order_acquire);
+    if (failed != UCS_OK) {
+      return path_.peer_error(pe_, what_, static_cast<ucs_status_t>(failed), err_, errlen_);
+    }
+    if (Clock::now() - last_move_ > path_.timeout_) {
+      return set_err(err_, errlen_, kTimeout,
+                     format("%s PE %d: no answer for %s (PE %d may be hung or overloaded; "
+                            "VSHMEM_BOOTSTRAP_TIMEOUT sets the limit)",
+                            what_, pe_, path_.seconds().c_str(), pe_));
+    }
+    sched_yield();
+    return 0;
+  }
+  void abandon(const ChunkPipeline::Chunk& c, bool net_started) {
+    abandoned_ = true;
+    Slot& slot = slots_[static_cast<size_t>(c.slot)];
+    if (!net_started) return;
+    if (slot.token != 0) path_.forget_op(slot.token);  // a late reply finds no one
+    slot.token = 0;
+    // Still UCX's: it completes the send (or fails it) on its own.
+    if (slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) ucp_request_free(slot.send);
+    slot.send = nullptr;
+  }
+  // After a failure: sends and replies given up on, and copies that may still be running, may
+  // still use the bounce buffers: they are never handed out again.
+  ~StagedOps() {
+    if (abandoned_) bounce_.abandon();
+  }
+
+ private:
+  struct Slot {
+    PendingOp op;
+    uint64_t token = 0;
+    RequestHeader header{};  // UCX reads it until the send completes
+    void* send = nullptr;
+  };
+  UcxPath& path_;
+  const bool put_;
+  const int pe_;
+  const ucp_ep_h ep_;
+  const uint64_t offset_;
+  uint8_t* const local_;
+  char* const err_;
+  const size_t errlen_;
+  const char* const what_;
+  StagingSet bounce_;
+  std::vector<Slot> slots_;
+  Clock::time_point last_move_;
+  unsigned spins_ = 0;
+  bool abandoned_ = false;
+};
+
+int UcxPath::target_transfer(bool put, int pe, ucp_ep_h ep, uint64_t offset, void* local,
+                             size_t bytes, char* err, size_t errlen) {
+  AppWait app(*this);
+  StagedOps ops(*this, put, pe, ep, offset, local, err, errlen);
+  return vshmem::run_staged(bytes, stage_chunk_, stage_depth_, put, ops);
 }
 
 int UcxPath::target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source, size_t bytes,
                         char* err, size_t errlen) {
-  const char* what = "put to";
-  // Staging on our side: the source may be GPU memory, which the network cannot read. Chunks are
-  // copied into page-locked buffers while earlier ones are on the wire.
-  ChunkPipeline pipe(bytes, kStageChunk, kStageDepth);
-  StagingSet bounce(*this);
-  struct Slot {
-    PendingOp op;
-    uint64_t token = 0;
-    RequestHeader header{};  // UCX reads it until the send completes
-    void* send = nullptr;
-  };
-  std::unique_ptr<Slot[]> slots(new Slot[kStageDepth]);
-  int failure = 0;
-  auto finish = [&](int s) {
-    Slot& slot = slots[s];
-    const bool abandon = failure != 0;
-    const int r = settle_slot(slot.op, slot.token, &slot.send, abandon, pe, what, err, errlen);
-    pipe.complete(s);
-    if (!abandon) failure = r;
-  };
-  std::vector<int> order;  // slots in issue order: completed oldest first
-  size_t head = 0;
-  while (!pipe.done()) {
-    while (pipe.can_issue() && failure == 0) {
-      ChunkPipeline::Chunk c = pipe.issue();
-      void* buf = nullptr;
-      if (int r = bounce.get(c.slot, &buf, err, errlen)) {
-        failure = r;
-        pipe.complete(c.slot);
-        break;
-      }
-      char copy_err[512] = {};
-      if (int r = host_.copy(host_.ctx, buf, static_cast<const uint8_t*>(source) + c.offset,
-                             c.bytes, copy_err, sizeof(copy_err))) {
-        failure = set_err(err, errlen, r, format("%s PE %d: staging: %s", what, pe, copy_err));
-        pipe.complete(c.slot);
-        break;
-      }
-      Slot& slot = slots[c.slot];
-      slot.op.done.store(false);
-      slot.op.status = 0;
-      slot.token = register_op(&slot.op);
-      slot.header = RequestHeader{static_cast<uint32_t>(TargetOp::kPut),
-                                  my_pe_,
-                                  slot.token,
-                                  offset + c.offset,
-                                  c.bytes,
-                                  0,
-                                  0,
-                                  0,
-                                  0};
-      if (int r = send_request(pe, ep, slot.header, buf, c.bytes, &slot.send, what, err, errlen)) {
-        forget_op(slot.token);
-        failure = r;
-        pipe.complete(c.slot);
-        break;
-      }
-      order.push_back(c.slot);
-    }
-    if (head < order.size()) {
-      finish(order[head++]);
-    } else if (failure != 0 || !pipe.can_issue()) {
-      break;
-    }
-  }
-  while (head < order.size()) finish(order[head++]);
-  if (failure != 0) bounce.abandon();  // sends given up on may still read them
-  return failure;
+  // The source is only read (target_transfer's copies go from it into the bounce buffers).
+  return target_transfer(true, pe, ep, offset, const_cast<void*>(source), bytes, err, errlen);
 }
 
 int UcxPath::target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t bytes, char* err,
                         size_t errlen) {
-  const char* what = "get from";
-  ChunkPipeline pipe(bytes, kStageChunk, kStageDepth);
-  StagingSet bounce(*this);  // the replies land here (by rendezvous: straight from the network)
-  struct Slot {
-    PendingOp op;
-    uint64_t token = 0;
-    size_t offset = 0;
-    RequestHeader header{};  // UCX reads it until the send completes
-    void* send = nullptr;
-  };
-  std::unique_ptr<Slot[]> slots(new Slot[kStageDepth]);
-  int failure = 0;
-  std::vector<int> order;
-  size_t head = 0;
-  auto finish = [&](int s) {
-    Slot& slot = slots[s];
-    const bool abandon = failure != 0;
-    int r = settle_slot(slot.op, slot.token, &slot.send, abandon, pe, what, err, errlen);
-    if (!abandon && r == 0) {
-      char copy_err[512] = {};
-      if (int c = host_.copy(host_.ctx, static_cast<uint8_t*>(dest) + slot.offset, bounce.at(s),
-                             slot.op.bytes, copy_err, sizeof(copy_err))) {
-        r = set_err(err, errlen, c, format("%s PE %d: staging: %s", what, pe, copy_err));
-      }
-    }
-    pipe.complete(s);
-    if (!abandon) failure = r;
-  };
-  while (!pipe.done()) {
-    while (pipe.can_issue() && failure == 0) {
-      ChunkPipeline::Chunk c = pipe.issue();
-      void* buf = nullptr;
-      if (int r = bounce.get(c.slot, &buf, err, errlen)) {
-        failure = r;
-        pipe.complete(c.slot);
-        break;
-      }
-      Slot& slot = slots[c.slot];
-      slot.op.done.store(false);
-      slot.op.status = 0;
-      slot.op.data = buf;
-      slot.op.bytes = c.bytes;
-      slot.offset = c.offset;
-      slot.token = register_op(&slot.op);
-      slot.header = RequestHeader{static_cast<uint32_t>(TargetOp::kGet),
-                                  my_pe_,
-                                  slot.token,
-                                  offset + c.offset,
-                                  c.bytes,
-                                  0,
-                                  0,
-                                  0,
-                                  0};
-      if (int r = send_request(pe, ep, slot.header, nullptr, 0, &slot.send, what, err, errlen)) {
-        forget_op(slot.token);
-        failure = r;
-        pipe.complete(c.slot);
-        break;
-      }
-      order.push_back(c.slot);
-    }
-    if (head < order.size()) {
-      finish(order[head++]);
-    } else {
-      break;
-    }
-  }
-  while (head < order.size()) finish(order[head++]);
-  if (failure != 0) bounce.abandon();  // a late reply may still be received into them
-  return failure;
+  return target_transfer(false, pe, ep, offset, dest, bytes, err, errlen);
 }
 
 int UcxPath::target_atomic(int pe, ucp_ep_h ep, int op, uint64_t offset, unsigned width,
@@ -1810,7 +1898,7 @@ ucs_status_t UcxPath::on_request(void* arg, const void* header, size_t header_le
   void* into = nullptr;
   if (length > 0) {
     void* buf = nullptr;
-    if (length <= kStageChunk && self->take_staging(&buf, nullptr, 0) == 0) {
+    if (length <= self->stage_chunk_ && self->take_staging(&buf, nullptr, 0) == 0) {
       w->staged = self->shared_staging(buf);
       into = buf;
     } else {
@@ -1881,8 +1969,38 @@ void UcxPath::queue(std::unique_ptr<Work> w) {
   if (std::this_thread::get_id() != progress_thread_.get_id()) wake();
 }
 
+unsigned UcxPath::finish_copies() {
+  if (copies_count_.load(std::memory_order_acquire) == 0) return 0;
+  std::vector<RunningCopy> done;
+  {
+    std::lock_guard<std::mutex> lock(copies_mutex_);
+    for (auto it = copies_.begin(); it != copies_.end();) {
+      char err[512] = {};
+      int finished = 0;
+      if (int rc = host_.copy_test(host_.ctx, it->ticket, &finished, err, sizeof(err))) {
+        it->reply->header.status = rc;
+        it->reply->staged.reset();
+        it->reply->data.assign(err, err + std::strlen(err));
+        finished = 1;
+      }
+      if (finished == 0) {
+        ++it;
+        continue;
+      }
+      done.push_back(std::move(*it));
+      it = copies_.erase(it);
+      copies_count_.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+  for (RunningCopy& c : done) {
+    if (c.work.header.token != 0) send_reply(c.work.header.from_pe, std::move(c.reply));
+  }
+  return static_cast<unsigned>(done.size());
+}
+
 unsigned UcxPath::run_work() {
-  for (unsigned done = 0;; ++done) {
+  const unsigned copied = finish_copies();
+  for (unsigned done = copied;; ++done) {
     if (work_count_.load(std::memory_order_acquire) == 0) return done;  // no lock when idle
     Work w;
     {
@@ -1935,8 +2053,17 @@ void UcxPath::perform(Work& w) {
     if (op == TargetOp::kPut) {
       std::memcpy(target, w.data, h.bytes);
     } else if (op == TargetOp::kGet) {
-      reply->data.resize(h.bytes);
-      std::memcpy(reply->data.data(), target, h.bytes);
+      // A staging buffer, like the heap's replies: reused, where a fresh vector per chunk cost
+      // an allocation, its page faults and zeroing on the path of every chunk.
+      void* buf = nullptr;
+      if (h.bytes <= stage_chunk_ && take_staging(&buf, nullptr, 0) == 0) {
+        reply->staged = shared_staging(buf);
+        reply->staged_bytes = h.bytes;
+      } else {
+        reply->data.resize(h.bytes);
+        buf = reply->data.data();
+      }
+      std::memcpy(buf, target, h.bytes);
     } else {
       reply->header.value =
           h.width == 4
@@ -1944,18 +2071,34 @@ void UcxPath::perform(Work& w) {
               : cpu_atomic<uint64_t>(static_cast<int>(h.amo), target, h.operand, h.compare);
     }
   } else if (bad.empty()) {
-    if (op == TargetOp::kPut) {
-      rc = host_.copy(host_.ctx, target, w.data, h.bytes, err, sizeof(err));
-    } else if (op == TargetOp::kGet) {
-      void* buf = nullptr;
-      if (h.bytes <= kStageChunk && take_staging(&buf, nullptr, 0) == 0) {
-        reply->staged = shared_staging(buf);
-        reply->staged_bytes = h.bytes;
-      } else {
-        reply->data.resize(h.bytes);
-        buf = reply->data.data();
+    if (op == TargetOp::kPut || op == TargetOp::kGet) {
+      // The copy is started and left running: the thread goes on receiving the next chunks
+      // while it runs (finish_copies() answers once it is done; the staging buffer stays with
+      // it until then).
+      void* dst = target;
+      const void* src = w.data;
+      if (op == TargetOp::kGet) {
+        void* buf = nullptr;
+        if (h.bytes <= stage_chunk_ && take_staging(&buf, nullptr, 0) == 0) {
+          reply->staged = shared_staging(buf);
+          reply->staged_bytes = h.bytes;
+        } else {
+          reply->data.resize(h.bytes);
+          buf = reply->data.data();
+        }
+        dst = buf;
+        src = target;
       }
-      rc = host_.copy(host_.ctx, buf, target, h.bytes, err, sizeof(err));
+      uint64_t ticket = 0;
+      int done = 0;
+      rc = host_.copy_start(host_.ctx, dst, src, h.bytes, &ticket, err, sizeof(err));
+      if (rc == 0) rc = host_.copy_test(host_.ctx, ticket, &done, err, sizeof(err));
+      if (rc == 0 && done == 0) {
+        std::lock_guard<std::mutex> lock(copies_mutex_);
+        copies_.push_back(RunningCopy{ticket, std::move(w), std::move(reply)});
+        copies_count_.fetch_add(1, std::memory_order_release);
+        return;
+      }
     } else {
       rc = host_.atomic(host_.ctx, static_cast<int>(h.amo), target, h.width, h.operand, h.compare,
                         &reply->header.value, err, sizeof(err));

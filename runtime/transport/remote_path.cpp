@@ -56,6 +56,19 @@ struct RemotePath::Host {
     *out = *p;
     return 0;
   }
+  static int copy_start(void* ctx, void* dst, const void* src, size_t bytes, uint64_t* ticket,
+                        char* err, size_t errlen) {
+    Result<uint64_t> t = static_cast<Host*>(ctx)->provider.copy_start(dst, src, bytes);
+    if (!t.is_ok()) return write_err(err, errlen, t.status());
+    *ticket = *t;
+    return 0;
+  }
+  static int copy_test(void* ctx, uint64_t ticket, int* done, char* err, size_t errlen) {
+    Result<bool> d = static_cast<Host*>(ctx)->provider.copy_test(ticket);
+    if (!d.is_ok()) return write_err(err, errlen, d.status());
+    *done = *d ? 1 : 0;
+    return 0;
+  }
   static void free_staging(void* ctx, void* p) {
     static_cast<Host*>(ctx)->provider.free_staging(p);
   }
@@ -178,7 +191,8 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   }
   args.timeout_ms = static_cast<long>(options.timeout.count());
   args.host = {path->host_.get(),  &Host::allgather,   &Host::copy,          &Host::atomic,
-               &Host::log_message, &Host::log_enabled, &Host::alloc_staging, &Host::free_staging};
+               &Host::log_message, &Host::log_enabled, &Host::alloc_staging, &Host::free_staging,
+               &Host::copy_start,  &Host::copy_test};
   char err[kErrLen] = {};
   const Clock::time_point t_init = Clock::now();
   int rc = init(&args, &path->plugin_, err, sizeof(err));

@@ -370,8 +370,7 @@ static void test_order(void) {
   if (me <= 1) {
     for (int r = 0; r < 4; ++r) {
       shmem_long_p(&s_coll[me * 4 + r], (long)val(me, 61, r), peer);
-      CHECK(shmem_long_g(&g_long[r], peer) == (long)val(peer, 64, r), "get %d from PE %d", r,
-            peer);
+      CHECK(shmem_long_g(&g_long[r], peer) == (long)val(peer, 64, r), "get %d from PE %d", r, peer);
     }
     shmem_quiet();
   }

@@ -25,6 +25,9 @@ vshmem_add_mpe_test(NAME statics_order TARGET mpe_statics ARGS order NPES 3 4
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN)
 vshmem_add_mpe_test(NAME statics_order_tcp TARGET mpe_statics ARGS order NPES 3
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV UCX_TLS=tcp UCX_NET_DEVICES=lo)
+# Shared memory with peer failure handling (what the plugin asks for on UCX 1.16 and later).
+vshmem_add_mpe_test(NAME statics_order_sm_errors TARGET mpe_statics ARGS order NPES 3
+  LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV UCX_MM_ERROR_HANDLING=y)
 # PEs on two simulated nodes: heap and statics both through UCX (sm and tcp).
 vshmem_add_mpe_test(NAME statics_2nodes_sm TARGET mpe_statics ARGS all NPES 2 4
   LAUNCHERS vshmemrun LAUNCHER_ARGS --simulate-nodes 2 TIMEOUT 60
