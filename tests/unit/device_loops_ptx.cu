@@ -17,6 +17,13 @@ __global__ void scope_wait_any_kernel(int* flags, size_t n, int value, size_t* o
 __global__ void scope_wait_some_kernel(int* flags, size_t n, size_t* idx, int value, size_t* out) {
   *out = shmem_int_wait_until_some(flags, n, idx, nullptr, SHMEM_CMP_EQ, value);
 }
+// A single test_any / test_some walks its n variables in a loop: one scope for the whole call.
+__global__ void scope_test_any_kernel(int* flags, size_t n, int value, size_t* out) {
+  *out = shmem_int_test_any(flags, n, nullptr, SHMEM_CMP_EQ, value);
+}
+__global__ void scope_test_some_kernel(int* flags, size_t n, size_t* idx, int value, size_t* out) {
+  *out = shmem_int_test_some(flags, n, idx, nullptr, SHMEM_CMP_EQ, value);
+}
 __global__ void scope_broadcast_kernel(shmem_team_t team, long* dest, const long* source,
                                        size_t n) {
   shmem_long_broadcast(team, dest, source, n, 0);

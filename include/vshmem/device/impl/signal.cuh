@@ -107,10 +107,10 @@ __device__ __forceinline__ void wait_all(const char* call, T* ivars, size_t n, c
   }
 }
 
-template <class T, class Sc = DynScope>
-__device__ __forceinline__ size_t test_any(const char* call, T* ivars, size_t n, const int* status,
-                                           int cmp, CmpValues<T> values) {
-  check_cmp(call, cmp);
+// One pass of test_any in the scope Sc (its caller chose it once: a single test or a wait's loop).
+template <class T, class Sc>
+__device__ __forceinline__ size_t test_any_in(const char* call, T* ivars, size_t n,
+                                              const int* status, int cmp, CmpValues<T> values) {
   for (size_t i = 0; i < n; ++i) {
     if (included(status, i) && test_one<T, Sc>(call, ivars + i, cmp, values[i])) {
       fence_acquire<Sc>();
@@ -118,6 +118,14 @@ __device__ __forceinline__ size_t test_any(const char* call, T* ivars, size_t n,
     }
   }
   return SIZE_MAX;
+}
+
+template <class T>
+__device__ __forceinline__ size_t test_any(const char* call, T* ivars, size_t n, const int* status,
+                                           int cmp, CmpValues<T> values) {
+  check_cmp(call, cmp);
+  return in_scope(
+      [&](auto sc) { return test_any_in<T, decltype(sc)>(call, ivars, n, status, cmp, values); });
 }
 
 __device__ __forceinline__ bool any_included(const int* status, size_t n) {
@@ -130,19 +138,21 @@ __device__ __forceinline__ bool any_included(const int* status, size_t n) {
 template <class T>
 __device__ __forceinline__ size_t wait_any(const char* call, T* ivars, size_t n, const int* status,
                                            int cmp, CmpValues<T> values) {
+  check_cmp(call, cmp);
   if (!any_included(status, n)) return SIZE_MAX;
   return in_scope([&](auto sc) {  // the scope is chosen once, outside the polling loop
     for (;;) {
-      size_t i = test_any<T, decltype(sc)>(call, ivars, n, status, cmp, values);
+      size_t i = test_any_in<T, decltype(sc)>(call, ivars, n, status, cmp, values);
       if (i != SIZE_MAX) return i;
     }
   });
 }
 
-template <class T, class Sc = DynScope>
-__device__ __forceinline__ size_t test_some(const char* call, T* ivars, size_t n, size_t* indices,
-                                            const int* status, int cmp, CmpValues<T> values) {
-  check_cmp(call, cmp);
+// One pass of test_some in the scope Sc (chosen once by its caller, as for test_any_in).
+template <class T, class Sc>
+__device__ __forceinline__ size_t test_some_in(const char* call, T* ivars, size_t n,
+                                               size_t* indices, const int* status, int cmp,
+                                               CmpValues<T> values) {
   size_t found = 0;
   for (size_t i = 0; i < n; ++i) {
     if (included(status, i) && test_one<T, Sc>(call, ivars + i, cmp, values[i])) {
@@ -154,12 +164,22 @@ __device__ __forceinline__ size_t test_some(const char* call, T* ivars, size_t n
 }
 
 template <class T>
+__device__ __forceinline__ size_t test_some(const char* call, T* ivars, size_t n, size_t* indices,
+                                            const int* status, int cmp, CmpValues<T> values) {
+  check_cmp(call, cmp);
+  return in_scope([&](auto sc) {
+    return test_some_in<T, decltype(sc)>(call, ivars, n, indices, status, cmp, values);
+  });
+}
+
+template <class T>
 __device__ __forceinline__ size_t wait_some(const char* call, T* ivars, size_t n, size_t* indices,
                                             const int* status, int cmp, CmpValues<T> values) {
+  check_cmp(call, cmp);
   if (!any_included(status, n)) return size_t{0};
   return in_scope([&](auto sc) {  // the scope is chosen once, outside the polling loop
     for (;;) {
-      size_t found = test_some<T, decltype(sc)>(call, ivars, n, indices, status, cmp, values);
+      size_t found = test_some_in<T, decltype(sc)>(call, ivars, n, indices, status, cmp, values);
       if (found > 0) return found;
     }
   });
