@@ -82,38 +82,44 @@ __global__ void waits_kernel(int* flags, int nflags, int* out) {
   out[8] = static_cast<int>(shmem_signal_fetch(reinterpret_cast<uint64_t*>(flags + 64)));
 }
 
+// One barrier of kind K (sync.cuh) by one thread (scope 0), warp 0 (1) or the whole block (2).
+template <vshmem::device::BarrierKind K>
+__device__ void barrier_of_kind(int scope) {
+  using vshmem::device::sync_group;
+  if (scope == 2) {
+    sync_group<vshmem::device::BlockGroup, K>("stress", true);
+    return;
+  }
+  __syncthreads();
+  if (scope == 0 && threadIdx.x == 0) sync_group<vshmem::device::ThreadGroup, K>("stress", true);
+  if (scope == 1 && threadIdx.x < 32) sync_group<vshmem::device::WarpGroup, K>("stress", true);
+  __syncthreads();
+}
+
 // `barriers` barriers; between barriers k and k+1 every PE adds 1 to next's counter, and after
 // barrier k+1 each PE's counter must be exactly k+1 (a barrier that let a PE through early would
-// show a smaller count). Thread, warp and block forms of the flag barrier (the default) and of the
-// counting barrier (sync.cuh, BarrierKind::kCounter) in turn, so that each kind also follows
-// barriers of the other.
+// show a smaller count). Thread, warp and block forms of the default barrier (the public calls)
+// and of the flag, counting and central barriers (sync.cuh, BarrierKind; the central one is the
+// flag barrier where a PE is behind the proxy) in turn, so that each kind also follows barriers
+// of the others.
 __global__ void barrier_kernel(unsigned long long* counter, int barriers, int* errors) {
   using vshmem::device::BarrierKind;
   const int n = shmem_n_pes();
   const int next = (shmem_my_pe() + 1) % n;
   for (int k = 0; k < barriers; ++k) {
     if (threadIdx.x == 0) shmem_ulonglong_atomic_add(counter, 1, next);
-    int form = k % 6;
-    if (form == 3) {
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        vshmem::device::sync_group<vshmem::device::ThreadGroup, BarrierKind::kCounter>("count",
-                                                                                       true);
-      }
-      __syncthreads();
-    } else if (form == 4) {
-      __syncthreads();
-      if (threadIdx.x < 32) {
-        vshmem::device::sync_group<vshmem::device::WarpGroup, BarrierKind::kCounter>("count", true);
-      }
-      __syncthreads();
-    } else if (form == 5) {
-      vshmem::device::sync_group<vshmem::device::BlockGroup, BarrierKind::kCounter>("count", true);
-    } else if (form == 0) {
+    const int form = k % 12, scope = form % 3;
+    if (form >= 9) {
+      barrier_of_kind<BarrierKind::kFlags>(scope);
+    } else if (form >= 6) {
+      barrier_of_kind<BarrierKind::kCentral>(scope);
+    } else if (form >= 3) {
+      barrier_of_kind<BarrierKind::kCounter>(scope);
+    } else if (scope == 0) {
       __syncthreads();
       if (threadIdx.x == 0) shmem_barrier_all();
       __syncthreads();
-    } else if (form == 1) {
+    } else if (scope == 1) {
       __syncthreads();
       if (threadIdx.x < 32) shmemx_barrier_all_warp();
       __syncthreads();

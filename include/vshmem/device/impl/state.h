@@ -88,6 +88,11 @@ struct SyncLayout {
   // uint64_t[kMaxRounds]: dissemination barrier round counters; peers add to ours.
   static constexpr uint64_t kBarrierCounters = 0;
   static constexpr int kMaxRounds = 64;
+  // uint64_t: the central barrier's count (sync.cuh, central): PE 0's copy only is used; every PE
+  // adds 1 to it per central barrier and polls it. Own cache line (after the 64 round counters).
+  static constexpr uint64_t kCentralCount = 512;
+  // uint64_t: the count the last central barrier waited for; only this PE touches it.
+  static constexpr uint64_t kCentralTarget = 768;
   // uint64_t: how many barriers this PE has entered; only this PE touches it. Own cache line.
   static constexpr uint64_t kBarrierEpoch = 1024;
   // uint64_t: the counting barrier's arrivals (sync.cuh, counting); peers add 1 to ours.

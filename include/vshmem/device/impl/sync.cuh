@@ -1,7 +1,9 @@
 // Device setup queries, ordering (fence, quiet) and whole-team synchronization (barrier, sync).
 //
-// Barriers use the runtime's synchronization area. Up to kFlatMaxPes PEs: a flat barrier, in
-// which every PE writes the number of barriers it has entered into its own flag at every peer
+// Barriers use the runtime's synchronization area. Up to kFlatMaxPes PEs: when every PE's heap is
+// on this GPU (and no PE is behind the proxy), the central barrier: every PE adds 1 to one count
+// at PE 0 and polls it (one remote write and one word to poll per PE). Otherwise a flat barrier,
+// in which every PE writes the number of barriers it has entered into its own flag at every peer
 // and waits until its flags from every peer reach that number (one hop of latency; the group
 // forms spread the peers over their threads). Beyond that, a dissemination barrier: ceil(log2 n)
 // rounds; in round r a PE adds 1 (with release) to counter r of PE me + 2^r and waits (with
@@ -105,6 +107,26 @@ __device__ __forceinline__ void fence_before_flags(bool quiet) {
   }
 }
 
+// The writes of a flat or counting barrier: for each peer of this member's share (me + rank + 1,
+// then every G::size()-th further, mod n), op(word's address at that peer); for a peer behind
+// the proxy (cold), one-way adds of 1 to `word` and, when given, to `also` there instead.
+template <class G, class Op>
+__device__ __forceinline__ void to_peers(const char* call, uint64_t* word, uint64_t* also, Op op) {
+  const GpuState& s = vshmemi_device_state;
+  const int n = s.n_pes, me = s.my_pe;
+  for (unsigned i = G::rank() + 1; i < static_cast<unsigned>(n); i += G::size()) {
+    int to = me + static_cast<int>(i);
+    if (to >= n) to -= n;
+    const int64_t dt = peer_delta(to);
+    if (unmapped(dt)) {
+      vshmemi_proxy_notify(call, word, to);
+      if (also != nullptr) vshmemi_proxy_notify(call, also, to);
+    } else {
+      op(at_delta(word, dt));
+    }
+  }
+}
+
 // Waits until flags[me + i] (mod n) reach `epoch` for i = rank + 1, rank + 1 + size, ... < n,
 // kBatch flags per pass (see flat), with acquire or relaxed loads.
 template <unsigned kBatch, bool kAcquire, class Sc>
@@ -143,18 +165,9 @@ __device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quie
   // The group synchronization before this made every member's earlier stores visible to this
   // thread; the fence makes them (cumulatively) visible before the flags (see sync_group).
   if (rank < static_cast<unsigned>(n)) fence_before_flags<Sc>(quiet);
-  for (unsigned i = rank + 1; i < static_cast<unsigned>(n); i += size) {
-    int to = me + static_cast<int>(i);
-    if (to >= n) to -= n;
-    const int64_t dt = peer_delta(to);
-    if (unmapped(dt)) {
-      // Cold: a PE behind the proxy. flags[me] there counts our barriers (epoch), written by us
-      // alone, one more per barrier: adding 1 sets it to epoch, one-way (impl/proxy.cuh).
-      vshmemi_proxy_notify(call, flags + me, to);
-    } else {
-      st_relaxed<Sc>(at_delta(flags + me, dt), epoch);
-    }
-  }
+  // Cold (a PE behind the proxy): flags[me] there counts our barriers (epoch), written by us
+  // alone, one more per barrier: adding 1 sets it to epoch, one-way (impl/proxy.cuh).
+  to_peers<G>(call, flags + me, nullptr, [&](uint64_t* there) { st_relaxed<Sc>(there, epoch); });
   // Polls. With one flag to watch per thread (the group forms, and the thread form with one peer)
   // they are acquire loads: the load that sees the flag needs no fence after it (a fence would
   // also wait for the flags this thread just stored, ~0.13 us on the H200). The thread form with
@@ -182,25 +195,16 @@ __device__ __forceinline__ void counting(const char* call, bool quiet) {
   uint64_t* arrivals = reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kArrivals);
   volatile uint64_t* target_p =
       reinterpret_cast<volatile uint64_t*>(s.sync_base + SyncLayout::kArrivalTarget);
-  const int n = s.n_pes, me = s.my_pe;
-  const unsigned rank = G::rank(), size = G::size();
+  const int n = s.n_pes;
+  const unsigned rank = G::rank();
   const uint64_t target = *target_p + static_cast<uint64_t>(n - 1);
   if (rank < static_cast<unsigned>(n)) fence_before_flags<Sc>(quiet);
-  for (unsigned i = rank + 1; i < static_cast<unsigned>(n); i += size) {
-    int to = me + static_cast<int>(i);
-    if (to >= n) to -= n;
-    const int64_t dt = peer_delta(to);
-    if (unmapped(dt)) {
-      // Cold: a PE behind the proxy (one-way adds). flags[me] there must also count this barrier:
-      // the flag barrier's cold path raises it by adding 1 per barrier (flat), so a barrier of
-      // the other kind that skipped it would leave that PE waiting at the next flag barrier.
-      vshmemi_proxy_notify(call, arrivals, to);
-      vshmemi_proxy_notify(
-          call, reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kBarrierFlags) + me, to);
-    } else {
-      red_add<Sc>(at_delta(arrivals, dt), uint64_t{1});
-    }
-  }
+  // Cold (a PE behind the proxy, one-way adds): flags[me] there must also count this barrier: the
+  // flag barrier's cold path raises it by adding 1 per barrier (flat), so a barrier of the other
+  // kind that skipped it would leave that PE waiting at the next flag barrier.
+  to_peers<G>(call, arrivals,
+              reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kBarrierFlags) + s.my_pe,
+              [&](uint64_t* there) { red_add<Sc>(there, uint64_t{1}); });
   if (rank == 0) {
     while (ld_acquire<Sc>(arrivals) < target) {
     }
@@ -215,10 +219,50 @@ static_assert(SyncLayout::kArrivals > SyncLayout::kBarrierEpoch &&
                   SyncLayout::kArrivalTarget + 8 <= SyncLayout::kBarrierFlags,
               "the counting barrier's words must not overlap the other barriers' words");
 
-// How a world barrier of at most kFlatMaxPes PEs waits: on n - 1 flags (the default) or on one
-// arrival counter. Both advance the barrier epoch, so broadcasts and later barriers of either
-// kind agree; every PE must use the same kind for the same barrier.
-enum class BarrierKind { kFlags, kCounter };
+// The central barrier, by the group's leader (every PE's heap on this GPU, no PE behind the
+// proxy): each PE adds 1 to PE 0's count (SyncLayout::kCentralCount) after the fence that makes
+// the add a release, and polls that one word with acquire loads until it holds n more than at the
+// last central barrier (kCentralTarget, this PE's only). One remote write and one word to poll
+// per PE, whatever n is: the flat barrier's leader issues n - 1 stores and polls n - 1 flags, the
+// counting barrier's n - 1 adds. Polling a word of PE 0 is an access to the same L2 when every
+// heap is on this GPU, which is why it is used only then (a poll over NVLink would cost a round
+// trip per load). The count only grows, so a fast PE's add for the next barrier may land before
+// a slow PE has seen this one's total without harm.
+template <class G, class Sc>
+__device__ __forceinline__ void central(bool quiet) {
+  const GpuState& s = vshmemi_device_state;
+  if (G::rank() != 0) return;
+  volatile uint64_t* target_p =
+      reinterpret_cast<volatile uint64_t*>(s.sync_base + SyncLayout::kCentralTarget);
+  const uint64_t target = *target_p + static_cast<uint64_t>(s.n_pes);
+  // PE 0's count: delta 0 (our own word) on PE 0, its window slot elsewhere; mapped, as the
+  // caller checked.
+  uint64_t* count = at_delta(reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kCentralCount),
+                             s.inline_delta[0]);
+  fence_before_flags<Sc>(quiet);
+  red_add<Sc>(count, uint64_t{1});
+  while (ld_acquire<Sc>(count) < target) {
+  }
+  *target_p = target;
+}
+
+static_assert(SyncLayout::kCentralCount >= 8 * SyncLayout::kMaxRounds &&
+                  SyncLayout::kCentralTarget >= SyncLayout::kCentralCount + 128 &&
+                  SyncLayout::kCentralTarget + 8 <= SyncLayout::kBarrierEpoch,
+              "the central barrier's words must not overlap the other barriers' words");
+
+// How a world barrier of at most kFlatMaxPes PEs waits: on n - 1 flags, on one arrival counter,
+// or on PE 0's central count (only where central() may run: every heap on this GPU and no proxy;
+// elsewhere kCentral is the flag barrier). All advance the barrier epoch, so broadcasts and later
+// barriers of any kind agree; every PE must use the same kind for the same barrier, which is why
+// every form (thread, warp, block, on stream) uses kDefaultBarrier.
+enum class BarrierKind { kFlags, kCounter, kCentral };
+
+// The central barrier: on the H200 with 8 PEs the thread form of the flag barrier took 2.1-3.5
+// us and the counting barrier's 2.35 us against 1.25-1.63 us for their block forms, the gap being
+// the n - 1 remote writes one thread issues (bench/RESULTS.md, run 19); the central barrier's
+// thread form issues one. The benchmark's "ab" group times all three kinds in every form.
+constexpr BarrierKind kDefaultBarrier = BarrierKind::kCentral;
 
 // A barrier or sync made by the whole group G: thread, warp or block. Every member reads the
 // epoch before anyone advances it; the leader advances it after.
@@ -229,7 +273,7 @@ enum class BarrierKind { kFlags, kCounter };
 // a thread not synchronized with the barrier's group), as shmem_quiet does. Measured on the H200,
 // the difference between the two fences in a barrier is within noise (1.376 vs 1.366 us, block
 // form, 2 PEs, bench/RESULTS.md runs 3 and 6).
-template <class G, BarrierKind kKind = BarrierKind::kFlags>
+template <class G, BarrierKind kKind = kDefaultBarrier>
 __device__ __forceinline__ void sync_group(const char* call, bool quiet) {
   const GpuState& s = vshmemi_device_state;
   check_initialized(call);
@@ -247,6 +291,14 @@ __device__ __forceinline__ void sync_group(const char* call, bool quiet) {
     if (s.n_pes <= SyncLayout::kFlatMaxPes) {
       if constexpr (kKind == BarrierKind::kCounter) {
         counting<G, Sc>(call, quiet);
+      } else if constexpr (kKind == BarrierKind::kCentral && std::is_same_v<Sc, GpuScope>) {
+        // gpu_scope: every PE's heap is on this GPU. Uniform over the job, like the proxy's
+        // absence (with PEs on two nodes, simulated or not, every PE has a peer behind it).
+        if (s.proxy.slots == nullptr) {
+          central<G, Sc>(quiet);
+        } else {
+          flat<G, Sc>(call, epoch, quiet);
+        }
       } else {
         flat<G, Sc>(call, epoch, quiet);
       }
