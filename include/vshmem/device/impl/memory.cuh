@@ -352,21 +352,110 @@ __device__ __forceinline__ void copy_interleaved(char* d, const char* s, size_t 
 // fit in L2 kept their speed. The thread form (one thread) keeps the 16-byte alignment.
 constexpr size_t kWarpAccessAlign = 512;
 
-template <unsigned kUnroll = kCopyUnroll>
-__device__ __forceinline__ void copy_bytes(void* dest, const void* source, size_t n, unsigned rank,
-                                           unsigned size) {
-  char* d = static_cast<char*>(dest);
-  const char* s = static_cast<const char*>(source);
+// The 16-byte words of a group copy: 32-bit word indices, so that each address is one wide
+// multiply-add (the 64-bit indices of copy_words cost several instructions an address), every
+// load of a pass issued before its first store. A block of 512 threads issues each instruction of
+// a call 16 times on one SM: a 16 KiB put (two words a thread) spends about as long issuing its
+// address arithmetic and tests as waiting for its one round of loads.
+template <unsigned kUnroll>
+__device__ __forceinline__ void copy_words16(uint4* dw, const uint4* sw, uint32_t words,
+                                             unsigned rank, unsigned size) {
+  uint32_t i = rank;
+  for (; i + (kUnroll - 1) * size < words; i += kUnroll * size) {
+    uint4 v[kUnroll];
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) v[u] = sw[i + u * size];
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) dw[i + u * size] = v[u];
+  }
+  // Fewer than kUnroll words left for this thread: two at a time, both loads first.
+  for (; i + size < words; i += 2 * size) {
+    const uint4 a = sw[i], b = sw[i + size];
+    dw[i] = a;
+    dw[i + size] = b;
+  }
+  if (i < words) dw[i] = sw[i];
+}
+
+// What copy_bytes moves around its 16-byte words: the bytes up to the destination's next 512-byte
+// boundary (a group of a warp or more copying 1 KiB or more); then, when source and destination
+// agree modulo 16, the bytes before the first and after the last whole 16-byte word, leaving the
+// words to the caller (*dw, *sw and the count returned); otherwise all the rest, in the widest
+// word both addresses allow (returns 0).
+__device__ __forceinline__ size_t copy_edges(char* d, const char* s, size_t n, unsigned rank,
+                                             unsigned size, uint4** dw, const uint4** sw) {
   size_t head = 0;
   if (size >= 32 && n >= 2 * kWarpAccessAlign) {
     head =
         (kWarpAccessAlign - reinterpret_cast<uintptr_t>(d) % kWarpAccessAlign) % kWarpAccessAlign;
   }
-  // The head byte by byte (at most 511 bytes: one step for a block of 512 threads or more), then
-  // one inlined copy of the rest: a second inlined copy would push block-wide calls in a loop past
-  // 64 registers a thread.
   for (size_t i = rank; i < head; i += size) d[i] = s[i];
-  copy_interleaved<kUnroll>(d + head, s + head, n - head, rank, size);
+  d += head;
+  s += head;
+  n -= head;
+  const uintptr_t skew = reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s);
+  if (n >= 16 && (skew & 15) == 0) {
+    const size_t first = (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16;  // < 16 <= n
+    const size_t words = (n - first) / 16;
+    for (size_t i = rank; i < first; i += size) d[i] = s[i];
+    for (size_t i = first + words * 16 + rank; i < n; i += size) d[i] = s[i];
+    *dw = reinterpret_cast<uint4*>(d + first);
+    *sw = reinterpret_cast<const uint4*>(s + first);
+    return words;
+  }
+  if (n >= 8 && (skew & 7) == 0) {
+    copy_words<uint64_t>(d, s, n, rank, size);
+  } else if (n >= 4 && (skew & 3) == 0) {
+    copy_words<uint32_t>(d, s, n, rank, size);
+  } else if ((skew & 1) == 0) {
+    copy_words<uint16_t>(d, s, n, rank, size);
+  } else {
+    for (size_t i = rank; i < n; i += size) d[i] = s[i];
+  }
+  return 0;
+}
+
+// A group's copy of n bytes: the group's threads interleave through the message (thread r moves
+// words r, r + size, ...), in 16-byte words when source and destination agree modulo 16. When
+// both are 16-byte aligned, n is a multiple of 16 and no 512-byte head applies (the common case),
+// straight to the words, with no edge to test. kFast = false: the general path of sessions 1-6
+// alone (64-bit word indices), kept for the benchmark's "ab" group.
+template <unsigned kUnroll = kCopyUnroll, bool kFast = true>
+__device__ __forceinline__ void copy_bytes(void* dest, const void* source, size_t n, unsigned rank,
+                                           unsigned size) {
+  char* d = static_cast<char*>(dest);
+  const char* s = static_cast<const char*>(source);
+  if constexpr (kFast) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(d);
+    uint4* dw = reinterpret_cast<uint4*>(d);
+    const uint4* sw = reinterpret_cast<const uint4*>(s);
+    size_t words;
+    if (((a | reinterpret_cast<uintptr_t>(s) | n) & 15) == 0 &&
+        (a % kWarpAccessAlign == 0 || size < 32 || n < 2 * kWarpAccessAlign)) {
+      words = n / 16;
+    } else {
+      words = copy_edges(d, s, n, rank, size, &dw, &sw);
+    }
+    // One call site of the word loop (registers: a second inlined copy would push block-wide
+    // calls in a loop past 64 a thread), in runs of at most 2^30 words (16 GiB).
+    constexpr size_t kRun = size_t{1} << 30;
+    for (;;) {
+      const size_t m = words < kRun ? words : kRun;
+      copy_words16<kUnroll>(dw, sw, static_cast<uint32_t>(m), rank, size);
+      if (m == words) break;
+      dw += m;
+      sw += m;
+      words -= m;
+    }
+  } else {
+    size_t head = 0;
+    if (size >= 32 && n >= 2 * kWarpAccessAlign) {
+      head =
+          (kWarpAccessAlign - reinterpret_cast<uintptr_t>(d) % kWarpAccessAlign) % kWarpAccessAlign;
+    }
+    for (size_t i = rank; i < head; i += size) d[i] = s[i];
+    copy_interleaved<kUnroll>(d + head, s + head, n - head, rank, size);
+  }
 }
 
 // Strided element copy: dest[i * dst] = source[i * sst], with E the element's storage type.

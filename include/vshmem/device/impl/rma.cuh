@@ -15,9 +15,9 @@
 
 namespace vshmem::device {
 
-// kUnroll: 16-byte words a thread keeps in flight (memory.cuh, copy_words); the benchmark's "ab"
-// group compares other values with the default.
-template <class G, unsigned kUnroll = kCopyUnroll>
+// kUnroll: 16-byte words a thread keeps in flight (memory.cuh, copy_words); kFast: the aligned
+// path of copy_bytes. The benchmark's "ab" group compares other values with the defaults.
+template <class G, unsigned kUnroll = kCopyUnroll, bool kFast = true>
 __device__ __forceinline__ void put_group(const char* call, void* dest, const void* source,
                                           size_t bytes, int pe) {
   G::sync();  // the group's writes of `source` are visible to every member
@@ -28,7 +28,8 @@ __device__ __forceinline__ void put_group(const char* call, void* dest, const vo
     G::sync();
     return;
   }
-  copy_bytes<kUnroll>(at_delta(static_cast<char*>(dest), d), source, bytes, G::rank(), G::size());
+  copy_bytes<kUnroll, kFast>(at_delta(static_cast<char*>(dest), d), source, bytes, G::rank(),
+                             G::size());
   G::sync();
 }
 
