@@ -578,32 +578,76 @@ void bench_rma_bw(const Ctx& c, char* sym_a, char* sym_b, char* priv_a, char* pr
 #ifndef VSHMEM_BENCH_NVSHMEM
 // ---- "ab": the library's internal variants side by side, vshmem only (issue #18) -------------
 // Each is one template argument of the library's own code path, so that one GPU run picks the
-// default: the block put with 8 words a thread in flight instead of 4; the counting barrier
-// instead of the flags; alltoall with the whole block serving one member after another instead of
-// warps serving members side by side.
+// default: the block put with 2, 4 or 8 words a thread in flight, with and without the aligned
+// copy path; the flag, counting and central barriers; alltoall with the whole block serving one
+// member after another instead of warps serving members side by side.
 
-__global__ void ab_put8_kernel(char* remote, char* local, size_t bytes, int iters, int pe) {
+// The block put of rma_bw_kernel's "block" shape (one piece per block here), with the library's
+// copy choices as template arguments: kUnroll words a thread in flight, kFast the aligned path.
+template <unsigned kUnroll, bool kFast>
+__global__ void ab_put_kernel(char* remote, char* local, size_t bytes, size_t chunk, int iters,
+                              int pe) {
+  const size_t pieces = (bytes + chunk - 1) / chunk;
   for (int i = 0; i < iters; ++i) {
-    vshmem::device::put_group<vshmem::device::BlockGroup, 8>("ab_put8", remote, local, bytes, pe);
+    for (size_t piece = blockIdx.x; piece < pieces; piece += gridDim.x) {
+      const size_t off = piece * chunk;
+      const size_t len = bytes - off < chunk ? bytes - off : chunk;
+      vshmem::device::put_group<vshmem::device::BlockGroup, kUnroll, kFast>("ab_put", remote + off,
+                                                                            local + off, len, pe);
+    }
   }
 }
 
+// The pieces a thread-form barrier is made of, timed alone by one thread on this PE's own words
+// (gpu scope: every PE on this GPU): what = 0 fence.sc, 1 fence.acq_rel, 2 a volatile load and
+// store of one word (the epoch's read-modify-write), 3 a relaxed add then acquire loads until
+// they see it (one round trip to the L2), 4 seven relaxed stores to seven words then fence.sc
+// (the flag barrier's stores), 5 seven relaxed loads of seven words then fence.acq_rel (one
+// pass of its poll).
+__global__ void ab_parts_kernel(int what, int iters, uint64_t* word, uint64_t* ns) {
+  using vshmem::device::GpuScope;
+  namespace d = vshmem::device;
+  volatile uint64_t* v = word;
+  uint64_t t0 = 0, sum = 0;
+  for (int i = 0; i <= iters; ++i) {
+    if (i == 1) t0 = gtimer();
+    if (what == 0) {
+      d::fence_sys<GpuScope>();
+    } else if (what == 1) {
+      d::fence_acquire<GpuScope>();
+    } else if (what == 2) {
+      *v = *v + 1;
+    } else if (what == 3) {
+      const uint64_t want = d::ld_relaxed<GpuScope>(word) + 1;
+      d::red_add<GpuScope>(word, uint64_t{1});
+      while (d::ld_acquire<GpuScope>(word) < want) {
+      }
+    } else if (what == 4) {
+#pragma unroll
+      for (int j = 1; j < 8; ++j) d::st_relaxed<GpuScope>(word + 16 * j, uint64_t(i));
+      d::fence_sys<GpuScope>();
+    } else {
+#pragma unroll
+      for (int j = 1; j < 8; ++j) sum += d::ld_relaxed<GpuScope>(word + 16 * j);
+      d::fence_acquire<GpuScope>();
+    }
+  }
+  *ns = gtimer() - t0;
+  if (sum == 1) *word = sum;  // keeps the loads
+}
+
+template <vshmem::device::BarrierKind kKind>
 __global__ void ab_barrier_kernel(int scope, int iters, uint64_t* ns) {
-  using vshmem::device::BarrierKind;
+  using vshmem::device::sync_group;
   uint64_t t0 = 0;
   for (int i = 0; i <= iters; ++i) {
     if (i == 1 && threadIdx.x == 0) t0 = gtimer();
     if (scope == kBlock) {
-      vshmem::device::sync_group<vshmem::device::BlockGroup, BarrierKind::kCounter>("ab_barrier",
-                                                                                    true);
+      sync_group<vshmem::device::BlockGroup, kKind>("ab_barrier", true);
     } else if (scope == kWarp) {
-      if (threadIdx.x < 32) {
-        vshmem::device::sync_group<vshmem::device::WarpGroup, BarrierKind::kCounter>("ab_barrier",
-                                                                                     true);
-      }
+      if (threadIdx.x < 32) sync_group<vshmem::device::WarpGroup, kKind>("ab_barrier", true);
     } else if (threadIdx.x == 0) {
-      vshmem::device::sync_group<vshmem::device::ThreadGroup, BarrierKind::kCounter>("ab_barrier",
-                                                                                     true);
+      sync_group<vshmem::device::ThreadGroup, kKind>("ab_barrier", true);
     }
   }
   if (threadIdx.x == 0) *ns = gtimer() - t0;
@@ -893,30 +937,81 @@ void bench_barrier(const Ctx& c) {
 void bench_ab(const Ctx& c, char* sym_a, char* sym_b) {
 #ifndef VSHMEM_BENCH_NVSHMEM
   if (c.npes < 2) return;
-  c.rep.progress("A/B: block put, 8 words a thread in flight");
+  c.rep.progress("A/B: block put, words in flight and the aligned path");
   const int put_iters = c.opt.quick ? 200 : 2000;
-  for (uint64_t s : {uint64_t{16} << 10, uint64_t{64} << 10, uint64_t{256} << 10}) {
-    double gbs = bw_on_pe0(c, s, put_iters, [&] {
-      ab_put8_kernel<<<1, 512, 0, c.g.st>>>(sym_b, sym_a, s, put_iters, 1);
-      CK_LAUNCH();
-    });
-    c.rep.emit(
-        {"put_bw", "block512,one_block,unroll8", s, gbs, "GB/s", "", NAN, put_iters, c.reps});
-  }
-  c.rep.progress("A/B: counting barrier");
-  const int bar_iters = c.opt.quick ? 200 : 5000;
-  for (int scope : {kThread, kWarp, kBlock}) {
-    std::vector<double> us;
-    for (int r = -1; r < c.reps; ++r) {
-      S(barrier_all)();
-      int sc = scope, it = bar_iters;
-      uint64_t* out = c.g.d_out;
-      void* args[] = {&sc, &it, &out};
-      collective(c, (const void*)ab_barrier_kernel, 128, args);
-      if (r >= 0) us.push_back((double)read_out(c.g) / 1e3 / bar_iters);
+  using AbPut = void (*)(char*, char*, size_t, size_t, int, int);
+  const struct {
+    const char* name;
+    AbPut kernel;
+  } puts[] = {{"u4,general", ab_put_kernel<4, false>},
+              {"u8,general", ab_put_kernel<8, false>},
+              {"u4,aligned", ab_put_kernel<4, true>},
+              {"u8,aligned", ab_put_kernel<8, true>},
+              {"u2,aligned", ab_put_kernel<2, true>}};
+  for (int round = 0; round < 2; ++round) {
+    for (uint64_t s : {uint64_t{16} << 10, uint64_t{64} << 10, uint64_t{256} << 10}) {
+      for (const auto& p : puts) {
+        double gbs = bw_on_pe0(c, s, put_iters, [&] {
+          p.kernel<<<1, 512, 0, c.g.st>>>(sym_b, sym_a, s, s, put_iters, 1);
+          CK_LAUNCH();
+        });
+        c.rep.emit({"put_bw", std::string("block512,one_block,") + p.name + (round ? ",2" : ""), s,
+                    gbs, "GB/s", "", NAN, put_iters, c.reps});
+      }
     }
-    c.rep.emit({"barrier_all_lat", std::string(kScopeName[scope]) + ",counter", 0, median(us), "us",
-                "", NAN, bar_iters, c.reps});
+  }
+  c.rep.progress("A/B: counting and central barriers");
+  const int bar_iters = c.opt.quick ? 200 : 5000;
+  using vshmem::device::BarrierKind;
+  const struct {
+    const char* name;
+    const void* kernel;
+  } kinds[] = {{"flags", (const void*)ab_barrier_kernel<BarrierKind::kFlags>},
+               {"counter", (const void*)ab_barrier_kernel<BarrierKind::kCounter>},
+               {"central", (const void*)ab_barrier_kernel<BarrierKind::kCentral>}};
+  // Two rounds over the kinds, so that a slow stretch of the machine shows as a difference
+  // between rounds rather than between kinds.
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& k : kinds) {
+      for (int scope : {kThread, kWarp, kBlock}) {
+        std::vector<double> us;
+        for (int r = -1; r < c.reps; ++r) {
+          S(barrier_all)();
+          int sc = scope, it = bar_iters;
+          uint64_t* out = c.g.d_out;
+          void* args[] = {&sc, &it, &out};
+          collective(c, k.kernel, 128, args);
+          if (r >= 0) us.push_back((double)read_out(c.g) / 1e3 / bar_iters);
+        }
+        c.rep.emit({"barrier_all_lat",
+                    std::string(kScopeName[scope]) + "," + k.name + (round ? ",2" : ""), 0,
+                    median(us), "us", "", NAN, bar_iters, c.reps});
+      }
+    }
+  }
+  c.rep.progress("A/B: the parts of a thread-form barrier");
+  {
+    static const char* const kParts[] = {"fence_sc",     "fence_acq_rel",  "volatile_rmw",
+                                         "add_and_poll", "7_stores_fence", "7_loads_fence"};
+    uint64_t* word = reinterpret_cast<uint64_t*>(sym_a);
+    for (int what = 0; what < 6; ++what) {
+      std::vector<double> us;
+      for (int r = -1; r < c.reps; ++r) {
+        S(barrier_all)();
+        if (c.me == 0) {
+          CK(cudaMemset(word, 0, 1024));
+          ab_parts_kernel<<<1, 32, 0, c.g.st>>>(what, bar_iters, word, c.g.d_out);
+          CK_LAUNCH();
+          CK(cudaStreamSynchronize(c.g.st));
+          if (r >= 0) us.push_back((double)read_out(c.g) / 1e3 / bar_iters);
+        }
+      }
+      S(barrier_all)();
+      if (c.me == 0) {
+        c.rep.emit(
+            {"barrier_part_lat", kParts[what], 0, median(us), "us", "", NAN, bar_iters, c.reps});
+      }
+    }
   }
   c.rep.progress("A/B: alltoall, one member after another");
   const int a2a_iters = c.opt.quick ? 50 : 1000;
