@@ -598,6 +598,23 @@ __global__ void ab_put_kernel(char* remote, char* local, size_t bytes, size_t ch
   }
 }
 
+// Not the library: a bare loop over 16-byte words through restrict-qualified pointers, with the
+// block synchronized before and after as the library's put is (diagnostic: what the plain loop
+// gets on this machine; the compiler may read a restrict const source through the read-only
+// path, which the library cannot assume: a kernel may write the source before putting it).
+__global__ void ab_put_plain_kernel(char* remote, char* local, size_t bytes, size_t chunk,
+                                    int iters, int pe) {
+  (void)chunk;
+  int4* __restrict__ d = static_cast<int4*>(shmem_ptr(remote, pe));
+  const int4* __restrict__ s = reinterpret_cast<const int4*>(local);
+  const size_t n = bytes / 16;
+  for (int it = 0; it < iters; ++it) {
+    __syncthreads();
+    for (size_t i = threadIdx.x; i < n; i += blockDim.x) d[i] = s[i];
+    __syncthreads();
+  }
+}
+
 // The pieces a thread-form barrier is made of, timed alone by one thread on this PE's own words
 // (gpu scope: every PE on this GPU): what = 0 fence.sc, 1 fence.acq_rel, 2 a volatile load and
 // store of one word (the epoch's read-modify-write), 3 a relaxed add then acquire loads until
@@ -943,11 +960,10 @@ void bench_ab(const Ctx& c, char* sym_a, char* sym_b) {
   const struct {
     const char* name;
     AbPut kernel;
-  } puts[] = {{"u4,general", ab_put_kernel<4, false>},
-              {"u8,general", ab_put_kernel<8, false>},
-              {"u4,aligned", ab_put_kernel<4, true>},
-              {"u8,aligned", ab_put_kernel<8, true>},
-              {"u2,aligned", ab_put_kernel<2, true>}};
+  } puts[] = {
+      {"u4,general", ab_put_kernel<4, false>}, {"u8,general", ab_put_kernel<8, false>},
+      {"u4,aligned", ab_put_kernel<4, true>},  {"u8,aligned", ab_put_kernel<8, true>},
+      {"u2,aligned", ab_put_kernel<2, true>},  {"plain_loop,not_library", ab_put_plain_kernel}};
   for (int round = 0; round < 2; ++round) {
     for (uint64_t s : {uint64_t{16} << 10, uint64_t{64} << 10, uint64_t{256} << 10}) {
       for (const auto& p : puts) {
