@@ -228,8 +228,12 @@ static_assert(SyncLayout::kArrivals > SyncLayout::kBarrierEpoch &&
 // heap is on this GPU, which is why it is used only then (a poll over NVLink would cost a round
 // trip per load). The count only grows, so a fast PE's add for the next barrier may land before
 // a slow PE has seen this one's total without harm.
+//
+// The leader also stores this PE's private words (the new target, and the barrier epoch, which
+// sync_group then leaves alone) right after its add, not after the wait: a store still in flight
+// when the next barrier's fence comes would make that fence wait for it.
 template <class G, class Sc>
-__device__ __forceinline__ void central(bool quiet) {
+__device__ __forceinline__ void central(bool quiet, volatile uint64_t* epoch_p, uint64_t epoch) {
   const GpuState& s = vshmemi_device_state;
   if (G::rank() != 0) return;
   volatile uint64_t* target_p =
@@ -241,9 +245,10 @@ __device__ __forceinline__ void central(bool quiet) {
                              s.inline_delta[0]);
   fence_before_flags<Sc>(quiet);
   red_add<Sc>(count, uint64_t{1});
+  *target_p = target;
+  *epoch_p = epoch;
   while (ld_acquire<Sc>(count) < target) {
   }
-  *target_p = target;
 }
 
 static_assert(SyncLayout::kCentralCount >= 8 * SyncLayout::kMaxRounds &&
@@ -285,8 +290,9 @@ __device__ __forceinline__ void sync_group(const char* call, bool quiet) {
       reinterpret_cast<volatile uint64_t*>(s.sync_base + SyncLayout::kBarrierEpoch);
   G::sync();  // every member's stores precede the flags (fence cumulativity)
   const uint64_t epoch = *epoch_p + 1;
-  // The scope is chosen once for the whole barrier (memory.cuh, in_scope).
-  in_scope([&](auto sc) {
+  // The scope is chosen once for the whole barrier (memory.cuh, in_scope). True when the barrier
+  // has stored the new epoch itself (central).
+  const bool epoch_stored = in_scope([&](auto sc) {
     using Sc = decltype(sc);
     if (s.n_pes <= SyncLayout::kFlatMaxPes) {
       if constexpr (kKind == BarrierKind::kCounter) {
@@ -295,10 +301,10 @@ __device__ __forceinline__ void sync_group(const char* call, bool quiet) {
         // gpu_scope: every PE's heap is on this GPU. Uniform over the job, like the proxy's
         // absence (with PEs on two nodes, simulated or not, every PE has a peer behind it).
         if (s.proxy.slots == nullptr) {
-          central<G, Sc>(quiet);
-        } else {
-          flat<G, Sc>(call, epoch, quiet);
+          central<G, Sc>(quiet, epoch_p, epoch);
+          return true;
         }
+        flat<G, Sc>(call, epoch, quiet);
       } else {
         flat<G, Sc>(call, epoch, quiet);
       }
@@ -306,8 +312,10 @@ __device__ __forceinline__ void sync_group(const char* call, bool quiet) {
       if (quiet) fence_sys<Sc>();
       dissemination<Sc>(call, epoch);  // each round's add is a release
     }
+    return false;
   });
   G::sync();  // every member has read the epoch and the waits are over
+  if (epoch_stored) return;
   if (G::rank() == 0) *epoch_p = epoch;
   G::sync();
 }
