@@ -615,6 +615,29 @@ __global__ void ab_put_plain_kernel(char* remote, char* local, size_t bytes, siz
   }
 }
 
+// The same bare loop without restrict (plain LDG loads, generic stores: kStg false), or with the
+// stores made global-space (st.global, kStg true): which of the two differences from the
+// library's copy (the read-only load path, the generic store) makes the restrict loop fast.
+template <bool kStg>
+__global__ void ab_put_plain_ldg_kernel(char* remote, char* local, size_t bytes, size_t chunk,
+                                        int iters, int pe) {
+  (void)chunk;
+  int4* d = static_cast<int4*>(shmem_ptr(remote, pe));
+  const int4* s = reinterpret_cast<const int4*>(local);
+  const size_t n = bytes / 16;
+  for (int it = 0; it < iters; ++it) {
+    __syncthreads();
+    for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
+      if (kStg) {
+        __stwb(d + i, s[i]);
+      } else {
+        d[i] = s[i];
+      }
+    }
+    __syncthreads();
+  }
+}
+
 // The pieces a thread-form barrier is made of, timed alone by one thread on this PE's own words
 // (gpu scope: every PE on this GPU): what = 0 fence.sc, 1 fence.acq_rel, 2 a volatile load and
 // store of one word (the epoch's read-modify-write), 3 a relaxed add then acquire loads until
@@ -960,10 +983,14 @@ void bench_ab(const Ctx& c, char* sym_a, char* sym_b) {
   const struct {
     const char* name;
     AbPut kernel;
-  } puts[] = {
-      {"u4,general", ab_put_kernel<4, false>}, {"u8,general", ab_put_kernel<8, false>},
-      {"u4,aligned", ab_put_kernel<4, true>},  {"u8,aligned", ab_put_kernel<8, true>},
-      {"u2,aligned", ab_put_kernel<2, true>},  {"plain_loop,not_library", ab_put_plain_kernel}};
+  } puts[] = {{"u4,general", ab_put_kernel<4, false>},
+              {"u8,general", ab_put_kernel<8, false>},
+              {"u4,aligned", ab_put_kernel<4, true>},
+              {"u8,aligned", ab_put_kernel<8, true>},
+              {"u2,aligned", ab_put_kernel<2, true>},
+              {"plain_loop,not_library", ab_put_plain_kernel},
+              {"plain_loop_ldg,not_library", ab_put_plain_ldg_kernel<false>},
+              {"plain_loop_ldg_stg,not_library", ab_put_plain_ldg_kernel<true>}};
   for (int round = 0; round < 2; ++round) {
     for (uint64_t s : {uint64_t{16} << 10, uint64_t{64} << 10, uint64_t{256} << 10}) {
       for (const auto& p : puts) {
