@@ -59,13 +59,11 @@ bool barrier_with_copy_writers() {
 
 }  // namespace wake_detail
 
-namespace {
 void wake_sleepers(const WakeWord& w) {
   if (__atomic_load_n(w.sleepers, __ATOMIC_SEQ_CST) == 0) return;
   __atomic_fetch_add(w.seq, 1, __ATOMIC_SEQ_CST);
   syscall(SYS_futex, w.seq, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
-}  // namespace
 
 bool prepare_copy_wakes() { return copy_wakes().writer_registered; }
 

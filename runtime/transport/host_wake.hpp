@@ -85,6 +85,10 @@ SleepResult sleep_unless(const WakeWord& w, Met&& met, uint64_t timeout_ns) {
 // sleeper count when nobody sleeps; a system call when somebody does.
 void wake(const WakeWord& w);
 
+// The end of wake() and wake_after_copy(): loads w's sleeper count and wakes them if there are
+// any. For a writer that has ordered its store before this load itself (as those two do).
+void wake_sleepers(const WakeWord& w);
+
 // wake() for a writer that stored with a plain copy into a copy_writers word's PE: no fence once
 // this process is registered (prepare_copy_wakes), the full fence otherwise.
 void wake_after_copy(const WakeWord& w);
