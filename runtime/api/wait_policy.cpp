@@ -14,6 +14,7 @@ namespace {
 
 std::atomic<bool> g_spin{false};
 std::atomic<uint64_t> g_data_look_ns{1'000'000};
+int g_bind_cpu = -1;  // choose_wait_policy's answer for bind_to_chosen_cpu
 
 uint64_t hash_name(const char* s) {
   uint64_t h = 1469598103934665603ull;
@@ -36,6 +37,37 @@ void host_load(const std::vector<HostCpus>& all, int me, int* pes, int* cpus) {
   *cpus = CPU_COUNT(&together);
 }
 
+int cpu_to_bind(const std::vector<HostCpus>& all, int me) {
+  const HostCpus& mine = all[me];
+  int rank_on_host = 0, pes = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].host != mine.host) continue;
+    if (!CPU_EQUAL(&all[i].cpus, &mine.cpus)) return -1;  // the launcher bound them
+    if (static_cast<int>(i) < me) ++rank_on_host;
+    ++pes;
+  }
+  // Alone on its host: no peer to share a CPU with; oversubscribed: waits yield, the OS places.
+  if (pes < 2 || pes > CPU_COUNT(&mine.cpus)) return -1;
+  for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &mine.cpus)) continue;
+    if (seen++ == rank_on_host) return cpu;
+  }
+  return -1;
+}
+
+void bind_to_chosen_cpu(int my_pe) {
+  if (g_bind_cpu < 0) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(g_bind_cpu, &one);
+  if (sched_setaffinity(0, sizeof(one), &one) != 0) {
+    VSHMEM_INFO("PE %d: not bound to CPU %d (sched_setaffinity failed); waits still spin", my_pe,
+                g_bind_cpu);
+    return;
+  }
+  VSHMEM_INFO("PE %d bound to CPU %d (VSHMEM_BIND=none leaves it unbound)", my_pe, g_bind_cpu);
+}
+
 Status choose_wait_policy(Bootstrap& bootstrap) {
   HostCpus mine{};
   char name[256] = {};
@@ -52,6 +84,11 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
     return error(Code::kInvalidArgument,
                  log::format("VSHMEM_WAIT='%s' is not one of auto|spin|yield", forced->c_str()));
   }
+  const std::string bind = env::text("VSHMEM_BIND");
+  if (!bind.empty() && bind != "auto" && bind != "none") {
+    return error(Code::kInvalidArgument,
+                 log::format("VSHMEM_BIND='%s' is not one of auto|none", bind.c_str()));
+  }
   VSHMEM_ASSIGN_OR_RETURN(const long long look_us,
                           env::int_var("VSHMEM_WAIT_LOOK_US", 1000, 10, 100000000));
   g_data_look_ns = static_cast<uint64_t>(look_us) * 1000;
@@ -63,6 +100,7 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
                     : forced && *forced == "yield" ? false
                                                    : pes <= cpus;
   g_spin = spin;
+  g_bind_cpu = spin && bind != "none" ? cpu_to_bind(all, bootstrap.rank()) : -1;
   VSHMEM_INFO("waits %s: %d PEs on this host, %d CPUs in their affinity masks%s",
               spin ? "spin" : "yield the core", pes, cpus,
               forced && *forced != "auto" ? " (VSHMEM_WAIT)" : "");

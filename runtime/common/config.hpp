@@ -81,6 +81,13 @@ inline constexpr Var kVars[] = {
      "how host-side waits poll: `spin`, `yield` (give the core away), `auto` (spin while the "
      "machine's PEs do not outnumber their CPUs, else yield); see Waits",
      "auto|spin|yield"},
+    {"VSHMEM_BIND", Type::kChoice, "auto",
+     "`auto`: in a one-node job on the host heap whose PEs do not outnumber the CPUs, when the "
+     "launcher left every PE the same affinity mask, `shmem_init` binds each PE (the thread that "
+     "calls it, and the threads it starts later) to its own CPU of that mask, as Open MPI does "
+     "(waits spin there: two PEs on one CPU would each wait a time slice for the other); `none`: "
+     "leave affinity alone; see Waits",
+     "auto|none"},
     {"VSHMEM_WAIT_LOOK_US", Type::kInt, "1000",
      "microseconds a sleeping wait on a variable (`shmem_wait_until` and its forms, "
      "`shmem_signal_wait_until`, `shmem_set_lock`) sleeps before it looks again: puts and "

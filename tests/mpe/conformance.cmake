@@ -70,6 +70,15 @@ vshmem_add_mpe_test(NAME reduce_large_staged TARGET mpe_reduce_large NPES 3 LAUN
 vshmem_add_mpe_test(NAME wait_policy_bad_value TARGET mpe_cpu_access NPES 2 LAUNCHERS vshmemrun
                     NO_GPU_RERUN ENV VSHMEM_WAIT=often
                     WILL_FAIL_REGEX "VSHMEM_WAIT='often' is not one of auto\\|spin\\|yield")
+# VSHMEM_BIND: shmem_init binds unbound PEs that do not outnumber the CPUs, one CPU each.
+vshmem_add_mpe_test(NAME bind_cpu SOURCES bind_cpu.c NPES 1 2 3 LAUNCHERS vshmemrun NO_GPU_RERUN
+                    LIBS Threads::Threads
+                    ARGS auto)
+vshmem_add_mpe_test(NAME bind_cpu_none TARGET mpe_bind_cpu NPES 2 LAUNCHERS vshmemrun NO_GPU_RERUN
+                    ENV VSHMEM_BIND=none ARGS none)
+vshmem_add_mpe_test(NAME bind_cpu_bad_value TARGET mpe_bind_cpu NPES 2 LAUNCHERS vshmemrun
+                    NO_GPU_RERUN ENV VSHMEM_BIND=always
+                    WILL_FAIL_REGEX "VSHMEM_BIND='always' is not one of auto\\|none")
 vshmem_add_mpe_test(NAME wait_policy_yield TARGET mpe_reduce_large NPES 3 LAUNCHERS vshmemrun
                     NO_GPU_RERUN ENV VSHMEM_WAIT=yield TIMEOUT 120)
 

@@ -46,5 +46,39 @@ TEST(WaitPolicy, OtherHostsDoNotCount) {
   EXPECT_EQ(cpus, 2);
 }
 
+TEST(WaitPolicy, UnboundPesAreBoundToOneCpuEachInHostOrder) {
+  // Two hosts, PEs interleaved: each PE gets the CPU of its mask at its rank on its host.
+  std::vector<HostCpus> all{pe(1, {2, 5, 7}), pe(2, {0, 1}), pe(1, {2, 5, 7}), pe(2, {0, 1}),
+                            pe(1, {2, 5, 7})};
+  EXPECT_EQ(cpu_to_bind(all, 0), 2);
+  EXPECT_EQ(cpu_to_bind(all, 2), 5);
+  EXPECT_EQ(cpu_to_bind(all, 4), 7);
+  EXPECT_EQ(cpu_to_bind(all, 1), 0);
+  EXPECT_EQ(cpu_to_bind(all, 3), 1);
+}
+
+TEST(WaitPolicy, PesTheLauncherBoundAreLeftAlone) {
+  std::vector<HostCpus> all{pe(7, {0}), pe(7, {1})};
+  EXPECT_EQ(cpu_to_bind(all, 0), -1);
+  EXPECT_EQ(cpu_to_bind(all, 1), -1);
+  // Masks that differ in any way: the launcher chose them.
+  std::vector<HostCpus> partly{pe(7, {0, 1, 2, 3}), pe(7, {0, 1})};
+  EXPECT_EQ(cpu_to_bind(partly, 0), -1);
+  EXPECT_EQ(cpu_to_bind(partly, 1), -1);
+}
+
+TEST(WaitPolicy, OversubscribedPesAreNotBound) {
+  std::vector<HostCpus> all(3, pe(3, {0, 1}));
+  for (int me = 0; me < 3; ++me) EXPECT_EQ(cpu_to_bind(all, me), -1);
+  std::vector<HostCpus> exact(2, pe(3, {0, 1}));
+  EXPECT_EQ(cpu_to_bind(exact, 1), 1);
+}
+
+TEST(WaitPolicy, APeAloneOnItsHostIsNotBound) {
+  std::vector<HostCpus> all{pe(1, {0, 1}), pe(2, {0, 1})};
+  EXPECT_EQ(cpu_to_bind(all, 0), -1);
+  EXPECT_EQ(cpu_to_bind(all, 1), -1);
+}
+
 }  // namespace
 }  // namespace vshmem::detail
