@@ -85,34 +85,33 @@ TEST(ProxyRing, RefusesASlotCountThatIsNotAPowerOfTwo) {
   EXPECT_EQ(fake_live_host_allocs(kMapped), 0);
 }
 
+// What ProxyRing::create answers on a driver configured with cfg, which must refuse the ring and
+// leave nothing allocated.
+std::string refusal(const FakeDriverConfig& cfg) {
+  std::unique_ptr<MemoryProvider> p = fake_provider(cfg);
+  if (p == nullptr) return "no provider";
+  const int live_before = fake_live_host_allocs(0);
+  auto made = ProxyRing::create(*p, 8, 1);
+  EXPECT_FALSE(made.is_ok());
+  EXPECT_EQ(fake_live_host_allocs(0), live_before) << "the refused memory was not freed";
+  testing::fake_cuda_driver(FakeDriverConfig{});
+  return made.is_ok() ? "" : made.status().message();
+}
+
 TEST(ProxyRing, AFailedAllocationIsNamedAndLeavesNothing) {
   FakeDriverConfig cfg;
   cfg.mapped_host_alloc_result = CUDA_ERROR_OUT_OF_MEMORY;
-  std::unique_ptr<MemoryProvider> p = fake_provider(cfg);
-  ASSERT_NE(p, nullptr);
-  const int live_before = fake_live_host_allocs(0);
-  auto made = ProxyRing::create(*p, 8, 1);
-  ASSERT_FALSE(made.is_ok());
-  const std::string m = made.status().message();
+  const std::string m = refusal(cfg);
   EXPECT_NE(m.find("cuMemHostAlloc"), std::string::npos) << m;
   EXPECT_NE(m.find("device-mapped host memory"), std::string::npos) << m;
   EXPECT_NE(m.find("CUDA_ERROR_OUT_OF_MEMORY"), std::string::npos) << m;
-  EXPECT_EQ(fake_live_host_allocs(0), live_before);
-  testing::fake_cuda_driver(FakeDriverConfig{});
 }
 
 TEST(ProxyRing, MemoryTheDeviceSeesElsewhereIsRefused) {
   FakeDriverConfig cfg;
   cfg.mapped_host_elsewhere = true;
-  std::unique_ptr<MemoryProvider> p = fake_provider(cfg);
-  ASSERT_NE(p, nullptr);
-  const int live_before = fake_live_host_allocs(0);
-  auto made = ProxyRing::create(*p, 8, 1);
-  ASSERT_FALSE(made.is_ok());
-  EXPECT_NE(made.status().message().find("no unified addressing"), std::string::npos)
-      << made.status().message();
-  EXPECT_EQ(fake_live_host_allocs(0), live_before) << "the refused memory was not freed";
-  testing::fake_cuda_driver(FakeDriverConfig{});
+  const std::string m = refusal(cfg);
+  EXPECT_NE(m.find("no unified addressing"), std::string::npos) << m;
 }
 
 TEST(ProxyRing, TheHostProviderHasNoDeviceToShareOneWith) {
