@@ -1,17 +1,13 @@
 // Device calls to PEs this GPU cannot map (impl/proxy.cuh): the cold functions that post them to
-// the PE's request ring (impl/proxy_ring.h), and the ring's memory, which libvshmem asks for
-// (through state.cu) when some peer is unmapped and gives to its proxy thread
+// the PE's request ring (impl/proxy_ring.h), whose memory libvshmem makes and names in the device
+// state (runtime/transport/proxy_ring.hpp) and whose proxy thread drains it
 // (runtime/transport/device_proxy.hpp).
 #include <cuda_runtime.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 
 #include "device/device_runtime.hpp"
-#include "device/proxy_ring_memory.hpp"
 #include "vshmem/device/impl/state.cuh"
-#include "vshmem/device_hooks.h"
 
 using vshmem::device::GpuState;
 using namespace vshmem::proxy;
@@ -264,118 +260,3 @@ __device__ void vshmemi_proxy_order(int quiet) {
 }
 
 }  // extern "C"
-
-// ---- Host side: the ring's memory. ----
-namespace vshmem::device {
-namespace {
-
-struct RingMemory {
-  void* pinned = nullptr;  // control block, then the slots
-  void* stage = nullptr;   // pinned staging buffer for the proxy
-  uint64_t* tickets = nullptr;
-  RingView view{};
-  size_t stage_bytes = 0;
-  int device = -1;
-};
-RingMemory g_ring;
-cudaStream_t g_proxy_stream = nullptr;
-
-// The proxy thread's copies between its host buffers and GPU memory: a non-blocking stream, so
-// that they run while the kernels that wait for them run.
-int proxy_copy(void* dst, const void* src, size_t bytes) {
-  if (g_ring.device >= 0) cudaSetDevice(g_ring.device);
-  // A kernel can only name memory CUDA knows (device, managed, page-locked host); anything else
-  // (a shared-memory or local address taken for a host one) would be read or written by the CPU.
-  for (const void* p : {static_cast<const void*>(dst), src}) {
-    cudaPointerAttributes a{};
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess || a.type == cudaMemoryTypeUnregistered) {
-      cudaGetLastError();
-      report("device proxy",
-             "a staged transfer of %zu bytes names %p, which is no GPU or page-locked host "
-             "memory: not copied",
-             bytes, p);
-      return 1;
-    }
-  }
-  // Relaxed capture mode for this thread's copy: in the default (global) mode a graph capture
-  // in an application thread would forbid it, and the forbidden call would end that capture.
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  const bool relaxed = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
-  cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, g_proxy_stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(g_proxy_stream);
-  if (relaxed) cudaThreadExchangeStreamCaptureMode(&mode);
-  if (e != cudaSuccess) {
-    report("device proxy", "copy of %zu bytes from %p to %p failed: %s", bytes, src, dst,
-           cudaGetErrorString(e));
-    cudaGetLastError();
-    return 1;
-  }
-  return 0;
-}
-
-}  // namespace
-
-bool ensure_proxy_ring(int device, uint32_t n, uint64_t timeout_ns, RingView* view) {
-  if (g_ring.pinned != nullptr) {
-    *view = g_ring.view;
-    return true;
-  }
-  const size_t ring_bytes = sizeof(Control) + n * sizeof(Slot);
-  const size_t stage_bytes = size_t{4} << 20;
-  RingMemory r;
-  r.device = device;
-  r.stage_bytes = stage_bytes;
-  cudaError_t e = cudaHostAlloc(&r.pinned, ring_bytes, cudaHostAllocMapped | cudaHostAllocPortable);
-  if (e == cudaSuccess) e = cudaHostAlloc(&r.stage, stage_bytes, cudaHostAllocPortable);
-  if (e == cudaSuccess) e = cudaMalloc(&r.tickets, sizeof(uint64_t));
-  if (e == cudaSuccess && g_proxy_stream == nullptr) {
-    e = cudaStreamCreateWithFlags(&g_proxy_stream, cudaStreamNonBlocking);
-  }
-  if (e == cudaSuccess) {
-    std::memset(r.pinned, 0, ring_bytes);
-    e = cudaMemsetAsync(r.tickets, 0, sizeof(uint64_t), g_proxy_stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(g_proxy_stream);
-  }
-  void* mapped = nullptr;
-  if (e == cudaSuccess) e = cudaHostGetDevicePointer(&mapped, r.pinned, 0);
-  if (e != cudaSuccess) {
-    report("shmem_init",
-           "cannot create the device proxy's request ring (%zu bytes of pinned, device-mapped "
-           "host memory): %s; device calls to PEs that are not mapped will trap",
-           ring_bytes, cudaGetErrorString(e));
-    cudaGetLastError();
-    if (r.pinned != nullptr) cudaFreeHost(r.pinned);
-    if (r.stage != nullptr) cudaFreeHost(r.stage);
-    if (r.tickets != nullptr) cudaFree(r.tickets);
-    return false;
-  }
-  // With unified addressing (every 64-bit platform CUDA supports) the mapped pointer is the host
-  // pointer, which the proxy thread uses too.
-  if (mapped != r.pinned) {
-    report("shmem_init", "the device proxy's ring is mapped at another address (no UVA)");
-    cudaFreeHost(r.pinned);
-    cudaFreeHost(r.stage);
-    cudaFree(r.tickets);
-    return false;
-  }
-  r.view.control = static_cast<Control*>(r.pinned);
-  r.view.slots = reinterpret_cast<Slot*>(static_cast<char*>(r.pinned) + sizeof(Control));
-  r.view.tickets = r.tickets;
-  r.view.n_slots = static_cast<uint32_t>(n);
-  r.view.timeout_ns = timeout_ns;
-  g_ring = r;
-  *view = g_ring.view;
-  vshmemi_set_device_proxy(&g_ring.view, g_ring.stage, g_ring.stage_bytes, &proxy_copy);
-  return true;
-}
-
-void release_proxy_ring() {
-  vshmemi_set_device_proxy(nullptr, nullptr, 0, nullptr);
-  if (g_ring.pinned == nullptr) return;
-  cudaFreeHost(g_ring.pinned);
-  cudaFreeHost(g_ring.stage);
-  cudaFree(g_ring.tickets);
-  g_ring = RingMemory{};
-}
-
-}  // namespace vshmem::device

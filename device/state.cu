@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "device/device_runtime.hpp"
-#include "device/proxy_ring_memory.hpp"
 #include "shmem.h"
 #include "vshmem/device_hooks.h"
 
@@ -145,23 +144,10 @@ int write_state(const GpuState* s, const int64_t* host_deltas) {
   return publish(*s);
 }
 
-int proxy_ring(int device, uint32_t slots, uint64_t timeout_ns, proxy::RingView* ring) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  if (cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
-    cudaGetLastError();
-    report("shmem_init", "cannot make GPU %d (the heap's) current: %s", device,
-           cudaGetErrorString(e));
-    return 1;
-  }
-  return ensure_proxy_ring(device, slots, timeout_ns, ring) ? 0 : 1;
-}
-
-void release_ring() { release_proxy_ring(); }
-
 struct Registration {
   Registration() {
-    static const vshmemi_device_library library = {kGpuStateVersion, sizeof(GpuState), &write_state,
-                                                   &proxy_ring, &release_ring};
+    static const vshmemi_device_library library = {kGpuStateVersion, sizeof(GpuState),
+                                                   &write_state};
     vshmemi_register_device_library(&library);
   }
 };

@@ -201,6 +201,7 @@ void LocalJob::begin_stopping() {
 void LocalJob::start_pes() {
   // Everything exec needs is built here: the child may only make async-signal-safe calls.
   std::vector<char*> argv;
+  argv.reserve(spec_.argv.size() + 1);
   for (const std::string& a : spec_.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv[0] = const_cast<char*>(spec_.program.c_str());
   argv.push_back(nullptr);

@@ -108,9 +108,9 @@ void print_ucx() {
   FILE* text = std::tmpfile();
   if (text != nullptr) {
     print_info(context, text);
-    std::rewind(text);
+    const bool at_start = std::fseek(text, 0, SEEK_SET) == 0;
     char line[512];
-    while (std::fgets(line, sizeof(line), text) != nullptr) {
+    while (at_start && std::fgets(line, sizeof(line), text) != nullptr) {
       // "#      resource 1  :  md 1  dev 1  flags -- tcp/lo"
       const char* r = std::strstr(line, "resource");
       const char* dashes = std::strstr(line, "-- ");

@@ -17,7 +17,8 @@ struct RingView;
 extern "C" {
 /* What libvshmem_device gives libvshmem when it is linked into a program (its static constructor
  * registers it, before main). libvshmem builds the whole device state
- * (vshmem/device/impl/state.h); the library only holds it. */
+ * (vshmem/device/impl/state.h) and makes every piece of memory it names (the heap, the tables, the
+ * device proxy's request ring); the library only holds the state in its symbol. */
 struct vshmemi_device_library {
   /* The state the library's __constant__ symbol holds: kGpuStateVersion and sizeof(GpuState)
    * where it was compiled. shmem_init fails, naming both, when they are not libvshmem's. */
@@ -28,12 +29,6 @@ struct vshmemi_device_library {
    * for the library's host code (on-stream calls). Called after shmem_init, every heap growth
    * and team change, and at shmem_finalize; 0 on success, else after a message. */
   int (*write_state)(const vshmem::device::GpuState* state, const int64_t* host_deltas);
-  /* The device proxy's request ring on GPU `device`, of `slots` slots (a power of two) whose
-   * producers wait at most timeout_ns (made at the first call of a job; device calls to PEs this
-   * GPU cannot map post to it); 0 on success, else after a message. */
-  int (*proxy_ring)(int device, uint32_t slots, uint64_t timeout_ns, vshmem::proxy::RingView* ring);
-  /* At shmem_finalize, after the proxy thread stopped. */
-  void (*release_proxy_ring)(void);
 };
 void vshmemi_register_device_library(const struct vshmemi_device_library* library);
 /* The state libvshmem built last, whatever the heap's memory (on a host heap the device library
@@ -41,11 +36,11 @@ void vshmemi_register_device_library(const struct vshmemi_device_library* librar
  * teams and their members) are in the symmetric heap: read them with shmem_getmem from this PE.
  * For tests and tools. */
 const vshmem::device::GpuState* vshmemi_device_state_built(void);
-/* Called by the device library's proxy_ring: the request ring that device code posts to for the
- * PEs it cannot map (vshmem/device/impl/proxy_ring.h), a pinned staging buffer, and the copy
- * between host and GPU memory the proxy uses for data that is not in the ring (it must not wait
- * for the application's kernels: a non-blocking stream). The runtime starts its proxy thread on
- * the ring once the state is written; a null ring: none. */
+/* For tests that drive the device proxy without a GPU (tests/mpe/device_proxy_host.cpp): a request
+ * ring in ordinary memory that host threads post to (vshmem/device/impl/proxy_ring.h), the
+ * proxy's staging buffer, and the copy it uses for data that is not in the ring. Given before
+ * shmem_init, it is used by that shmem_init only (shmem_finalize forgets it) and only when
+ * libvshmem made no ring of its own (runtime/transport/proxy_ring.hpp); a null ring: none. */
 void vshmemi_set_device_proxy(const vshmem::proxy::RingView* ring, void* stage, size_t stage_bytes,
                               int (*copy)(void* dst, const void* src, size_t bytes));
 /* Records an error the device library printed, for shmemx_last_error. */

@@ -590,27 +590,23 @@ void alltoalls(Runtime& rt, const Group& g, void* dest, const void* source, ptrd
   // Small blocks through the mailboxes (packed: element i of our block for member j is source
   // element (j * nelems + i) * sst), one wait per member instead of two barriers.
   const size_t block = bytes_of(nelems, elem, call);
-  if (n > 1 && flat_exchange(
-                   rt, g, block,
-                   [&](int j, unsigned char* cell) {
-                     if (sst == 1) {
-                       std::memcpy(cell, s + j * block, block);
-                       return;
-                     }
-                     for (size_t i = 0; i < nelems; ++i)
-                       std::memcpy(cell + i * elem, s + (j * nelems + i) * sst * elem, elem);
-                   },
-                   [&](int j, const unsigned char* v) {
-                     if (dst == 1) {
-                       std::memcpy(d + j * block, v, block);
-                       return;
-                     }
-                     for (size_t i = 0; i < nelems; ++i)
-                       std::memcpy(d + (j * nelems + i) * dst * elem, v + i * elem, elem);
-                   },
-                   call)) {
-    return;
-  }
+  const auto pack = [&](int j, unsigned char* cell) {
+    if (sst == 1) {
+      std::memcpy(cell, s + j * block, block);
+      return;
+    }
+    for (size_t i = 0; i < nelems; ++i)
+      std::memcpy(cell + i * elem, s + (j * nelems + i) * sst * elem, elem);
+  };
+  const auto unpack = [&](int j, const unsigned char* v) {
+    if (dst == 1) {
+      std::memcpy(d + j * block, v, block);
+      return;
+    }
+    for (size_t i = 0; i < nelems; ++i)
+      std::memcpy(d + (j * nelems + i) * dst * elem, v + i * elem, elem);
+  };
+  if (n > 1 && flat_exchange(rt, g, block, pack, unpack, call)) return;
   group_barrier(rt, g, call);
   for (size_t k = 0; k < n; ++k) {
     size_t j = (me + k) % n;

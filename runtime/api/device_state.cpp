@@ -1,10 +1,11 @@
 // The device state (vshmem/device/impl/state.h), built whole here and handed to the device library
 // (libvshmem_device), which only copies it into its __constant__ symbol: the PE's numbers, the heap
 // and window, every peer's delta, the team table, the memory scope, the address checks, the proxy
-// ring. Its tables (peer deltas, teams, members) live in the symmetric heap, next to the device
-// synchronization area, so that device code reads them wherever the heap is. Code loaded at run
-// time (shmemx_cumodule_init, shmemx_culibrary_init) has its own copy of the symbol, which is
-// written here too, through the memory provider's driver.
+// ring (whose memory is made here too: runtime/transport/proxy_ring.hpp). Its tables (peer deltas,
+// teams, members) live in the symmetric heap, next to the device synchronization area, so that
+// device code reads them wherever the heap is. Code loaded at run time (shmemx_cumodule_init,
+// shmemx_culibrary_init) has its own copy of the symbol, which is written here too, through the
+// memory provider's driver.
 #include <strings.h>
 
 #include <cstring>
@@ -129,20 +130,30 @@ bool build(Runtime& rt, GpuState* s, std::vector<int64_t>* deltas) {
   return true;
 }
 
-// The device proxy's ring, from the device library, when device code cannot map some peer.
-void add_proxy_ring(const std::vector<int64_t>& deltas, GpuState* s) {
+// The device proxy's ring when device code cannot map some peer: made by libvshmem once per
+// shmem_init (kept across heap growths and team changes) and named in the state. Without it
+// (the memory could not be had) device calls to those peers trap, naming the cause.
+void add_proxy_ring(Runtime& rt, const std::vector<int64_t>& deltas, GpuState* s) {
   bool any_unmapped = false;
   for (int64_t d : deltas) any_unmapped |= d == kUnmappedDelta;
   if (!any_unmapped) return;
-  const long long asked = value_or(env::int_var("VSHMEM_PROXY_SLOTS", 1024, 1, 1 << 20), 1024LL);
-  uint32_t slots = 1;
-  while (slots < static_cast<uint64_t>(asked)) slots <<= 1;
-  const double seconds = value_or(env::seconds_var("VSHMEM_PROXY_TIMEOUT"), 60.0);
-  proxy::RingView ring{};
-  if (g_library->proxy_ring(s->cuda_device, slots, static_cast<uint64_t>(seconds * 1e9), &ring) ==
-      0) {
-    s->proxy = ring;
+  if (rt.proxy_ring == nullptr) {
+    const long long asked = value_or(env::int_var("VSHMEM_PROXY_SLOTS", 1024, 1, 1 << 20), 1024LL);
+    uint32_t slots = 1;
+    while (slots < static_cast<uint64_t>(asked)) slots <<= 1;
+    const double seconds = value_or(env::seconds_var("VSHMEM_PROXY_TIMEOUT"), 60.0);
+    Result<std::unique_ptr<ProxyRing>> ring =
+        ProxyRing::create(*rt.provider, slots, static_cast<uint64_t>(seconds * 1e9));
+    if (!ring) {
+      log::message(log::Level::kError,
+                   "shmem_init: cannot create the device proxy's request ring: %s; device calls "
+                   "to PEs this GPU cannot map will trap",
+                   ring.status().message().c_str());
+      return;
+    }
+    rt.proxy_ring = std::move(ring).value();
   }
+  s->proxy = rt.proxy_ring->view();
 }
 
 // Modules and libraries loaded at run time and registered: each holds its own
@@ -232,7 +243,7 @@ void publish_device_state(Runtime& rt) {
                     rt.device_tables != nullptr && build(rt, &s, &deltas);
   if (!live) s.initialized = 0;
   const bool on_gpu = live && s.cuda_device >= 0;
-  if (on_gpu && g_library != nullptr && check_device_library()) add_proxy_ring(deltas, &s);
+  if (on_gpu && g_library != nullptr && check_device_library()) add_proxy_ring(rt, deltas, &s);
   g_built = s;
   g_built_any = true;
   g_given = on_gpu ? s : empty_state(rt);
@@ -244,9 +255,9 @@ void publish_device_state(Runtime& rt) {
       g_given.cuda_device = s.cuda_device;
       g_library->write_state(&g_given, nullptr);
     }
-    if (!live) g_library->release_proxy_ring();  // shmem_finalize stopped the proxy thread first
   }
-  // On the ring the device library made, or one a test gave (vshmemi_set_device_proxy).
+  // shmem_finalize stopped the proxy thread, and no state names the ring any more.
+  if (!live) rt.proxy_ring.reset();
   start_device_proxy(rt);
 }
 

@@ -230,7 +230,7 @@ void Backoff::watch_peers() {
 
 namespace {
 
-// What the device library said when it made its proxy ring (vshmemi_set_device_proxy).
+// A ring a test gave (vshmemi_set_device_proxy): ordinary memory, host producers, its own copy.
 struct ProxyRequest {
   bool set = false;
   proxy::RingView ring{};
@@ -242,8 +242,10 @@ ProxyRequest g_proxy_request;
 
 class TransportProxyBackend : public ProxyBackend {
  public:
-  TransportProxyBackend(Transport& transport, int n_pes, int (*copy)(void*, const void*, size_t))
-      : transport_(transport), n_pes_(n_pes), copy_(copy) {}
+  // Copies go through `provider` (the ring libvshmem made), or through `copy` (a test's ring).
+  TransportProxyBackend(Transport& transport, int n_pes, MemoryProvider* provider,
+                        int (*copy)(void*, const void*, size_t))
+      : transport_(transport), n_pes_(n_pes), provider_(provider), copy_(copy) {}
   PeerPath* path(int pe) override {
     return pe >= 0 && pe < n_pes_ ? &transport_.path(pe) : nullptr;
   }
@@ -263,10 +265,13 @@ class TransportProxyBackend : public ProxyBackend {
   void progress() override {
     if (RemotePath* remote = transport_.remote()) remote->progress();
   }
+  // The provider's copy runs on its own non-blocking stream, in relaxed capture mode: it neither
+  // waits for the application's kernels (one may wait for this very copy) nor breaks a graph
+  // capture in an application thread.
   Status copy(void* dst, const void* src, size_t bytes) override {
+    if (provider_ != nullptr) return provider_->copy(dst, src, bytes);
     if (copy_ == nullptr || copy_(dst, src, bytes) != 0) {
-      return error(Code::kSystem, "the device library's copy of " + std::to_string(bytes) +
-                                      " bytes failed (see the message above)");
+      return error(Code::kSystem, "the test's copy of " + std::to_string(bytes) + " bytes failed");
     }
     return Status::ok();
   }
@@ -274,19 +279,25 @@ class TransportProxyBackend : public ProxyBackend {
  private:
   Transport& transport_;
   int n_pes_;
+  MemoryProvider* provider_;
   int (*copy_)(void*, const void*, size_t);
 };
 
 }  // namespace
 
 void start_device_proxy(Runtime& rt) {
-  if (!g_proxy_request.set || rt.device_proxy != nullptr || rt.transport == nullptr) return;
-  const ProxyRequest& r = g_proxy_request;
-  rt.proxy_backend = std::make_unique<TransportProxyBackend>(*rt.transport, rt.n_pes, r.copy);
-  rt.device_proxy =
-      std::make_unique<DeviceProxy>(r.ring, *rt.proxy_backend, rt.my_pe, r.stage_bytes, r.stage);
+  if (rt.device_proxy != nullptr || rt.transport == nullptr) return;
+  const ProxyRequest& test = g_proxy_request;
+  if (rt.proxy_ring == nullptr && !test.set) return;
+  const ProxyRing* own = rt.proxy_ring.get();
+  const proxy::RingView& ring = own != nullptr ? own->view() : test.ring;
+  rt.proxy_backend = std::make_unique<TransportProxyBackend>(
+      *rt.transport, rt.n_pes, own != nullptr ? rt.provider.get() : nullptr, test.copy);
+  rt.device_proxy = std::make_unique<DeviceProxy>(
+      ring, *rt.proxy_backend, rt.my_pe, own != nullptr ? own->stage_bytes() : test.stage_bytes,
+      own != nullptr ? own->stage() : test.stage);
   rt.device_proxy->start();
-  VSHMEM_INFO("PE %d: device proxy started (%u request slots)", rt.my_pe, r.ring.n_slots);
+  VSHMEM_INFO("PE %d: device proxy started (%u request slots)", rt.my_pe, ring.n_slots);
   if (cuda_loads_lazily()) {
     VSHMEM_WARN(
         "PE %d: shmem_init: CUDA loads kernels lazily in this process (CUDA started "

@@ -20,6 +20,7 @@
 #include "runtime/memory/memory.hpp"
 #include "runtime/transport/device_proxy.hpp"
 #include "runtime/transport/host_wake.hpp"
+#include "runtime/transport/proxy_ring.hpp"
 #include "runtime/transport/transport.hpp"
 #include "vshmem/device/impl/state.h"
 
@@ -33,6 +34,10 @@ struct Runtime {
   std::unique_ptr<PeerWatch> peer_watch;  // node-local peers' processes
   JobIdentity job;
   std::unique_ptr<MemoryProvider> provider;
+  // The device proxy's request ring, made by publish_device_state when device code has a peer it
+  // cannot map; freed once the device state no longer names it (shmem_finalize), before the
+  // provider.
+  std::unique_ptr<ProxyRing> proxy_ring;
   TransportPlan plan;
   std::unique_ptr<FdExchange> fd_exchange;
   std::unique_ptr<SymmetricHeap> heap;
@@ -63,8 +68,9 @@ struct Runtime {
   std::vector<unsigned char> device_tables_written;
   bool device_mps = false;  // an MPS server serves the heap's GPU
 
-  // The proxy thread that drains the device library's request ring into the remote path (device
-  // calls to PEs this GPU cannot map); null when there is no ring. Stopped before the transport.
+  // The proxy thread that drains the request ring (proxy_ring, or a test's) into the remote path
+  // (device calls to PEs this GPU cannot map); null when there is no ring. Stopped before the
+  // transport.
   std::unique_ptr<ProxyBackend> proxy_backend;
   std::unique_ptr<DeviceProxy> device_proxy;
   // Last: stopped before anything it looks at goes (shmem_finalize stops it first).
@@ -224,7 +230,8 @@ bool device_library_linked();
 // shmem_init: an error naming both when the linked device library was built for another device
 // state (version or size) than this libvshmem builds.
 Status check_device_library();
-// The device proxy's thread on the ring the device library made (runtime/api/runtime.cpp).
+// The device proxy's thread on rt.proxy_ring, or on the ring a test gave
+// (vshmemi_set_device_proxy); nothing when there is neither (runtime/api/runtime.cpp).
 void start_device_proxy(Runtime& rt);
 
 }  // namespace vshmem::detail

@@ -29,8 +29,8 @@ inline const char* op_name(uint32_t op) {
     case kAllgather: return "allgather";
     case kBroadcast: return "broadcast";
     case kBarrier: return "barrier";
+    default: return "an unknown operation";
   }
-  return "an unknown operation";
 }
 
 inline std::string describe(const Call& c) {

@@ -10,12 +10,16 @@
 extern "C" {
 #endif
 
-#define VSHMEM_BOOTSTRAP_ABI_VERSION 1
+#define VSHMEM_BOOTSTRAP_ABI_VERSION 2
 
 typedef struct vshmem_bootstrap_init_args {
   int abi_version; /* VSHMEM_BOOTSTRAP_ABI_VERSION */
   void* mpi_comm;  /* pointer to an MPI_Comm the application owns, or NULL */
   long timeout_ms; /* time limit of every operation */
+  /* libvshmem's message level (VSHMEM_DEBUG, SHMEM_DEBUG, NVSHMEM_DEBUG, parsed once by
+   * libvshmem): 0 error, 1 warn, 2 info, 3 trace. A plugin prints what this level allows and
+   * reads no variable itself. Since ABI 2. */
+  int log_level;
 } vshmem_bootstrap_init_args;
 
 typedef struct vshmem_bootstrap_plugin {

@@ -139,6 +139,7 @@ Result<std::unique_ptr<Bootstrap>> load_plugin_bootstrap(PluginKind kind,
   args.abi_version = VSHMEM_BOOTSTRAP_ABI_VERSION;
   args.mpi_comm = kind == PluginKind::kMpi ? options.mpi_comm : nullptr;
   args.timeout_ms = static_cast<long>(timeout.count());
+  args.log_level = static_cast<int>(log::threshold());
   vshmem_bootstrap_plugin plugin{};
   char err[kErrLen] = {};
   int rc = init(&args, &plugin, err, sizeof(err));

@@ -59,6 +59,7 @@ struct Ctx {
   int rank = 0;
   int size = 1;
   long timeout_ms = 120000;
+  int log_level = 1;  // libvshmem's (vshmem_bootstrap_init_args::log_level)
   int broken = 0;
   std::string broken_text;
   // Set when the PMIx answered a get with PMIX_GET_REFRESH_CACHE by PMIX_ERR_NOT_SUPPORTED (Open
@@ -361,11 +362,7 @@ int probe_reuse(Ctx* c, char* err, size_t errlen) {
     any_stale |= theirs;
   }
   g_scheme = any_stale ? KeyScheme::kUnique : KeyScheme::kReuse;
-  const char* debug = std::getenv("VSHMEM_DEBUG");
-  const bool info = debug != nullptr
-                        ? std::strcmp(debug, "info") == 0 || std::strcmp(debug, "trace") == 0
-                        : std::getenv("SHMEM_DEBUG") != nullptr;
-  if (info && c->rank == 0) {
+  if (c->log_level >= 2 && c->rank == 0) {  // info
     std::fprintf(stderr, "vshmem: PE 0: PMIx bootstrap (%s): %s\n", PMIx_Get_version(),
                  any_stale ? "a key put again is not seen again, even with "
                              "PMIX_GET_REFRESH_CACHE: every collective uses a key of its own "
@@ -439,6 +436,7 @@ extern "C" __attribute__((visibility("default"))) int vshmem_bootstrap_plugin_in
   }
   auto* c = new Ctx;
   c->timeout_ms = args->timeout_ms;
+  c->log_level = args->log_level;
   pmix_status_t rc = PMIx_Init(&c->me, nullptr, 0);
   if (rc != PMIX_SUCCESS) {
     delete c;

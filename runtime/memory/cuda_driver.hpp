@@ -54,6 +54,7 @@ namespace vshmem::detail {
   X(cuMemFree, 3020)                               \
   X(cuMemHostAlloc, 2020)                          \
   X(cuMemFreeHost, 2000)                           \
+  X(cuMemHostGetDevicePointer, 3020)               \
   X(cuMemcpyAsync, 4000)                           \
   X(cuMemsetD8Async, 3020)                         \
   X(cuStreamCreate, 2000)                          \

@@ -238,6 +238,30 @@ class CudaPhysical final : public PhysicalAllocation {
   bool imported_;
 };
 
+// A BufferKind allocation; it holds the device (and with it the primary context) until freed.
+class CudaBuffer final : public Buffer {
+ public:
+  CudaBuffer(std::shared_ptr<CudaDevice> device, BufferKind kind, void* address, size_t size)
+      : Buffer(address, size), device_(std::move(device)), kind_(kind) {}
+  ~CudaBuffer() override {
+    ScopedContext scope(*device_);
+    const CudaDriver& drv = device_->driver();
+    const CUresult r = kind_ == BufferKind::kDevice
+                           ? drv.cuMemFree(reinterpret_cast<CUdeviceptr>(address()))
+                           : drv.cuMemFreeHost(address());
+    if (r != CUDA_SUCCESS) {
+      VSHMEM_WARN("freeing %zu bytes of %s: %s", size(), buffer_kind_name(kind_),
+                  drv.describe(r).c_str());
+    }
+  }
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+
+ private:
+  std::shared_ptr<CudaDevice> device_;
+  BufferKind kind_;
+};
+
 class CudaReservation final : public VirtualReservation {
  public:
   CudaReservation(std::shared_ptr<CudaDevice> device, uintptr_t base, size_t size)
@@ -1042,6 +1066,39 @@ class CudaProvider final : public MemoryProvider {
     if (p == nullptr) return;
     ScopedContext scope(*device_);
     (void)drv_.cuMemFreeHost(p);
+  }
+
+  Result<std::unique_ptr<Buffer>> allocate(BufferKind kind, size_t bytes) override {
+    if (bytes == 0) return error(Code::kInvalidArgument, "allocate: 0 bytes");
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    const std::string what = log::format("%zu bytes of %s on device %d", bytes,
+                                         buffer_kind_name(kind), device_->ordinal());
+    if (kind == BufferKind::kDevice) {
+      CUdeviceptr d = 0;
+      VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuMemAlloc(&d, bytes), "cuMemAlloc(" + what + ")"));
+      auto buffer = std::make_unique<CudaBuffer>(device_, kind, reinterpret_cast<void*>(d), bytes);
+      VSHMEM_RETURN_IF_ERROR(fill(buffer->address(), 0, bytes));
+      return std::unique_ptr<Buffer>(std::move(buffer));
+    }
+    void* p = nullptr;
+    VSHMEM_RETURN_IF_ERROR(drv_.check(
+        drv_.cuMemHostAlloc(&p, bytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+        "cuMemHostAlloc(" + what + ", DEVICEMAP | PORTABLE)"));
+    auto buffer = std::make_unique<CudaBuffer>(device_, kind, p, bytes);
+    // Device code and host threads name the memory by one address (the device state holds it):
+    // with unified addressing (every 64-bit platform CUDA 12 supports) they are the same.
+    CUdeviceptr mapped = 0;
+    VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuMemHostGetDevicePointer(&mapped, p, 0),
+                                      "cuMemHostGetDevicePointer(" + what + ")"));
+    if (mapped != reinterpret_cast<CUdeviceptr>(p)) {
+      return error(Code::kUnsupported,
+                   log::format("%s: the device sees it at %p, the host at %p (no unified "
+                               "addressing)",
+                               what.c_str(), reinterpret_cast<void*>(mapped), p));
+    }
+    std::memset(p, 0, bytes);
+    return std::unique_ptr<Buffer>(std::move(buffer));
   }
 
   // A synchronous cudaMemcpy from pageable memory returns once the data is staged, before it

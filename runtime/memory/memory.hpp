@@ -146,6 +146,33 @@ class MulticastSupport {
   virtual Result<std::unique_ptr<MulticastObject>> import(ShareableHandle handle, size_t size) = 0;
 };
 
+// Memory outside the symmetric heap that the runtime keeps for its own exchanges with the device
+// (the device proxy's request ring): never shared with peers, freed on destruction.
+enum class BufferKind {
+  // Page-locked host memory that the device reads and writes at the host's own address (cuda:
+  // cuMemHostAlloc DEVICEMAP | PORTABLE, checked with cuMemHostGetDevicePointer).
+  kDeviceMappedHost,
+  // The device's global memory (cuda: cuMemAlloc): device atomics on it stay on the GPU.
+  kDevice,
+};
+inline const char* buffer_kind_name(BufferKind kind) {
+  return kind == BufferKind::kDevice ? "device memory" : "device-mapped host memory";
+}
+
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  void* address() const { return address_; }
+  size_t size() const { return size_; }
+
+ protected:
+  Buffer(void* address, size_t size) : address_(address), size_(size) {}
+
+ private:
+  void* address_;
+  size_t size_;
+};
+
 class MemoryProvider {
  public:
   virtual ~MemoryProvider() = default;
@@ -260,6 +287,12 @@ class MemoryProvider {
     return p;
   }
   virtual void free_staging(void* p) { std::free(p); }
+  // `bytes` of `kind`, zeroed. kUnsupported for host memory (no device to share it with).
+  virtual Result<std::unique_ptr<Buffer>> allocate(BufferKind kind, size_t bytes) {
+    (void)bytes;
+    return error(Code::kUnsupported, std::string(buffer_kind_name(kind)) +
+                                         ": the symmetric heap is not GPU memory (no device)");
+  }
 };
 
 // The memfd + mmap provider. Always available.

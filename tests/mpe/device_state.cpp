@@ -33,8 +33,6 @@ int write_state(const GpuState* s, const int64_t* /*host_deltas*/) {
   g_written_initialized = s->initialized;
   return 0;
 }
-int no_ring(int, uint32_t, uint64_t, vshmem::proxy::RingView*) { return 1; }
-void no_release() {}
 
 void refresh() {
   const GpuState* built = vshmemi_device_state_built();
@@ -125,8 +123,8 @@ bool env_is(const char* name, const char* value) {
 
 // Expected to fail (exit 1) with libvshmem's message naming both versions.
 int version_mismatch() {
-  static const vshmemi_device_library other = {
-      vshmem::device::kGpuStateVersion + 1, sizeof(GpuState), &write_state, &no_ring, &no_release};
+  static const vshmemi_device_library other = {vshmem::device::kGpuStateVersion + 1,
+                                               sizeof(GpuState), &write_state};
   vshmemi_register_device_library(&other);
   if (shmem_init_thread(SHMEM_THREAD_SINGLE, nullptr) != 0) {
     if (g_writes != 0) fprintf(stderr, "FAIL: the refused library was written to\n");
@@ -141,7 +139,7 @@ int version_mismatch() {
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "version_mismatch") == 0) return version_mismatch();
   static const vshmemi_device_library library = {vshmem::device::kGpuStateVersion, sizeof(GpuState),
-                                                 &write_state, &no_ring, &no_release};
+                                                 &write_state};
   vshmemi_register_device_library(&library);
   shmem_init();
   const int me = shmem_my_pe();

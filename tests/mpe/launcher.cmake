@@ -13,6 +13,15 @@ vshmem_add_mpe_test(NAME bootstrap_timeout_pmix TARGET mpe_bootstrap_timeout NPE
                     LAUNCHERS pmix ENV VSHMEM_BOOTSTRAP_TIMEOUT=2 TIMEOUT 30
                     WILL_FAIL_REGEX "PE [01]: barrier: timed out after 2 s")
 
+# The PMIx plugin prints at libvshmem's message level, which libvshmem parses (VSHMEM_DEBUG=2 is
+# info, as for libvshmem itself): the plugin reads no variable of its own.
+vshmem_add_mpe_test(NAME bootstrap_pmix_debug_level TARGET mpe_bootstrap_collectives NPES 2
+                    LAUNCHERS pmix ENV VSHMEM_DEBUG=2 TIMEOUT 60)
+if(TEST mpe.bootstrap_pmix_debug_level.pmix.2)
+  set_tests_properties(mpe.bootstrap_pmix_debug_level.pmix.2 PROPERTIES
+                       PASS_REGULAR_EXPRESSION "vshmem: PE 0: PMIx bootstrap \\(")
+endif()
+
 # Under Open MPI's mpirun, auto must pick the PMIx plugin when it exists, else the MPI one.
 if(VSHMEM_MPIRUN AND (TARGET vshmem_bootstrap_pmix OR TARGET vshmem_bootstrap_mpi))
   if(TARGET vshmem_bootstrap_pmix)

@@ -24,6 +24,15 @@ if(TARGET vshmem_fake_cuda_driver)
                                                       vshmem_internal_for_tests)
   vshmem_add_mpe_test(NAME device_state_fake TARGET mpe_device_state_fake NPES 1 2 4
                       LAUNCHERS vshmemrun NO_GPU_RERUN TIMEOUT 60)
+  # The device proxy's ring, made by libvshmem through the driver when peers are not mapped (two
+  # simulated nodes: the other node's PEs are reached through UCX), and its failures.
+  if(VSHMEM_HAVE_UCX)
+    foreach(_mode ring ring_fails ring_no_uva)
+      vshmem_add_mpe_test(NAME device_state_fake_${_mode} TARGET mpe_device_state_fake
+                          ARGS ${_mode} NPES 2 4 LAUNCHERS vshmemrun LAUNCHER_ARGS
+                          --simulate-nodes 2 NO_GPU_RERUN TIMEOUT 60 ENV UCX_TLS=sm,self)
+    endforeach()
+  endif()
   foreach(_mode fabric_same fabric_diff imex_missing runtime_fabric runtime_shared)
     vshmem_add_mpe_test(NAME multicast_fake_${_mode} TARGET mpe_multicast_fake ARGS ${_mode}
                         NPES 4 LAUNCHERS vshmemrun LAUNCHER_ARGS --simulate-nodes 2 NO_GPU_RERUN

@@ -13,30 +13,9 @@
 #include <string.h>
 
 #include "mpe_check.h"
+#include "tests/support/wait_timing.h"
 
 enum { kRounds = 11, kElems = 8 };
-
-static long long now_ns(clockid_t clock) {
-  struct timespec ts;
-  clock_gettime(clock, &ts);
-  return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-static void compute(int ms) {
-  const long long until = now_ns(CLOCK_MONOTONIC) + ms * 1000000ll;
-  while (now_ns(CLOCK_MONOTONIC) < until) {
-  }
-}
-
-static int cmp_ll(const void* a, const void* b) {
-  const long long x = *(const long long*)a, y = *(const long long*)b;
-  return (x > y) - (x < y);
-}
-
-static long long median(long long* v, int n) {
-  qsort(v, n, sizeof(*v), cmp_ll);
-  return v[n / 2];
-}
 
 int main(void) {
   shmem_init();
@@ -47,9 +26,8 @@ int main(void) {
   long* truth = shmem_malloc(sizeof(long) * kElems);
   CHECK(arrived && src && dst && truth, "shmem_malloc failed");
   unsigned long long seed = mpe_seed() + (unsigned long long)me;
-  const char* policy = getenv("VSHMEM_WAIT");
-  const int yields = policy != NULL && strcmp(policy, "yield") == 0;
-  const int kWorkMs = yields ? 20 : 70;
+  const int yields = wait_policy_yields();
+  const int kWorkMs = wait_work_ms(yields);
   const char* names[] = {"shmem_barrier_all", "shmem_long_broadcast", "shmem_team_sync"};
   for (int kind = 0; kind < 3; ++kind) {
     long long late[kRounds], cpu[kRounds];
@@ -66,12 +44,12 @@ int main(void) {
       shmem_barrier_all();
       long long t_cpu = 0, t_exit = 0;
       if (me == 0) {
-        compute(kWorkMs);
-        const long long t = now_ns(CLOCK_MONOTONIC); /* one clock for the whole node */
+        wait_compute(kWorkMs);
+        const long long t = wait_now_ns(CLOCK_MONOTONIC); /* one clock for the whole node */
         for (int p = 0; p < n; ++p) shmem_longlong_p(arrived, t, p);
         shmem_quiet();
       } else {
-        t_cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+        t_cpu = wait_now_ns(CLOCK_THREAD_CPUTIME_ID);
       }
       if (kind == 0) {
         shmem_barrier_all();
@@ -80,9 +58,9 @@ int main(void) {
       } else {
         shmem_team_sync(SHMEM_TEAM_WORLD);
       }
-      t_exit = now_ns(CLOCK_MONOTONIC);
+      t_exit = wait_now_ns(CLOCK_MONOTONIC);
       if (me != 0) {
-        cpu[r] = now_ns(CLOCK_THREAD_CPUTIME_ID) - t_cpu;
+        cpu[r] = wait_now_ns(CLOCK_THREAD_CPUTIME_ID) - t_cpu;
         long long a = 0;
         sym_read(&a, arrived, sizeof(a));
         late[r] = t_exit - a;
@@ -95,20 +73,23 @@ int main(void) {
               "%s round %d: dest does not hold the root's data", names[kind], r);
       }
       /* Nothing else may wake the others in time (all waits of a PE share its wake word). */
-      if (me == 0) compute(kWorkMs);
+      if (me == 0) wait_compute(kWorkMs);
       shmem_barrier_all();
     }
     if (me != 0) {
-      const long long late_us = median(late, kRounds) / 1000, cpu_us = median(cpu, kRounds) / 1000;
+      const long long late_us = wait_median(late, kRounds) / 1000,
+                      cpu_us = wait_median(cpu, kRounds) / 1000;
       printf(
           "PE %d %s: left %lld us after PE 0 arrived, %lld us of CPU in a %d ms wait (medians)\n",
           me, names[kind], late_us, cpu_us, kWorkMs);
       /* Woken: a sleep that nobody woke would last until its limit, 100 ms after it began. */
-      CHECK(late_us < 25000, "%s: PE %d left %lld us after PE 0 arrived (median): not woken?",
-            names[kind], me, late_us);
+      CHECK(late_us < WAIT_WOKEN_WITHIN_US,
+            "%s: PE %d left %lld us after PE 0 arrived (median): not woken?", names[kind], me,
+            late_us);
       /* Asleep: spinning or yielding through the wait costs milliseconds. */
-      CHECK(!yields || cpu_us < 1000, "%s: PE %d used %lld us of CPU waiting %d ms (median)",
-            names[kind], me, cpu_us, kWorkMs);
+      CHECK(!yields || cpu_us < WAIT_ASLEEP_CPU_US,
+            "%s: PE %d used %lld us of CPU waiting %d ms (median)", names[kind], me, cpu_us,
+            kWorkMs);
     }
   }
   shmem_barrier_all();

@@ -19,35 +19,14 @@
 #include <sys/resource.h>
 
 #include "mpe_check.h"
+#include "tests/support/wait_timing.h"
 
 enum { kRounds = 9, kElems = 8, kFlags = 4 };
-
-static long long now_ns(clockid_t clock) {
-  struct timespec ts;
-  clock_gettime(clock, &ts);
-  return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-static void compute(int ms) {
-  const long long until = now_ns(CLOCK_MONOTONIC) + ms * 1000000ll;
-  while (now_ns(CLOCK_MONOTONIC) < until) {
-  }
-}
 
 static long long blocked(void) { /* this thread's voluntary context switches */
   struct rusage ru;
   getrusage(RUSAGE_THREAD, &ru);
   return ru.ru_nvcsw;
-}
-
-static int cmp_ll(const void* a, const void* b) {
-  const long long x = *(const long long*)a, y = *(const long long*)b;
-  return (x > y) - (x < y);
-}
-
-static long long median(long long* v, int n) {
-  qsort(v, n, sizeof(*v), cmp_ll);
-  return v[n / 2];
 }
 
 int main(void) {
@@ -67,9 +46,8 @@ int main(void) {
   }
   shmem_barrier_all();
   unsigned long long seed = *seeds;
-  const char* policy = getenv("VSHMEM_WAIT");
-  const int yields = policy != NULL && strcmp(policy, "yield") == 0;
-  const int kWorkMs = yields ? 20 : 70;
+  const int yields = wait_policy_yields();
+  const int kWorkMs = wait_work_ms(yields);
   const char* names[] = {"shmem_long_wait_until", "shmem_signal_wait_until",
                          "shmem_long_wait_until_any", "shmem_set_lock",
                          "shmem_long_wait_until (a store through shmem_ptr)"};
@@ -90,8 +68,8 @@ int main(void) {
       shmem_barrier_all();
       long long t_cpu = 0, b0 = 0, t_exit = 0;
       if (me == 0) {
-        compute(kWorkMs);
-        const long long t = now_ns(CLOCK_MONOTONIC); /* one clock for the whole node */
+        wait_compute(kWorkMs);
+        const long long t = wait_now_ns(CLOCK_MONOTONIC); /* one clock for the whole node */
         for (int p = 1; p < n; ++p) shmem_longlong_p(arrived, t, p);
         shmem_fence();
         for (int p = 1; p < n; ++p) {
@@ -109,7 +87,7 @@ int main(void) {
         if (kind == 3) shmem_clear_lock(lock);
         shmem_quiet();
       } else {
-        t_cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+        t_cpu = wait_now_ns(CLOCK_THREAD_CPUTIME_ID);
         b0 = blocked();
         if (kind == 0 || kind == 4) {
           shmem_long_wait_until(&flags[0], SHMEM_CMP_EQ, value);
@@ -123,9 +101,9 @@ int main(void) {
         } else {
           shmem_set_lock(lock);
         }
-        t_exit = now_ns(CLOCK_MONOTONIC);
+        t_exit = wait_now_ns(CLOCK_MONOTONIC);
         blocks[r] = blocked() - b0;
-        cpu[r] = now_ns(CLOCK_THREAD_CPUTIME_ID) - t_cpu;
+        cpu[r] = wait_now_ns(CLOCK_THREAD_CPUTIME_ID) - t_cpu;
         late[r] = t_exit - *(volatile long long*)arrived;
         if (kind == 3) shmem_clear_lock(lock);
         if (kind == 1) {
@@ -136,14 +114,15 @@ int main(void) {
       shmem_barrier_all();
     }
     if (me != 0) {
-      const long long late_us = median(late, kRounds) / 1000, cpu_us = median(cpu, kRounds) / 1000;
-      const long long blocks_m = median(blocks, kRounds);
+      const long long late_us = wait_median(late, kRounds) / 1000,
+                      cpu_us = wait_median(cpu, kRounds) / 1000;
+      const long long blocks_m = wait_median(blocks, kRounds);
       printf(
           "PE %d %s: left %lld us after PE 0's update, blocked %lld times, %lld us of CPU in a "
           "%d ms wait (medians)\n",
           me, names[kind], late_us, blocks_m, cpu_us, kWorkMs);
-      CHECK(late_us < 25000, "%s: PE %d left %lld us after PE 0's update (median)", names[kind], me,
-            late_us);
+      CHECK(late_us < WAIT_WOKEN_WITHIN_US, "%s: PE %d left %lld us after PE 0's update (median)",
+            names[kind], me, late_us);
       /* Woken by the update: a few blocks (the lock: one more per earlier holder's release). */
       /* A store through shmem_ptr wakes nobody: the waiter looks again every millisecond. */
       const long long most = kind == 4 ? 1000 : kind == 3 ? n + 3 : 4;
@@ -153,8 +132,9 @@ int main(void) {
       CHECK(blocks_m <= most,
             "%s: PE %d blocked %lld times in a %d ms wait (median): the update did not wake it",
             names[kind], me, blocks_m, kWorkMs);
-      CHECK(!yields || cpu_us < 1000, "%s: PE %d used %lld us of CPU waiting %d ms (median)",
-            names[kind], me, cpu_us, kWorkMs);
+      CHECK(!yields || cpu_us < WAIT_ASLEEP_CPU_US,
+            "%s: PE %d used %lld us of CPU waiting %d ms (median)", names[kind], me, cpu_us,
+            kWorkMs);
     }
   }
   shmem_barrier_all();

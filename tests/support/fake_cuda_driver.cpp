@@ -359,24 +359,84 @@ CUresult fk_cuPointerSetAttribute(const void* value, CUpointer_attribute attribu
   if (*static_cast<const int*>(value) != 0) ++g_sync_memops[a];
   return CUDA_SUCCESS;
 }
+// Live cuMemAlloc / cuMemHostAlloc allocations: address -> (bytes, flags; -1 for cuMemAlloc).
+struct Live {
+  size_t bytes = 0;
+  int flags = -1;
+};
+std::map<uintptr_t, Live> g_live;
+std::atomic<uint64_t> g_poison{0x9E3779B97F4A7C15ull};
+
+// Fresh allocations hold garbage, as the real driver's may: whoever needs zeros must write them.
+void* poisoned(size_t bytes) {
+  auto* p = static_cast<unsigned char*>(std::malloc(bytes == 0 ? 1 : bytes));
+  if (p == nullptr) return nullptr;
+  uint64_t x = g_poison.fetch_add(0x9E3779B97F4A7C15ull) ^ reinterpret_cast<uintptr_t>(p);
+  for (size_t i = 0; i < bytes; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    p[i] = static_cast<unsigned char>((x >> 33) | 1);  // never 0
+  }
+  return p;
+}
+
 CUresult fk_cuMemAlloc(CUdeviceptr* p, size_t bytes) {
-  void* m = std::calloc(1, bytes);
+  count("cuMemAlloc");
+  void* m = poisoned(bytes);
   if (m == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_live[reinterpret_cast<uintptr_t>(m)] = Live{bytes, -1};
   *p = reinterpret_cast<CUdeviceptr>(m);
   return CUDA_SUCCESS;
 }
 CUresult fk_cuMemFree(CUdeviceptr p) {
+  count("cuMemFree");
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = g_live.find(static_cast<uintptr_t>(p));
+    if (it == g_live.end() || it->second.flags != -1) return CUDA_ERROR_INVALID_VALUE;
+    g_live.erase(it);
+  }
   std::free(reinterpret_cast<void*>(p));
   return CUDA_SUCCESS;
 }
-CUresult fk_cuMemHostAlloc(void** p, size_t bytes, unsigned int) {
+CUresult fk_cuMemHostAlloc(void** p, size_t bytes, unsigned int flags) {
   count("cuMemHostAlloc");
-  *p = std::malloc(bytes);
-  return *p == nullptr ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if ((flags & CU_MEMHOSTALLOC_DEVICEMAP) != 0 &&
+        g_config.mapped_host_alloc_result != CUDA_SUCCESS) {
+      return g_config.mapped_host_alloc_result;
+    }
+  }
+  void* m = poisoned(bytes);
+  if (m == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_live[reinterpret_cast<uintptr_t>(m)] = Live{bytes, static_cast<int>(flags)};
+  *p = m;
+  return CUDA_SUCCESS;
 }
 CUresult fk_cuMemFreeHost(void* p) {
   count("cuMemFreeHost");
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = g_live.find(reinterpret_cast<uintptr_t>(p));
+    if (it == g_live.end() || it->second.flags == -1) return CUDA_ERROR_INVALID_VALUE;
+    g_live.erase(it);
+  }
   std::free(p);
+  return CUDA_SUCCESS;
+}
+// Only memory allocated with CU_MEMHOSTALLOC_DEVICEMAP has a device address: the host's (unified
+// addressing), or another one when the configuration plays a platform without it.
+CUresult fk_cuMemHostGetDevicePointer(CUdeviceptr* d, void* p, unsigned int flags) {
+  count("cuMemHostGetDevicePointer");
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_live.find(reinterpret_cast<uintptr_t>(p));
+  if (flags != 0 || it == g_live.end() || it->second.flags == -1 ||
+      (it->second.flags & CU_MEMHOSTALLOC_DEVICEMAP) == 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *d = reinterpret_cast<CUdeviceptr>(p) + (g_config.mapped_host_elsewhere ? 4096 : 0);
   return CUDA_SUCCESS;
 }
 // This thread's stream capture mode (cuThreadExchangeStreamCaptureMode).
@@ -594,6 +654,27 @@ int fake_sync_memops(const void* address) {
   if (a - m->first >= m->second.size) return 0;
   auto it = g_sync_memops.find(m->first);
   return it == g_sync_memops.end() ? 0 : it->second;
+}
+
+int fake_host_alloc_flags(const void* address) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_live.find(reinterpret_cast<uintptr_t>(address));
+  return it == g_live.end() || it->second.flags == -1 ? -1 : it->second.flags;
+}
+
+size_t fake_device_alloc_bytes(const void* address) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_live.find(reinterpret_cast<uintptr_t>(address));
+  return it == g_live.end() || it->second.flags != -1 ? 0 : it->second.bytes;
+}
+
+int fake_live_host_allocs(unsigned int flags) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  int n = 0;
+  for (const auto& [address, live] : g_live) {
+    n += live.flags != -1 && (static_cast<unsigned>(live.flags) & flags) == flags;
+  }
+  return n;
 }
 
 int fake_refs(CUmemGenericAllocationHandle handle) {

@@ -28,6 +28,10 @@ struct FakeDriverConfig {
   CUresult multicast_add_device_result = CUDA_SUCCESS;
   CUresult multicast_bind_result = CUDA_SUCCESS;
   CUresult fabric_export_result = CUDA_SUCCESS;
+  // cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP (device-mapped host memory) fails with this.
+  CUresult mapped_host_alloc_result = CUDA_SUCCESS;
+  // cuMemHostGetDevicePointer answers an address other than the host's (no unified addressing).
+  bool mapped_host_elsewhere = false;
   // What cuStreamQuery answers: a sticky error (e.g. CUDA_ERROR_ILLEGAL_INSTRUCTION) plays a
   // kernel that trapped.
   CUresult stream_query_result = CUDA_SUCCESS;
@@ -69,6 +73,14 @@ int fake_stream_syncs(CUstream stream);
 // How often CU_POINTER_ATTRIBUTE_SYNC_MEMOPS was set on the mapping that holds `address` (0 when
 // none does).
 int fake_sync_memops(const void* address);
+// The flags of the live cuMemHostAlloc allocation that starts at `address`; -1 when none does
+// (never allocated, freed, or cuMemAlloc memory). Fresh cuMemHostAlloc and cuMemAlloc memory is
+// filled with non-zero garbage.
+int fake_host_alloc_flags(const void* address);
+// The size of the live cuMemAlloc allocation that starts at `address`; 0 when none does.
+size_t fake_device_alloc_bytes(const void* address);
+// How many cuMemHostAlloc allocations made with (at least) `flags` are live.
+int fake_live_host_allocs(unsigned int flags);
 // The references an allocation holds (0: released).
 int fake_refs(CUmemGenericAllocationHandle handle);
 // Whether the real libcuda.so.1 is loaded in this process (it must never be in a fake test).

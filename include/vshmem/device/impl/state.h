@@ -32,9 +32,11 @@ struct GpuTeam {
 // copies it into its __constant__ symbol as it is (device/state.cu). Device code reads it in every
 // call; a field that kernels do not read is marked "host".
 //
-// Versioned: a change of layout bumps kGpuStateVersion and the size below, and libvshmem refuses
-// (at shmem_init, naming both) a device library built for another version or size.
-constexpr uint32_t kGpuStateVersion = 4;
+// Versioned: a change of layout, or of what libvshmem and libvshmem_device expect of each other
+// (vshmem/device_hooks.h), bumps kGpuStateVersion (and the size below when it changes), and
+// libvshmem refuses (at shmem_init, naming both) a device library built for another version or
+// size. 5: libvshmem makes the proxy ring's memory itself (the library no longer has the hook).
+constexpr uint32_t kGpuStateVersion = 5;
 
 struct GpuState {
   uint32_t version;         // kGpuStateVersion of the libvshmem that built it
