@@ -6,6 +6,7 @@
 #include <future>
 
 #include "runtime/common/log.hpp"
+#include "runtime/common/stall_watch.hpp"
 
 namespace vshmem {
 
@@ -22,6 +23,19 @@ const char* op_name(uint32_t op) {
     case proxy::kOpFence: return "fence";
     case proxy::kOpQuiet: return "quiet";
     default: return "request";
+  }
+}
+
+// For stall reports (string literals: the watch keeps the pointer).
+const char* stall_name(uint32_t op) {
+  switch (op) {
+    case proxy::kOpPut: return "device proxy: put to a remote PE";
+    case proxy::kOpGet: return "device proxy: get from a remote PE";
+    case proxy::kOpAtomic: return "device proxy: atomic on a remote PE";
+    case proxy::kOpSignal: return "device proxy: signal to a remote PE";
+    case proxy::kOpFence: return "device proxy: fence";
+    case proxy::kOpQuiet: return "device proxy: quiet";
+    default: return "device proxy: request";
   }
 }
 
@@ -47,6 +61,11 @@ DeviceProxy::~DeviceProxy() { stop(); }
 
 void DeviceProxy::start() {
   if (thread_.joinable()) return;
+  // A request the proxy cannot complete, or a CUDA call that serves a peer and never returns
+  // (work queued on the GPU behind a kernel that waits for a peer), is reported with what every
+  // thread does, before the peers' time limits end the job (stall_watch.hpp).
+  stall::start(kStallReport);
+  watching_ = true;
   stop_.store(false);
   thread_ = std::thread([this] { run(); });
 }
@@ -55,6 +74,10 @@ void DeviceProxy::stop() {
   if (thread_.joinable()) {
     stop_.store(true);
     thread_.join();
+  }
+  if (watching_) {
+    stall::stop();
+    watching_ = false;
   }
   retire();
   // Requests published but not handled: their producers (if any still run) get an answer.
@@ -70,6 +93,29 @@ void DeviceProxy::stop() {
     __atomic_store_n(&ring_.control->failed, proxy::kErrStopped, __ATOMIC_RELEASE);
     failed_ = proxy::kErrStopped;
   }
+  if (log::enabled(log::Level::kInfo)) {
+    if (std::string t = times_summary(); !t.empty()) {
+      VSHMEM_INFO("PE %d: device proxy: %s", my_pe_, t.c_str());
+    }
+  }
+}
+
+DeviceProxy::OpTimes DeviceProxy::times(uint32_t op) const {
+  std::lock_guard<std::mutex> lock(times_mutex_);
+  return op < kOpKinds ? times_[op] : OpTimes{};
+}
+
+std::string DeviceProxy::times_summary() const {
+  std::string out;
+  for (uint32_t op = 1; op < kOpKinds; ++op) {
+    const OpTimes t = times(op);
+    if (t.count == 0) continue;
+    out += log::format("%s%s %llu (mean %.2f us, max %.1f us)", out.empty() ? "" : ", ",
+                       op_name(op), static_cast<unsigned long long>(t.count),
+                       static_cast<double>(t.total_ns) / 1e3 / static_cast<double>(t.count),
+                       static_cast<double>(t.max_ns) / 1e3);
+  }
+  return out.empty() ? out : "time from taking up a request to answering it: " + out;
 }
 
 Status DeviceProxy::drain_here() {
@@ -171,7 +217,18 @@ size_t DeviceProxy::poll() {
   for (;;) {
     Slot& slot = ring_.slots[head_ & (ring_.n_slots - 1)];
     if (load_acquire(&slot.seq) != head_ + 1) break;
+    const auto t0 = std::chrono::steady_clock::now();
     const int32_t status = failed_ != 0 ? failed_ : handle(slot);
+    const uint64_t ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count());
+    if (slot.op < kOpKinds) {
+      std::lock_guard<std::mutex> lock(times_mutex_);
+      OpTimes& t = times_[slot.op];
+      ++t.count;
+      t.total_ns += ns;
+      t.max_ns = std::max(t.max_ns, ns);
+    }
     VSHMEM_TRACE("PE %d: device proxy: ticket %llu: %s to PE %d, %llu bytes: status %d", my_pe_,
                  static_cast<unsigned long long>(head_), op_name(slot.op), slot.pe,
                  static_cast<unsigned long long>(slot.bytes), status);
@@ -272,6 +329,7 @@ int32_t DeviceProxy::staged_get(PeerPath& path, int pe, unsigned char* dest,
 }
 
 int32_t DeviceProxy::handle(Slot& slot) {
+  const stall::Scope watched(stall_name(slot.op), slot.bytes);
   const uint64_t ticket = head_;
   const int pe = slot.pe;
   PeerPath* path = nullptr;

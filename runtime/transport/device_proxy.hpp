@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -81,6 +82,19 @@ class DeviceProxy {
 
   // The first failure's message, empty while none ("" also when none happened).
   std::string failure() const;
+
+  // Where the proxy's time goes, per kind of request (proxy::Op): how many it handled and the time
+  // from taking one up to answering it (the remote path's share of a device call's latency; the
+  // rest is the device's posting, the proxy's poll and the answer's way back). Printed at
+  // VSHMEM_DEBUG=info when the proxy stops.
+  struct OpTimes {
+    uint64_t count = 0;
+    uint64_t total_ns = 0;
+    uint64_t max_ns = 0;
+  };
+  static constexpr int kOpKinds = 7;  // index: proxy::Op (0 unused)
+  OpTimes times(uint32_t op) const;
+  std::string times_summary() const;
   uint64_t handled() const { return head_; }
 
  private:
@@ -97,6 +111,10 @@ class DeviceProxy {
   Status drain_here();
   bool idle() const;  // for other threads: nothing published waits, no request is being handled
 
+  // How long a request or a CUDA call may take before the stall watch reports it: well below the
+  // time limits of the peers' waits (VSHMEM_PROXY_TIMEOUT, VSHMEM_BOOTSTRAP_TIMEOUT: 60 s).
+  static constexpr std::chrono::milliseconds kStallReport{5000};
+
   proxy::RingView ring_;
   ProxyBackend& backend_;
   int my_pe_;
@@ -110,6 +128,9 @@ class DeviceProxy {
   mutable std::mutex failure_mutex_;
   std::string failure_;
   std::atomic<bool> stop_{false};
+  bool watching_ = false;  // this proxy started the stall watch
+  mutable std::mutex times_mutex_;
+  OpTimes times_[kOpKinds];
   // For idle(): head_, stored once the request before it is handled.
   std::atomic<uint64_t> head_seen_{0};
   // drain(): a host thread asks (drain_asked_), the proxy thread answers once the ring is empty

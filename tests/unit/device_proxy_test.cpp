@@ -3,6 +3,8 @@
 // path whose puts land only at fence/quiet (as a network's may), so that ordering bugs show.
 #include "runtime/transport/device_proxy.hpp"
 
+#include "runtime/common/stall_watch.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -657,6 +659,76 @@ TEST(DeviceProxy, TheProxyThreadServesPeersWhileRequestsFlow) {
   }
   proxy.stop();
   EXPECT_GT(backend.progress_calls.load(), 0);
+}
+
+// A request the remote path does not complete (a peer that stopped answering) is visible to the
+// stall watch that the running proxy starts, named by its kind: the PE that waits then reports
+// where it waits (stall_watch.hpp) before the peers' time limits end the job.
+TEST(DeviceProxy, AStuckRequestIsListedByTheStallWatch) {
+  struct StuckGet : public FakeRemote {
+    Status get(int pe, void* dest, const void* source, size_t bytes) override {
+      entered.store(true);
+      while (!released.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return FakeRemote::get(pe, dest, source, bytes);
+    }
+    std::atomic<bool> entered{false}, released{false};
+  } remote;
+  FakeBackend backend(remote);
+  Ring ring(8);
+  DeviceProxy proxy(ring.view, backend, 0);
+  EXPECT_TRUE(stall::in_flight_older_than(std::chrono::milliseconds(0)).empty());
+  proxy.start();
+  uint64_t got = 0;
+  std::thread producer([&] {
+    EXPECT_EQ(post(ring.view, kOpGet, kFlagWait | kFlagInline, 1, 0, sym(remote, 0), 8, 0, 0, 0,
+                   nullptr, &got),
+              kWaitOk);
+  });
+  while (!remote.entered.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  auto stuck = stall::in_flight_older_than(std::chrono::milliseconds(20));
+  ASSERT_EQ(stuck.size(), 1u);
+  EXPECT_EQ(stuck[0].what, "device proxy: get from a remote PE");
+  EXPECT_EQ(stuck[0].bytes, 8u);
+  remote.released.store(true);
+  producer.join();
+  EXPECT_TRUE(stall::in_flight_older_than(std::chrono::milliseconds(0)).empty());
+  proxy.stop();
+}
+
+// The proxy keeps, per kind of request, how many it handled and how long each took (the remote
+// path's share of a device call's latency, printed at VSHMEM_DEBUG=info when it stops).
+TEST(DeviceProxy, CountsAndTimesEachKindOfRequest) {
+  struct SlowPut : public FakeRemote {
+    Status put(int pe, void* dest, const void* source, size_t bytes) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      return FakeRemote::put(pe, dest, source, bytes);
+    }
+  } remote;
+  FakeBackend backend(remote);
+  Ring ring(8);
+  DeviceProxy proxy(ring.view, backend, 0);
+  proxy.start();
+  std::mt19937_64 rng(std::random_device{}());
+  const int puts = 3 + static_cast<int>(rng() % 5);
+  for (int i = 0; i < puts; ++i) {
+    const uint64_t v = rng();
+    ASSERT_EQ(post(ring.view, kOpPut, kFlagInline, 1, sym(remote, 8 * i),
+                   reinterpret_cast<uint64_t>(&v), 8),
+              kWaitOk);
+  }
+  ASSERT_EQ(post(ring.view, kOpQuiet, kFlagWait, 0, 0, 0, 0), kWaitOk);
+  proxy.stop();
+  const DeviceProxy::OpTimes p = proxy.times(kOpPut), q = proxy.times(kOpQuiet);
+  EXPECT_EQ(p.count, static_cast<uint64_t>(puts));
+  EXPECT_GE(p.total_ns, static_cast<uint64_t>(puts) * 2'000'000u);
+  EXPECT_GE(p.max_ns, 2'000'000u);
+  EXPECT_EQ(q.count, 1u);
+  EXPECT_EQ(proxy.times(kOpGet).count, 0u);
+  const std::string summary = proxy.times_summary();
+  EXPECT_NE(summary.find("put " + std::to_string(puts) + " (mean "), std::string::npos) << summary;
+  EXPECT_NE(summary.find("quiet 1 (mean "), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("get "), std::string::npos) << summary;
 }
 
 }  // namespace
