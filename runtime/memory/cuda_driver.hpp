@@ -50,6 +50,7 @@ namespace vshmem::detail {
   X(cuMemGetAllocationPropertiesFromHandle, 10020) \
   X(cuMemRetainAllocationHandle, 11000)            \
   X(cuPointerSetAttribute, 6000)                   \
+  X(cuPointerGetAttribute, 4000)                   \
   X(cuMemAlloc, 3020)                              \
   X(cuMemFree, 3020)                               \
   X(cuMemHostAlloc, 2020)                          \

@@ -13,6 +13,7 @@
 
 #include "runtime/common/env.hpp"
 #include "runtime/common/log.hpp"
+#include "runtime/common/stall_watch.hpp"
 #include "runtime/memory/cuda_caps.hpp"
 #include "runtime/memory/cuda_driver.hpp"
 #include "runtime/memory/cuda_provider.hpp"
@@ -983,8 +984,16 @@ class CudaProvider final : public MemoryProvider {
     if (dst == nullptr || src == nullptr) {
       return error(Code::kInvalidArgument, "copy: null address");
     }
+    const stall::Scope watched("cuda provider: copy", bytes);
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
+    // A small copy between host buffers needs no GPU: a device call to a remote PE copies its
+    // inline data into the remote path's page-locked bounce buffer, and a get's answer back into
+    // the request ring, where a stream copy and its synchronization cost microseconds each.
+    if (bytes <= kHostCopyMax && host_memory(dst) && host_memory(src)) {
+      std::memmove(dst, src, bytes);
+      return Status::ok();
+    }
     // Our own non-blocking stream: the legacy default stream would serialize with the
     // application's kernels, which may be waiting for exactly this copy.
     VSHMEM_RETURN_IF_ERROR(
@@ -1004,6 +1013,12 @@ class CudaProvider final : public MemoryProvider {
     }
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
+    // As copy(): two host buffers (a proxied call's inline data into a bounce buffer, a get's
+    // answer out of one) are a CPU copy, finished at once.
+    if (bytes <= kHostCopyMax && host_memory(dst) && host_memory(src)) {
+      std::memmove(dst, src, bytes);
+      return uint64_t{0};
+    }
     size_t index = 0;
     CUstream stream = nullptr;
     {
@@ -1052,8 +1067,30 @@ class CudaProvider final : public MemoryProvider {
     return true;
   }
 
+  // Up to this size a copy whose ends are both host memory is a CPU copy (copy()); larger ones
+  // go through the stream as before (the CPU would be slower than the copy engine).
+  static constexpr size_t kHostCopyMax = 64 << 10;
+
+  // Whether p is host memory the CPU may copy: not our heap, and neither GPU nor managed memory by
+  // CUDA's answer (pageable memory CUDA does not know is host memory too). Needs the context.
+  bool host_memory(const void* p) const {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    if (device_->contains(a, 1)) return false;
+    CUmemorytype type = CU_MEMORYTYPE_HOST;
+    const CUresult r = drv_.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                                  static_cast<CUdeviceptr>(a));
+    if (r == CUDA_ERROR_INVALID_VALUE) return true;  // unknown to CUDA: pageable host memory
+    if (r != CUDA_SUCCESS || type != CU_MEMORYTYPE_HOST) return false;
+    // Managed memory says "host" where its pages are now; the copy engine handles it either way.
+    int managed = 0;
+    return drv_.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                      static_cast<CUdeviceptr>(a)) == CUDA_SUCCESS &&
+           managed == 0;
+  }
+
   // Page-locked and portable (every context may copy from it at full speed).
   Result<void*> alloc_staging(size_t bytes) override {
+    const stall::Scope watched("cuda provider: staging allocation (cuMemHostAlloc)", bytes);
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
     void* p = nullptr;
@@ -1108,6 +1145,7 @@ class CudaProvider final : public MemoryProvider {
   // streams (legacy and per-thread), where those copies run: what a user who wrote the heap with
   // cudaMemcpy and then called a barrier expects to find on the other PEs.
   Status quiet() override {
+    const stall::Scope watched("cuda provider: quiet (default streams)", 0);
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
     VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuStreamSynchronize(CU_STREAM_LEGACY),
@@ -1168,6 +1206,7 @@ class CudaProvider final : public MemoryProvider {
     unsigned op_code = static_cast<unsigned>(op);
     CUdeviceptr target = static_cast<CUdeviceptr>(addr);
 
+    const stall::Scope watched("cuda provider: atomic (kernel launch, copy)", request.width);
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
     std::lock_guard<std::mutex> lock(atomic_mu_);  // one result buffer

@@ -439,6 +439,40 @@ CUresult fk_cuMemHostGetDevicePointer(CUdeviceptr* d, void* p, unsigned int flag
   *d = reinterpret_cast<CUdeviceptr>(p) + (g_config.mapped_host_elsewhere ? 4096 : 0);
   return CUDA_SUCCESS;
 }
+// What cuPointerGetAttribute(MEMORY_TYPE) answers: the mapped heap and cuMemAlloc's blocks are
+// device memory, cuMemHostAlloc's page-locked host memory; anything else is unknown to CUDA.
+CUresult fk_cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  FAKE(cuPointerGetAttribute);
+  if (attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE &&
+      attribute != CU_POINTER_ATTRIBUTE_IS_MANAGED) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  const uintptr_t a = static_cast<uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lock(g_mu);
+  CUmemorytype type = CU_MEMORYTYPE_HOST;
+  bool known = false;
+  if (auto it = g_mapped.upper_bound(a); it != g_mapped.begin()) {
+    --it;
+    if (a - it->first < it->second.size) {
+      type = CU_MEMORYTYPE_DEVICE;
+      known = true;
+    }
+  }
+  if (auto it = g_live.upper_bound(a); !known && it != g_live.begin()) {
+    --it;
+    if (a - it->first < it->second.bytes) {
+      type = it->second.flags == -1 ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+      known = true;
+    }
+  }
+  if (!known) return CUDA_ERROR_INVALID_VALUE;  // memory CUDA does not know (pageable host memory)
+  if (attribute == CU_POINTER_ATTRIBUTE_IS_MANAGED) {
+    *static_cast<int*>(data) = 0;  // the fake has no managed memory
+  } else {
+    *static_cast<CUmemorytype*>(data) = type;
+  }
+  return CUDA_SUCCESS;
+}
 // This thread's stream capture mode (cuThreadExchangeStreamCaptureMode).
 thread_local CUstreamCaptureMode t_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 bool capture_forbids() {
@@ -446,6 +480,7 @@ bool capture_forbids() {
 }
 
 CUresult fk_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream) {
+  FAKE(cuMemcpyAsync);
   if (capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
   return CUDA_SUCCESS;

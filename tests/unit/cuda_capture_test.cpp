@@ -29,7 +29,8 @@ TEST(CudaProviderCapture, CopiesFillsAndQuietRunWhileAnotherThreadCaptures) {
   capturing.global_capture_elsewhere = true;
   const detail::CudaDriver& drv = testing::fake_cuda_driver(capturing);
 
-  std::vector<unsigned char> src(4096), dst(4096, 0xee);
+  // Larger than the provider copies with the CPU between host buffers: a stream copy.
+  std::vector<unsigned char> src(80 << 10), dst(80 << 10, 0xee);
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7 + 3);
   Status st = p->copy(dst.data(), src.data(), src.size());
   EXPECT_TRUE(st.is_ok()) << st.message();
