@@ -10,7 +10,13 @@ vshmem_add_mpe_test(NAME device_proxy SOURCES ${CMAKE_CURRENT_LIST_DIR}/device_p
                     NPES 2 4 LAUNCHERS vshmemrun LAUNCHER_ARGS --simulate-nodes 2 LABELS gpu
                     TIMEOUT 240 ENV ${_remote_env})
 vshmem_device_link(mpe_device_proxy)
-set(_remote_tests device_proxy)
+# A PE with kernels queued behind kernels that wait for a remote PE still serves that PE.
+vshmem_add_mpe_test(NAME device_remote_queued
+                    SOURCES ${CMAKE_CURRENT_LIST_DIR}/device_remote_queued.cu NPES 2 4
+                    LAUNCHERS vshmemrun LAUNCHER_ARGS --simulate-nodes 2 LABELS gpu TIMEOUT 120
+                    ENV ${_remote_env})
+vshmem_device_link(mpe_device_remote_queued)
+set(_remote_tests device_proxy device_remote_queued)
 # The device suite and the examples with remote peers.
 foreach(_t rma amo sync stream team)
   vshmem_add_mpe_test(NAME device_remote_${_t} TARGET mpe_device_${_t} NPES 2 4
