@@ -1145,7 +1145,6 @@ class CudaProvider final : public MemoryProvider {
   // streams (legacy and per-thread), where those copies run: what a user who wrote the heap with
   // cudaMemcpy and then called a barrier expects to find on the other PEs.
   Status quiet() override {
-    const stall::Scope watched("cuda provider: quiet (default streams)", 0);
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
     VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuStreamSynchronize(CU_STREAM_LEGACY),
