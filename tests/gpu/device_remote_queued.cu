@@ -28,7 +28,7 @@ __global__ void after_kernel(int* done) { atomicAdd(done, 1); }
 
 __global__ void ask_kernel(long* dst, const long* src, uint64_t* sig, int pe) {
   shmem_getmem(dst, src, kWords * sizeof(long), pe);
-  shmem_signal_op(sig, 1, SHMEM_SIGNAL_ADD, pe);
+  shmemx_signal_op(sig, 1, SHMEM_SIGNAL_ADD, pe);
   shmem_quiet();
 }
 
