@@ -143,12 +143,6 @@ Status initialize(const BootstrapOptions& options, int requested) {
           "wait for a first launch's loading while they wait for remote PEs",
           rt->my_pe, rt->topology.n_nodes);
     }
-    if (prefer_all_hardware_queues() == CudaEnvChoice::kSet) {
-      VSHMEM_INFO(
-          "PE %d: CUDA_DEVICE_MAX_CONNECTIONS=32: the PEs span %d nodes, and the stream that "
-          "serves remote PEs must not queue behind kernels that wait for them",
-          rt->my_pe, rt->topology.n_nodes);
-    }
   }
   VSHMEM_RETURN_IF_ERROR(choose_wait_policy(*rt->bootstrap));
   VSHMEM_ASSIGN_OR_RETURN(rt->peer_watch, PeerWatch::create(*rt->bootstrap, rt->topology));

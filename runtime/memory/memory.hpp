@@ -335,18 +335,4 @@ ModuleLoading prefer_eager_module_loading();
 // Whether CUDA reports lazy kernel loading in this process; false without a usable driver.
 bool cuda_loads_lazily();
 
-// With PEs behind the device proxy, the memory provider's own stream serves remote PEs (staging
-// copies, target-side atomics) while this PE's kernels may wait for those PEs. CUDA maps streams
-// onto CUDA_DEVICE_MAX_CONNECTIONS hardware work queues (8 by default); a stream that shares one
-// with kernels queued behind a waiting kernel (an on-stream collective, a memset on the legacy
-// stream) waits for them too: a deadlock across PEs. 32 queues (the most) keep the provider's
-// stream apart from the application's first ~30 streams.
-enum class CudaEnvChoice {
-  kSet,         // CUDA_DEVICE_MAX_CONNECTIONS=32 was set for this process
-  kUserChoice,  // the variable was set already: the user's choice stands
-  kCudaStarted  // libcuda is loaded in this process already: too late to choose
-};
-// Sets CUDA_DEVICE_MAX_CONNECTIONS=32 unless the variable is set or CUDA started in this process.
-CudaEnvChoice prefer_all_hardware_queues();
-
 }  // namespace vshmem

@@ -122,17 +122,6 @@ ModuleLoading prefer_eager_module_loading() {
   return ModuleLoading::kEagerSet;
 }
 
-CudaEnvChoice prefer_all_hardware_queues() {
-  if (env::is_set("CUDA_DEVICE_MAX_CONNECTIONS")) return CudaEnvChoice::kUserChoice;
-  // cuInit reads the variable, as CUDA_MODULE_LOADING.
-  if (void* lib = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD); lib != nullptr) {
-    ::dlclose(lib);
-    return CudaEnvChoice::kCudaStarted;
-  }
-  ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
-  return CudaEnvChoice::kSet;
-}
-
 bool cuda_loads_lazily() {
 #if defined(VSHMEM_CUDA_PROVIDER)
   Result<const detail::CudaDriver*> driver = detail::cuda_driver();

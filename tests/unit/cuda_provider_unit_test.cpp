@@ -71,26 +71,6 @@ TEST(CudaModuleLoading, EagerBeforeCudaStartsUnlessTheUserChose) {
   }
 }
 
-// And all 32 hardware work queues (memory.hpp, prefer_all_hardware_queues, says why), leaving a
-// user's choice alone.
-TEST(CudaHardwareQueues, AllBeforeCudaStartsUnlessTheUserChose) {
-  {
-    ScopedEnv user("CUDA_DEVICE_MAX_CONNECTIONS", "4");
-    EXPECT_EQ(prefer_all_hardware_queues(), CudaEnvChoice::kUserChoice);
-    EXPECT_STREQ(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), "4");
-  }
-  ScopedEnv unset("CUDA_DEVICE_MAX_CONNECTIONS", std::nullopt);
-  void* cuda = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  if (cuda != nullptr) {
-    ::dlclose(cuda);
-    EXPECT_EQ(prefer_all_hardware_queues(), CudaEnvChoice::kCudaStarted);
-    EXPECT_EQ(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), nullptr);
-  } else {
-    EXPECT_EQ(prefer_all_hardware_queues(), CudaEnvChoice::kSet);
-    EXPECT_STREQ(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), "32");
-  }
-}
-
 TEST(CudaHandleTypeParsing, AcceptsTheThreeValues) {
   EXPECT_EQ(detail::parse_handle_type(std::nullopt).value(), HandleTypeChoice::kAuto);
   EXPECT_EQ(detail::parse_handle_type(std::string("auto")).value(), HandleTypeChoice::kAuto);
