@@ -123,7 +123,6 @@ bool LocalJob::prepare() {
   const bool user_device = vshmem::env::is_set("VSHMEM_DEVICE");
   const bool user_node_id = vshmem::env::is_set("VSHMEM_NODE_ID");
   const bool user_module_loading = vshmem::env::is_set("CUDA_MODULE_LOADING");
-  const bool user_connections = vshmem::env::is_set("CUDA_DEVICE_MAX_CONNECTIONS");
   const int ngpus = user_device ? 0 : count_gpus();
 
   // Each PE's environment is built before fork: count_gpus may have started driver threads,
@@ -162,12 +161,6 @@ bool LocalJob::prepare() {
       // wait for remote PEs (runtime/memory/memory.hpp, prefer_eager_module_loading).
       if (spec_.simulate_nodes > 1 && !user_module_loading) {
         env.push_back("CUDA_MODULE_LOADING=EAGER");
-      }
-      // And the GPU work that serves remote PEs (staging copies, target-side atomics, on the
-      // provider's own stream) must not queue behind an application stream's kernels that wait
-      // for a running kernel: streams share the hardware work queues when they outnumber them.
-      if (spec_.simulate_nodes > 1 && !user_connections) {
-        env.push_back("CUDA_DEVICE_MAX_CONNECTIONS=32");
       }
     }
   }

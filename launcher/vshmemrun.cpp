@@ -229,13 +229,9 @@ int hand_off(const Options& o) {
     if (o.tag_output) cmd.push_back("--label");
     // Eager kernel loading for PEs on several nodes (runtime/memory/memory.hpp says why),
     // unless the user chose.
-    // Likewise the hardware work queues (local_job.cpp says why).
-    std::string exported = "--export=ALL,VSHMEM_BOOTSTRAP=pmix";
-    if (!vshmem::env::is_set("CUDA_MODULE_LOADING")) exported += ",CUDA_MODULE_LOADING=EAGER";
-    if (!vshmem::env::is_set("CUDA_DEVICE_MAX_CONNECTIONS")) {
-      exported += ",CUDA_DEVICE_MAX_CONNECTIONS=32";
-    }
-    cmd.push_back(exported);
+    cmd.push_back(vshmem::env::is_set("CUDA_MODULE_LOADING")
+                      ? "--export=ALL,VSHMEM_BOOTSTRAP=pmix"
+                      : "--export=ALL,VSHMEM_BOOTSTRAP=pmix,CUDA_MODULE_LOADING=EAGER");
   } else {
     std::string launcher = on_path("mpirun") ? "mpirun" : on_path("prterun") ? "prterun" : "";
     if (launcher.empty()) {
@@ -272,9 +268,6 @@ int hand_off(const Options& o) {
     cmd.insert(cmd.end(),
                {"-x", vshmem::env::is_set("CUDA_MODULE_LOADING") ? "CUDA_MODULE_LOADING"
                                                                  : "CUDA_MODULE_LOADING=EAGER"});
-    cmd.insert(cmd.end(), {"-x", vshmem::env::is_set("CUDA_DEVICE_MAX_CONNECTIONS")
-                                     ? "CUDA_DEVICE_MAX_CONNECTIONS"
-                                     : "CUDA_DEVICE_MAX_CONNECTIONS=32"});
     for (const std::string& name : forward) cmd.insert(cmd.end(), {"-x", name});
   }
   cmd.insert(cmd.end(), o.launcher_args.begin(), o.launcher_args.end());

@@ -200,11 +200,6 @@ inline constexpr Var kVars[] = {
      "in the process (and `vshmemrun` sets it for such jobs), unless it is set: with `LAZY` a "
      "kernel's first launch waits for the running kernels, which can wait for a remote PE in "
      "the same state (a deadlock)"},
-    {"CUDA_DEVICE_MAX_CONNECTIONS", Type::kForeign, "CUDA's (8)",
-     "CUDA's hardware work queues per process: `vshmemrun` sets 32 for jobs whose PEs span "
-     "nodes, unless it is set: the copies and atomics that serve remote PEs run on the memory "
-     "provider's own stream, and a stream that shares a queue with kernels waiting behind a "
-     "kernel that waits for a remote PE waits too (a deadlock)"},
     {"XDG_RUNTIME_DIR", Type::kForeign, "",
      "where the job's private socket directory goes (`$XDG_RUNTIME_DIR/vshmem/<job>`) when it is "
      "a directory of ours with mode 0700; else `/tmp/vshmem-<uid>/<job>`"},

@@ -213,36 +213,6 @@ TEST(Vshmemrun, PesOnSeveralNodesLoadKernelsEagerly) {
   EXPECT_TRUE(has(slurm.out, "CUDA_MODULE_LOADING=EAGER")) << slurm.out;
 }
 
-// And they get 32 hardware work queues (CUDA's default is 8): the staging copies and target-side
-// atomics that serve remote PEs run on the memory provider's own stream, which must not share a
-// queue with application kernels waiting behind a kernel that waits for a remote PE (issue 14:
-// device_remote_team.4 hung in its on-stream collectives). A value the user set stands.
-TEST(Vshmemrun, PesOnSeveralNodesGetAllHardwareQueues) {
-  auto sim = vshmemrun({"-n", "3", "--simulate-nodes", "2", "--tag-output", "env"}, "",
-                       {"CUDA_DEVICE_MAX_CONNECTIONS"});
-  ASSERT_EQ(sim.status, 0) << sim.err;
-  for (int pe = 0; pe < 3; ++pe) {
-    EXPECT_TRUE(has(sim.out, "[PE " + std::to_string(pe) + "] CUDA_DEVICE_MAX_CONNECTIONS=32\n"))
-        << sim.out;
-  }
-  auto user =
-      vshmemrun({"-n", "2", "--simulate-nodes", "2", "env"}, "", {"CUDA_DEVICE_MAX_CONNECTIONS=4"});
-  ASSERT_EQ(user.status, 0) << user.err;
-  EXPECT_FALSE(has(user.out, "CUDA_DEVICE_MAX_CONNECTIONS=32")) << user.out;
-  EXPECT_TRUE(has(user.out, "CUDA_DEVICE_MAX_CONNECTIONS=4")) << user.out;
-  auto one = vshmemrun({"-n", "2", "env"}, "", {"CUDA_DEVICE_MAX_CONNECTIONS"});
-  ASSERT_EQ(one.status, 0) << one.err;
-  EXPECT_FALSE(has(one.out, "CUDA_DEVICE_MAX_CONNECTIONS")) << one.out;
-  auto mpi = vshmemrun({"-n", "4", "--hosts", "a,b", "--dry-run", "./app"}, "",
-                       {"SLURM_JOB_ID", "CUDA_DEVICE_MAX_CONNECTIONS"});
-  ASSERT_EQ(mpi.status, 0) << mpi.err;
-  EXPECT_TRUE(has(mpi.out, "-x CUDA_DEVICE_MAX_CONNECTIONS=32 ")) << mpi.out;
-  auto slurm = vshmemrun({"-n", "4", "--hosts", "a,b", "--dry-run", "./app"}, "",
-                         {"SLURM_JOB_ID=42", "CUDA_DEVICE_MAX_CONNECTIONS=2"});
-  ASSERT_EQ(slurm.status, 0) << slurm.err;
-  EXPECT_FALSE(has(slurm.out, "CUDA_DEVICE_MAX_CONNECTIONS=32")) << slurm.out;
-}
-
 TEST(Vshmemrun, ExitStatusOfTheFailingPeAndTheOthersAreStopped) {
   const int code = 3 + std::random_device{}() % 100;
   auto r = vshmemrun({"-n", "4", kHelper, "exit", "2", std::to_string(code)});
