@@ -100,9 +100,9 @@ void DeviceProxy::stop() {
   }
 }
 
-DeviceProxy::OpTimes DeviceProxy::times(uint32_t op) const {
+DeviceProxy::OpTimes DeviceProxy::times(uint32_t kind) const {
   std::lock_guard<std::mutex> lock(times_mutex_);
-  return op < kOpKinds ? times_[op] : OpTimes{};
+  return kind < kOpKinds ? times_[kind] : OpTimes{};
 }
 
 std::string DeviceProxy::times_summary() const {
@@ -110,8 +110,11 @@ std::string DeviceProxy::times_summary() const {
   for (uint32_t op = 1; op < kOpKinds; ++op) {
     const OpTimes t = times(op);
     if (t.count == 0) continue;
-    out += log::format("%s%s %llu (mean %.2f us, max %.1f us)", out.empty() ? "" : ", ",
-                       op_name(op), static_cast<unsigned long long>(t.count),
+    const char* name = op == kInlinePut   ? "put (inline)"
+                       : op == kInlineGet ? "get (inline)"
+                                          : op_name(op);
+    out += log::format("%s%s %llu (mean %.2f us, max %.1f us)", out.empty() ? "" : ", ", name,
+                       static_cast<unsigned long long>(t.count),
                        static_cast<double>(t.total_ns) / 1e3 / static_cast<double>(t.count),
                        static_cast<double>(t.max_ns) / 1e3);
   }
@@ -222,9 +225,14 @@ size_t DeviceProxy::poll() {
     const uint64_t ns = static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
             .count());
-    if (slot.op < kOpKinds) {
+    uint32_t kind = slot.op;
+    if ((slot.flags & proxy::kFlagInline) != 0 &&
+        (kind == proxy::kOpPut || kind == proxy::kOpGet)) {
+      kind = kind == proxy::kOpPut ? kInlinePut : kInlineGet;
+    }
+    if (kind < kOpKinds) {
       std::lock_guard<std::mutex> lock(times_mutex_);
-      OpTimes& t = times_[slot.op];
+      OpTimes& t = times_[kind];
       ++t.count;
       t.total_ns += ns;
       t.max_ns = std::max(t.max_ns, ns);

@@ -92,8 +92,11 @@ class DeviceProxy {
     uint64_t total_ns = 0;
     uint64_t max_ns = 0;
   };
-  static constexpr int kOpKinds = 7;  // index: proxy::Op (0 unused)
-  OpTimes times(uint32_t op) const;
+  // Index: proxy::Op (0 unused); puts and gets whose data travels in the request apart from the
+  // larger ones, at kInlinePut / kInlineGet.
+  static constexpr uint32_t kInlinePut = 7, kInlineGet = 8;
+  static constexpr uint32_t kOpKinds = 9;
+  OpTimes times(uint32_t kind) const;
   std::string times_summary() const;
   uint64_t handled() const { return head_; }
 

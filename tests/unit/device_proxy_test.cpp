@@ -717,16 +717,23 @@ TEST(DeviceProxy, CountsAndTimesEachKindOfRequest) {
                    reinterpret_cast<uint64_t>(&v), 8),
               kWaitOk);
   }
+  std::vector<uint64_t> big(40, rng());  // 320 bytes: not inline
+  ASSERT_EQ(post(ring.view, kOpPut, kFlagWait, 1, sym(remote, 4096),
+                 reinterpret_cast<uint64_t>(big.data()), big.size() * 8),
+            kWaitOk);
   ASSERT_EQ(post(ring.view, kOpQuiet, kFlagWait, 0, 0, 0, 0), kWaitOk);
   proxy.stop();
-  const DeviceProxy::OpTimes p = proxy.times(kOpPut), q = proxy.times(kOpQuiet);
+  const DeviceProxy::OpTimes p = proxy.times(DeviceProxy::kInlinePut), q = proxy.times(kOpQuiet);
+  EXPECT_EQ(proxy.times(kOpPut).count, 1u);  // the large one, apart
   EXPECT_EQ(p.count, static_cast<uint64_t>(puts));
   EXPECT_GE(p.total_ns, static_cast<uint64_t>(puts) * 2'000'000u);
   EXPECT_GE(p.max_ns, 2'000'000u);
   EXPECT_EQ(q.count, 1u);
   EXPECT_EQ(proxy.times(kOpGet).count, 0u);
   const std::string summary = proxy.times_summary();
-  EXPECT_NE(summary.find("put " + std::to_string(puts) + " (mean "), std::string::npos) << summary;
+  EXPECT_NE(summary.find("put (inline) " + std::to_string(puts) + " (mean "), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("put 1 (mean "), std::string::npos) << summary;
   EXPECT_NE(summary.find("quiet 1 (mean "), std::string::npos) << summary;
   EXPECT_EQ(summary.find("get "), std::string::npos) << summary;
 }
