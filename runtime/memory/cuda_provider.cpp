@@ -1011,6 +1011,7 @@ class CudaProvider final : public MemoryProvider {
     if (dst == nullptr || src == nullptr) {
       return error(Code::kInvalidArgument, "copy_start: null address");
     }
+    const stall::Scope watched("cuda provider: copy_start (stream creation, copy)", bytes);
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
     // As copy(): two host buffers (a proxied call's inline data into a bounce buffer, a get's
