@@ -43,7 +43,7 @@ std::mutex g_mutex;  // the watch thread's life
 std::condition_variable g_cv;
 int g_users = 0;
 bool g_stopping = false;
-std::chrono::milliseconds g_after{0};
+int64_t g_after_ms = 0;  // a plain integer: constant-initialized, nothing to throw
 std::thread g_thread;
 
 std::string read_line(const std::string& path) {
@@ -63,7 +63,7 @@ void watch_loop() {
     g_cv.wait_for(lock, std::chrono::milliseconds(250));
     if (g_stopping) break;
     const uint64_t now = now_ns();
-    const uint64_t limit = static_cast<uint64_t>(g_after.count()) * 1000000ull;
+    const uint64_t limit = static_cast<uint64_t>(g_after_ms) * 1000000ull;
     for (Slot& s : g_slots) {
       if (s.state.load(std::memory_order_acquire) != 2) continue;
       const uint64_t serial = s.serial.load(std::memory_order_acquire);
@@ -113,7 +113,7 @@ Scope::~Scope() {
 void start(std::chrono::milliseconds after) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_users++ > 0) return;
-  g_after = after;
+  g_after_ms = after.count();
   g_stopping = false;
   g_active.store(true, std::memory_order_relaxed);
   g_thread = std::thread(watch_loop);
@@ -123,7 +123,9 @@ void stop() {
   std::thread t;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    if (g_users == 0 || --g_users > 0) return;
+    if (g_users == 0) return;
+    --g_users;
+    if (g_users > 0) return;
     g_active.store(false, std::memory_order_relaxed);
     g_stopping = true;
     t = std::move(g_thread);
