@@ -191,6 +191,12 @@ inline constexpr Var kVars[] = {
      "`cuda_copy`, ...) it may use"},
     {"UCX_NET_DEVICES", Type::kForeign, "UCX's",
      "read by UCX: which devices (`mlx5_0:1`, `eth0`, `lo`) it may use (other `UCX_*` too)"},
+    {"UCX_MM_ERROR_HANDLING", Type::kForeign, "UCX's (on with UCX 1.16 and later: vshmem's)",
+     "read by UCX: peer failure handling on shared memory. With UCX 1.16 and later vshmem turns "
+     "it on unless this or `UCX_POSIX_ERROR_HANDLING` is set, so that a dead PE on the node is "
+     "named instead of UCX ending the survivor"},
+    {"UCX_POSIX_ERROR_HANDLING", Type::kForeign, "UCX's",
+     "read by UCX: the same for its posix shared-memory transport alone"},
     {"UCX_ERROR_SIGNALS", Type::kForeign, "empty (vshmem's)",
      "UCX's signal handlers (SIGSEGV, SIGBUS, ...): vshmem sets it empty before loading UCX, "
      "unless it is set, so that vshmem's report of a CPU access to GPU memory and the "

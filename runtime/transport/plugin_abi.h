@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define VSHMEM_TRANSPORT_ABI_VERSION 5
+#define VSHMEM_TRANSPORT_ABI_VERSION 6
 
 /* An offset with this bit set addresses the program's global and static variables (its data
  * segment) instead of the heap: the rest is the offset from each PE's own segment base, which
@@ -69,6 +69,15 @@ typedef struct vshmem_transport_init_args {
   size_t static_size;    /* the same on every PE */
   long timeout_ms;       /* no wait on a peer lasts longer (VSHMEM_BOOTSTRAP_TIMEOUT) */
   vshmem_transport_host host;
+  /* The plugin's settings, parsed and checked once by libvshmem's configuration table
+   * (runtime/common/config.hpp): the plugin reads no environment variable itself. */
+  int rma_at_target;          /* VSHMEM_UCX_RMA=target */
+  int atomics_on_network;     /* VSHMEM_UCX_ATOMICS=network */
+  long spin_us;               /* VSHMEM_UCX_SPIN_US, or -1: the plugin's default */
+  long stage_chunk_kib;       /* VSHMEM_UCX_CHUNK_KIB */
+  long stage_chunks;          /* VSHMEM_UCX_CHUNKS */
+  const char* user_tls;       /* the user's UCX_TLS, or NULL when unset or empty */
+  int user_sm_error_handling; /* UCX_MM_ERROR_HANDLING or UCX_POSIX_ERROR_HANDLING is set */
 } vshmem_transport_init_args;
 
 /* Capability bits of a plugin instance (like UCT_IFACE_FLAG_*). */

@@ -277,7 +277,7 @@ class UcxPath {
   int allgather(const void* in, void* out, size_t bytes, char* err, size_t errlen) {
     return host_.allgather(host_.ctx, in, out, bytes, err, errlen);
   }
-  int setup(char* err, size_t errlen);
+  int setup(const vshmem_transport_init_args& args, char* err, size_t errlen);
   // Whether UCX can give our endpoints peer failure handling with the transports it may use: an
   // endpoint with it, to our own worker, made and closed at once (see the definition).
   bool probe_peer_errors();
@@ -506,7 +506,7 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
   // for it; it then reports its own error and the others name it.
   char local_err[1024] = {};
   const Clock::time_point t0 = Clock::now();
-  int rc = setup(local_err, sizeof(local_err));
+  int rc = setup(args, local_err, sizeof(local_err));
   const Clock::time_point t1 = Clock::now();
   std::vector<uint8_t> address;
   if (rc == 0) {
@@ -598,15 +598,9 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
   return 0;
 }
 
-int UcxPath::setup(char* err, size_t errlen) {
-  if (const char* a = std::getenv("VSHMEM_UCX_RMA")) {
-    if (std::strcmp(a, "target") == 0) {
-      network_rma_ = false;
-    } else if (std::strcmp(a, "network") != 0) {
-      return set_err(err, errlen, kInvalidArgument,
-                     format("VSHMEM_UCX_RMA: '%s' is not 'network' or 'target'", a));
-    }
-  }
+int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t errlen) {
+  // The settings come parsed and checked from libvshmem's configuration table (init args).
+  network_rma_ = args.rma_at_target == 0;
   // Atomics are performed by the target (an active message; the target applies it with its CPU's
   // atomics, or the provider's on a GPU heap) unless VSHMEM_UCX_ATOMICS=network. Why not UCX's
   // own atomics by default:
@@ -624,14 +618,7 @@ int UcxPath::setup(char* err, size_t errlen) {
   //   the same word, which the target's node-local (mapped) peers and the target itself use.
   // The choice must be the same on every PE (init() checks it): two kinds of atomics on one word
   // would not be atomic with respect to each other.
-  if (const char* a = std::getenv("VSHMEM_UCX_ATOMICS")) {
-    if (std::strcmp(a, "network") == 0) {
-      network_atomics_ = true;
-    } else if (std::strcmp(a, "target") != 0) {
-      return set_err(err, errlen, kInvalidArgument,
-                     format("VSHMEM_UCX_ATOMICS: '%s' is not 'network' or 'target'", a));
-    }
-  }
+  network_atomics_ = args.atomics_on_network != 0;
   {
     // The idle spin (kIdleSpinUs): on where the CPUs are at least four times this node's PEs.
     int local = 0;
@@ -639,32 +626,25 @@ int UcxPath::setup(char* err, size_t errlen) {
     cpu_set_t set;
     const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
     long us = cpus >= 4 * std::max(local, 1) ? kIdleSpinUs : 0;
-    if (const char* v = std::getenv("VSHMEM_UCX_SPIN_US"); v != nullptr && *v != '\0') {
-      char* end = nullptr;
-      us = std::strtol(v, &end, 10);
-      if (*end != '\0' || us < 0 || us > 1000000) {
-        return set_err(err, errlen, kInvalidArgument,
-                       format("VSHMEM_UCX_SPIN_US: '%s' is not 0..1000000 microseconds", v));
-      }
+    if (args.spin_us > 1000000) {
+      return set_err(
+          err, errlen, kInvalidArgument,
+          format("VSHMEM_UCX_SPIN_US: %ld is not 0..1000000 microseconds", args.spin_us));
     }
+    if (args.spin_us >= 0) us = args.spin_us;  // -1: unset
     idle_spin_ = std::chrono::microseconds(us);
   }
-  // Staged transfers: VSHMEM_UCX_CHUNK_KIB, VSHMEM_UCX_CHUNKS (see the defaults' comment).
-  const auto parse = [&](const char* name, long lo, long hi, long* out) {
-    const char* v = std::getenv(name);
-    if (v == nullptr || *v == '\0') return 0;
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    if (*end != '\0' || n < lo || n > hi) {
-      return set_err(err, errlen, kInvalidArgument,
-                     format("%s: '%s' is not %ld..%ld", name, v, lo, hi));
-    }
-    *out = n;
-    return 0;
-  };
-  long chunk_kib = static_cast<long>(kStageChunk >> 10), depth = kStageDepth;
-  if (int r = parse("VSHMEM_UCX_CHUNK_KIB", 4, 65536, &chunk_kib)) return r;
-  if (int r = parse("VSHMEM_UCX_CHUNKS", 1, 64, &depth)) return r;
+  // Staged transfers: VSHMEM_UCX_CHUNK_KIB, VSHMEM_UCX_CHUNKS (see the defaults' comment; 0:
+  // unset).
+  const long chunk_kib =
+      args.stage_chunk_kib > 0 ? args.stage_chunk_kib : static_cast<long>(kStageChunk >> 10);
+  const long depth = args.stage_chunks > 0 ? args.stage_chunks : kStageDepth;
+  if (chunk_kib < 4 || chunk_kib > 65536 || depth < 1 || depth > 64) {
+    return set_err(err, errlen, kInvalidArgument,
+                   format("VSHMEM_UCX_CHUNK_KIB %ld (4..65536) or VSHMEM_UCX_CHUNKS %ld (1..64) "
+                          "out of range",
+                          chunk_kib, depth));
+  }
   stage_chunk_ = static_cast<size_t>(chunk_kib) << 10;
   stage_depth_ = static_cast<int>(depth);
   ucp_config_t* config = nullptr;
@@ -690,8 +670,7 @@ int UcxPath::setup(char* err, size_t errlen) {
   unsigned major = 0, minor = 0, release = 0;
   ucp_get_version(&major, &minor, &release);
   const bool sm_errors = major > 1 || (major == 1 && minor >= 16);
-  if (sm_errors && std::getenv("UCX_POSIX_ERROR_HANDLING") == nullptr &&
-      std::getenv("UCX_MM_ERROR_HANDLING") == nullptr) {
+  if (sm_errors && args.user_sm_error_handling == 0) {
     s = ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
     if (s != UCS_OK) {
       log(1, format("ucx: UCX refuses MM_ERROR_HANDLING=y (%s): shared memory without peer "
@@ -705,7 +684,7 @@ int UcxPath::setup(char* err, size_t errlen) {
   // open TCP interfaces and, where UCX has CUDA support, its GPU transports, at every start; and
   // each further shared-memory transport (sysv) costs its own segments at worker creation. The
   // user's UCX_TLS, when set, still decides.
-  const char* user_tls = std::getenv("UCX_TLS");
+  const char* user_tls = args.user_tls;
   if (statics_only_ && (user_tls == nullptr || *user_tls == '\0')) {
     s = ucp_config_modify(config, "TLS", kStaticsOnlyTls);
     if (s != UCS_OK) {

@@ -1,12 +1,16 @@
 #include "runtime/transport/remote_path.hpp"
 
 #include <dlfcn.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "runtime/bootstrap/bootstrap_internal.hpp"
+#include "runtime/common/env.hpp"
 #include "runtime/common/log.hpp"
 
 namespace vshmem {
@@ -193,6 +197,24 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   args.host = {path->host_.get(),  &Host::allgather,   &Host::copy,          &Host::atomic,
                &Host::log_message, &Host::log_enabled, &Host::alloc_staging, &Host::free_staging,
                &Host::copy_start,  &Host::copy_test};
+  // The plugin's settings come from the configuration table (already checked at shmem_init):
+  // the plugin reads no variable itself.
+  args.rma_at_target = strcasecmp(env::text("VSHMEM_UCX_RMA").c_str(), "target") == 0 ? 1 : 0;
+  args.atomics_on_network =
+      strcasecmp(env::text("VSHMEM_UCX_ATOMICS").c_str(), "network") == 0 ? 1 : 0;
+  Result<long long> spin = env::int_var("VSHMEM_UCX_SPIN_US", -1, 0, 1000000);
+  Result<long long> chunk_kib = env::int_var("VSHMEM_UCX_CHUNK_KIB", 0, 4, 65536);
+  Result<long long> chunks = env::int_var("VSHMEM_UCX_CHUNKS", 0, 1, 64);
+  VSHMEM_RETURN_IF_ERROR(spin.status());
+  VSHMEM_RETURN_IF_ERROR(chunk_kib.status());
+  VSHMEM_RETURN_IF_ERROR(chunks.status());
+  args.spin_us = static_cast<long>(spin.value());
+  args.stage_chunk_kib = static_cast<long>(chunk_kib.value());
+  args.stage_chunks = static_cast<long>(chunks.value());
+  const std::optional<std::string> user_tls = env::get("UCX_TLS");
+  args.user_tls = user_tls ? user_tls->c_str() : nullptr;
+  args.user_sm_error_handling =
+      env::is_set("UCX_MM_ERROR_HANDLING") || env::is_set("UCX_POSIX_ERROR_HANDLING") ? 1 : 0;
   char err[kErrLen] = {};
   const Clock::time_point t_init = Clock::now();
   int rc = init(&args, &path->plugin_, err, sizeof(err));

@@ -33,3 +33,9 @@ add_test(NAME unit.shmem_info_lists_the_table COMMAND $<TARGET_FILE:mpe_cpu_acce
 set_tests_properties(unit.shmem_info_lists_the_table PROPERTIES LABELS "unit" TIMEOUT 60
   ENVIRONMENT "SHMEM_INFO=1;VSHMEM_BACKEND=host;VSHMEM_WAIT=spin"
   PASS_REGULAR_EXPRESSION "VSHMEM_BACKEND='host'.*VSHMEM_WAIT='spin'.*VSHMEM_UCX_RMA unset.*VSHMEM_DEVICE_SCOPE unset.*VSHMEM_ENABLE_MULTICAST unset.*symmetric heap is in host memory")
+
+# Nothing but the table reads the environment (the UCX plugin read five variables itself until
+# session 7: a second parse with its own messages).
+add_test(NAME build.one_getenv
+         COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/one_getenv.sh ${PROJECT_SOURCE_DIR})
+set_tests_properties(build.one_getenv PROPERTIES LABELS "unit" TIMEOUT 30)
