@@ -313,6 +313,19 @@ class UcxPath {
   std::shared_ptr<void> shared_staging(void* p) {
     return std::shared_ptr<void>(p, [this](void* q) { give_staging(q); });
   }
+  // Where a get's reply of `bytes` is written: a staging buffer (reused, where a fresh vector per
+  // chunk cost an allocation, its page faults and zeroing on the path of every chunk), or the
+  // reply's own vector when the reply is larger than a chunk or no buffer is free.
+  void* reply_buffer(Reply* reply, size_t bytes) {
+    void* buf = nullptr;
+    if (bytes <= stage_chunk_ && take_staging(&buf, nullptr, 0) == 0) {
+      reply->staged = shared_staging(buf);
+      reply->staged_bytes = bytes;
+      return buf;
+    }
+    reply->data.resize(bytes);
+    return reply->data.data();
+  }
   // stage_depth_ buffers for one staged transfer of ours, taken on first use.
   class StagingSet {
    public:
@@ -2032,17 +2045,7 @@ void UcxPath::perform(Work& w) {
     if (op == TargetOp::kPut) {
       std::memcpy(target, w.data, h.bytes);
     } else if (op == TargetOp::kGet) {
-      // A staging buffer, like the heap's replies: reused, where a fresh vector per chunk cost
-      // an allocation, its page faults and zeroing on the path of every chunk.
-      void* buf = nullptr;
-      if (h.bytes <= stage_chunk_ && take_staging(&buf, nullptr, 0) == 0) {
-        reply->staged = shared_staging(buf);
-        reply->staged_bytes = h.bytes;
-      } else {
-        reply->data.resize(h.bytes);
-        buf = reply->data.data();
-      }
-      std::memcpy(buf, target, h.bytes);
+      std::memcpy(reply_buffer(reply.get(), h.bytes), target, h.bytes);
     } else {
       reply->header.value =
           h.width == 4
@@ -2057,15 +2060,7 @@ void UcxPath::perform(Work& w) {
       void* dst = target;
       const void* src = w.data;
       if (op == TargetOp::kGet) {
-        void* buf = nullptr;
-        if (h.bytes <= stage_chunk_ && take_staging(&buf, nullptr, 0) == 0) {
-          reply->staged = shared_staging(buf);
-          reply->staged_bytes = h.bytes;
-        } else {
-          reply->data.resize(h.bytes);
-          buf = reply->data.data();
-        }
-        dst = buf;
+        dst = reply_buffer(reply.get(), h.bytes);
         src = target;
       }
       uint64_t ticket = 0;

@@ -6,25 +6,18 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "runtime/memory/cuda_provider.hpp"
 #include "runtime/memory/memory.hpp"
 #include "tests/support/fake_cuda_driver.hpp"
+#include "tests/support/fresh_bytes.hpp"
 
 namespace vshmem {
 namespace {
 
 using testing::fake_calls;
 using testing::FakeDriverConfig;
-
-std::vector<unsigned char> fresh(size_t n) {
-  std::mt19937_64 rng(std::random_device{}());
-  std::vector<unsigned char> v(n);
-  for (auto& b : v) b = static_cast<unsigned char>(rng() | 1);
-  return v;
-}
 
 class CudaHostCopy : public ::testing::Test {
  protected:
@@ -42,7 +35,7 @@ TEST_F(CudaHostCopy, SmallCopiesBetweenHostBuffersUseTheCpu) {
   Result<void*> staging = p->alloc_staging(4096);  // page-locked (cuMemHostAlloc)
   ASSERT_TRUE(staging.is_ok()) << staging.status().message();
   for (size_t bytes : {size_t{1}, size_t{8}, size_t{128}, size_t{4096}}) {
-    std::vector<unsigned char> src = fresh(bytes), back(bytes, 0xA5);
+    std::vector<unsigned char> src = testing::fresh_bytes(bytes), back(bytes, 0xA5);
     const int before = fake_calls("cuMemcpyAsync");
     ASSERT_TRUE(p->copy(*staging, src.data(), bytes).is_ok());   // pageable -> page-locked
     ASSERT_TRUE(p->copy(back.data(), *staging, bytes).is_ok());  // page-locked -> pageable
@@ -57,7 +50,7 @@ TEST_F(CudaHostCopy, SmallCopiesBetweenHostBuffersUseTheCpu) {
 TEST_F(CudaHostCopy, StartedSmallCopiesBetweenHostBuffersAreDoneAtOnce) {
   Result<void*> staging = p->alloc_staging(4096);
   ASSERT_TRUE(staging.is_ok()) << staging.status().message();
-  std::vector<unsigned char> src = fresh(128), back(128, 0xA5);
+  std::vector<unsigned char> src = testing::fresh_bytes(128), back(128, 0xA5);
   const int before = fake_calls("cuMemcpyAsync");
   Result<uint64_t> in = p->copy_start(*staging, src.data(), src.size());
   ASSERT_TRUE(in.is_ok()) << in.status().message();
@@ -90,7 +83,7 @@ TEST_F(CudaHostCopy, DeviceMemoryAndLargeCopiesStillUseTheStream) {
   CUdeviceptr dev = 0;
   ASSERT_EQ(drv.cuMemAlloc(&dev, 256), CUDA_SUCCESS);  // device memory, by CUDA's answer
   void* d = reinterpret_cast<void*>(dev);
-  std::vector<unsigned char> src = fresh(256), back(256, 0xA5);
+  std::vector<unsigned char> src = testing::fresh_bytes(256), back(256, 0xA5);
   int before = fake_calls("cuMemcpyAsync");
   ASSERT_TRUE(p->copy(d, src.data(), 256).is_ok());
   ASSERT_TRUE(p->copy(back.data(), d, 256).is_ok());
@@ -99,7 +92,7 @@ TEST_F(CudaHostCopy, DeviceMemoryAndLargeCopiesStillUseTheStream) {
   drv.cuMemFree(dev);
 
   const size_t big = (64 << 10) + 8;  // past the CPU copy's limit
-  std::vector<unsigned char> a = fresh(big), b(big, 0xA5);
+  std::vector<unsigned char> a = testing::fresh_bytes(big), b(big, 0xA5);
   before = fake_calls("cuMemcpyAsync");
   ASSERT_TRUE(p->copy(b.data(), a.data(), big).is_ok());
   EXPECT_EQ(b, a);

@@ -5,12 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "runtime/memory/cuda_provider.hpp"
 #include "runtime/memory/memory.hpp"
 #include "tests/support/fake_cuda_driver.hpp"
+#include "tests/support/fresh_bytes.hpp"
 
 namespace vshmem {
 namespace {
@@ -18,16 +18,9 @@ namespace {
 using testing::fake_calls;
 using testing::FakeDriverConfig;
 
-std::vector<unsigned char> fresh(size_t n) {
-  std::mt19937_64 rng(std::random_device{}());
-  std::vector<unsigned char> v(n);
-  for (auto& b : v) b = static_cast<unsigned char>(rng() | 1);
-  return v;
-}
-
 // The buffer holds what is written to it and copy() moves it out (what the remote path does).
 void round_trip(MemoryProvider& p, void* buf, size_t bytes) {
-  std::vector<unsigned char> data = fresh(bytes), back(bytes, 0);
+  std::vector<unsigned char> data = testing::fresh_bytes(bytes), back(bytes, 0);
   std::memcpy(buf, data.data(), bytes);
   ASSERT_TRUE(p.copy(back.data(), buf, bytes).is_ok());
   EXPECT_EQ(back, data);
