@@ -1344,7 +1344,7 @@ int UcxPath::register_region(uint64_t offset, void* local, size_t bytes, bool de
   size_t longest = 0;
   for (const Info& i : all) longest = std::max<size_t>(longest, i.bytes);
   std::vector<uint8_t> padded(longest), gathered(longest * static_cast<size_t>(n_pes_));
-  std::memcpy(padded.data(), packed.data(), packed.size());
+  if (!packed.empty()) std::memcpy(padded.data(), packed.data(), packed.size());  // no rkey: none
   if (longest > 0) {
     if (int r = allgather(padded.data(), gathered.data(), longest, err, errlen)) {
       if (region.memh != nullptr) ucp_mem_unmap(context_, region.memh);
