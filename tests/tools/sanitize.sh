@@ -36,7 +36,7 @@ tests=(
   # remote path over UCX (shared memory and TCP), a peer that dies, the device proxy thread (on a
   # test's ring, and on the ring libvshmem makes through the fake driver: freed after it stopped)
   'mpe\.(remote|ucx_sm_2nodes_api_amo|ucx_tcp_2nodes_rma)\.vshmemrun\.4'
-  'mpe\.(ucx_sm_peer_dies|device_proxy_host)\.vshmemrun\.2'
+  'mpe\.device_proxy_host\.vshmemrun\.2'
   # the launcher judging a PE that dies
   'mpe\.errors_pe_dies\.vshmemrun\.4'
 )
@@ -45,7 +45,12 @@ tests=(
 # thread reads the data after a barrier. The two are ordered through the other process (the
 # put's completion reply, then the barrier's shared-memory flags); ThreadSanitizer sees no order
 # across processes and reports a race that is none.
-if [[ $kind != thread ]]; then tests+=('mpe\.device_state_fake_ring\.vshmemrun\.2'); fi
+# ucx_sm_peer_dies likewise: a peer's signal (an atomic add by the progress thread) lands on
+# heap memory that shmem_init's fill wrote before the job's barrier, an order TSan cannot see
+# (init publishes the committed size before the fill; the fill first would give TSan the order).
+if [[ $kind != thread ]]; then
+  tests+=('mpe\.(device_state_fake_ring|ucx_sm_peer_dies)\.vshmemrun\.2')
+fi
 targets=(vshmem vshmemrun vshmem_transport_ucx launcher_helper
   host_memory_test handle_exchange_test fd_passing_test allocator_test chunk_pipeline_test
   staging_buffer_test proxy_ring_test bootstrap_test socket_hub_test gather_round_test env_test
