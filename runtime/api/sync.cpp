@@ -2,7 +2,6 @@
 #include <atomic>
 
 #include "runtime/api/runtime.hpp"
-#include "runtime/api/wait_policy.hpp"
 #include "shmem.h"
 
 namespace vshmem::detail {
@@ -20,43 +19,6 @@ void fence(Runtime& rt, const char* call) {
   Status st = rt.transport->fence();
   if (!st) fail(call, st);
 }
-
-namespace {
-
-// When the PEs outnumber the CPUs, waits sleep, and what a barrier costs is its wake-ups: the
-// dissemination barrier's ceil(log2 n) rounds make up to n ceil(log2 n) of them, each a system call
-// that may hand the waker's core to the woken PE before the waker has signalled its next peer.
-// The central barrier makes two: the last PE to arrive wakes PE 0, and PE 0 releases all the
-// others with one store and one wake on a word they all sleep on. PE 0 leaves first, so whatever
-// it does next (the root of a broadcast pushes the data) is done while the others wake up. The
-// same choice on every PE (host_waits_yield).
-constexpr int kCentralMaxPes = 16;  // past it, n PEs adding to one counter cost more
-bool central_barrier(int n_pes) { return n_pes <= kCentralMaxPes && host_waits_yield(); }
-
-void central_sync(Runtime& rt, HostSyncArea& shared, uint64_t epoch, const char* call) {
-  const uint64_t others = static_cast<uint64_t>(rt.n_pes - 1);
-  uint64_t* arrived = shared.counter(0, HostSyncArea::kArriveCounter);
-  uint64_t* released = shared.counter(0, HostSyncArea::kReleaseCounter);
-  if (rt.my_pe != 0) {
-    // Arrivals only grow: the (epoch * others)-th is the last of this barrier (no PE arrives for
-    // the next one before PE 0 has released this one).
-    if (__atomic_add_fetch(arrived, 1, __ATOMIC_SEQ_CST) == epoch * others) {
-      wake(shared.wake_word(0));
-    }
-    Backoff backoff(call, shared.release_wake_word(0));
-    auto met = [&] { return __atomic_load_n(released, __ATOMIC_ACQUIRE) >= epoch; };
-    while (!met()) backoff.pause(met);
-  } else {
-    Backoff backoff(call, shared.wake_word(0));
-    auto met = [&] { return __atomic_load_n(arrived, __ATOMIC_ACQUIRE) >= epoch * others; };
-    while (!met()) backoff.pause(met);
-    __atomic_store_n(released, epoch, __ATOMIC_SEQ_CST);
-    wake(shared.release_wake_word(0));
-  }
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-}
-
-}  // namespace
 
 void sync_all(Runtime& rt, const char* call) {
   if (rt.n_pes == 1) return;
@@ -77,10 +39,6 @@ void sync_all(Runtime& rt, const char* call) {
   // update through their paths to us.
   HostSyncArea* shared = rt.transport->mapped().node_barrier();
   const uint64_t epoch = ++rt.barrier_epoch;
-  if (kind == Transport::BarrierKind::kNodeShared && central_barrier(rt.n_pes)) {
-    central_sync(rt, *shared, epoch, call);
-    return;
-  }
   for (int k = 0; (1 << k) < rt.n_pes; ++k) {
     int peer = (rt.my_pe + (1 << k)) % rt.n_pes;
     if (kind == Transport::BarrierKind::kNodeShared) {

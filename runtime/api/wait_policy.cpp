@@ -13,7 +13,6 @@ namespace vshmem::detail {
 namespace {
 
 std::atomic<bool> g_spin{false};
-std::atomic<bool> g_host_yields{false};
 std::atomic<uint64_t> g_data_look_ns{1'000'000};
 int g_bind_cpu = -1;  // choose_wait_policy's answer for bind_to_chosen_cpu
 
@@ -36,14 +35,6 @@ void host_load(const std::vector<HostCpus>& all, int me, int* pes, int* cpus) {
   }
   *pes = n;
   *cpus = CPU_COUNT(&together);
-}
-
-bool host_yields(const std::vector<HostCpus>& all, int me) {
-  int pes = 0, cpus = 0;
-  host_load(all, me, &pes, &cpus);
-  bool any_yields = false;
-  for (const HostCpus& h : all) any_yields |= h.host == all[me].host && h.yields != 0;
-  return pes > cpus || any_yields;
 }
 
 int cpu_to_bind(const std::vector<HostCpus>& all, int me) {
@@ -101,7 +92,6 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
   VSHMEM_ASSIGN_OR_RETURN(const long long look_us,
                           env::int_var("VSHMEM_WAIT_LOOK_US", 1000, 10, 100000000));
   g_data_look_ns = static_cast<uint64_t>(look_us) * 1000;
-  mine.yields = forced && *forced == "yield" ? 1 : 0;
   std::vector<HostCpus> all(bootstrap.size());
   VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&mine, all.data(), sizeof(mine)));
   int pes = 0, cpus = 0;
@@ -110,18 +100,14 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
                     : forced && *forced == "yield" ? false
                                                    : pes <= cpus;
   g_spin = spin;
-  g_host_yields = host_yields(all, bootstrap.rank());
   g_bind_cpu = spin && bind != "none" ? cpu_to_bind(all, bootstrap.rank()) : -1;
-  VSHMEM_INFO("waits %s: %d PEs on this host, %d CPUs in their affinity masks%s%s",
+  VSHMEM_INFO("waits %s: %d PEs on this host, %d CPUs in their affinity masks%s",
               spin ? "spin" : "yield the core", pes, cpus,
-              forced && *forced != "auto" ? " (VSHMEM_WAIT)" : "",
-              g_host_yields ? "; one-node barrier_all: central (at most 16 PEs)" : "");
+              forced && *forced != "auto" ? " (VSHMEM_WAIT)" : "");
   return Status::ok();
 }
 
 bool waits_spin() { return g_spin.load(std::memory_order_relaxed); }
-
-bool host_waits_yield() { return g_host_yields.load(std::memory_order_relaxed); }
 
 uint64_t data_sleep_limit_ns() { return g_data_look_ns.load(std::memory_order_relaxed); }
 

@@ -19,9 +19,8 @@ namespace vshmem::detail {
 
 // What one PE reports.
 struct HostCpus {
-  uint64_t host = 0;    // hash of the host name
-  cpu_set_t cpus;       // the PE's affinity mask
-  uint32_t yields = 0;  // VSHMEM_WAIT=yield set on this PE
+  uint64_t host = 0;  // hash of the host name
+  cpu_set_t cpus;     // the PE's affinity mask
 };
 
 // For the PE at index me of all: how many PEs share its host, and how many distinct CPUs their
@@ -47,18 +46,8 @@ void bind_to_chosen_cpu(int my_pe);
 // among its host's PEs.
 int cpu_to_bind(const std::vector<HostCpus>& all, int me);
 
-// For the PE at index me of all: whether its host's PEs outnumber their CPUs (host_load) or any
-// of them set VSHMEM_WAIT=yield (host_waits_yield's answer, the same for every PE of the host).
-bool host_yields(const std::vector<HostCpus>& all, int me);
-
 // True: waits spin (with a CPU pause) before they nap; false: they yield the core.
 bool waits_spin();
-
-// Whether the PEs of this host outnumber the CPUs of their affinity masks (host_load), or any of
-// them has VSHMEM_WAIT=yield: the same answer on every PE of the host (it comes from what they all
-// reported), so that it may choose an algorithm that every PE must run alike (sync.cpp: the
-// central barrier).
-bool host_waits_yield();
 
 // How long a sleeping wait on a variable sleeps before it looks again (VSHMEM_WAIT_LOOK_US):
 // puts and atomics wake it, stores through shmem_ptr do not.

@@ -27,17 +27,8 @@ class HostSyncArea {
   // (what shmem_wait_until, shmem_signal_wait_until and the lock sleep on). Apart from the
   // barrier's word, so that the data a collective moves does not wake the collective's waits.
   static constexpr size_t kDataWakeOffset = 1088;
-  // The release wake word of the central barrier (sync.cpp): the PEs waiting for PE 0's release
-  // sleep on PE 0's; PE 0 wakes them all with one system call.
-  static constexpr size_t kReleaseWakeOffset = 1152;
-  // The central barrier's counters: PE 0's kArriveCounter counts the other PEs' arrivals, its
-  // kReleaseCounter holds the epoch of the last barrier it released. Above the dissemination
-  // barrier's rounds (one counter per round, at most 31).
-  static constexpr int kArriveCounter = kCounters - 2;
-  static constexpr int kReleaseCounter = kCounters - 1;
   static_assert(kCounters * sizeof(uint64_t) + 64 <= kWakeOffset);
   static_assert(kWakeOffset + 64 <= kDataWakeOffset);
-  static_assert(kDataWakeOffset + 64 <= kReleaseWakeOffset);
 
   // Collective among `peers` (the node-local PEs, without my_pe) over `exchange`.
   static Result<std::unique_ptr<HostSyncArea>> create(FdExchange& exchange,
@@ -51,12 +42,6 @@ class HostSyncArea {
   WakeWord wake_word(int pe) const {
     if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return {};
     auto* words = reinterpret_cast<uint32_t*>(base_[pe] + kWakeOffset / sizeof(uint64_t));
-    return WakeWord{words, words + 1};
-  }
-  // PE pe's release wake word (kReleaseWakeOffset); empty for a PE not shared with us.
-  WakeWord release_wake_word(int pe) const {
-    if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return {};
-    auto* words = reinterpret_cast<uint32_t*>(base_[pe] + kReleaseWakeOffset / sizeof(uint64_t));
     return WakeWord{words, words + 1};
   }
   // PE pe's data wake word (kDataWakeOffset); empty for a PE not shared with us.

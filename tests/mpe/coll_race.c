@@ -97,8 +97,8 @@ int main(int argc, char** argv) {
     }
   }
   shmem_barrier_all();
-  if (me == 0) printf("coll_race: %ld broadcasts and %ld alltoalls on %d PEs checked\n", iters,
-                      iters, n);
+  if (me == 0)
+    printf("coll_race: %ld broadcasts and %ld alltoalls on %d PEs checked\n", iters, iters, n);
   shmem_free(seed);
   shmem_free(adst);
   shmem_free(asrc);

@@ -95,8 +95,8 @@ vshmem_add_mpe_test(NAME coll_small_mpirun TARGET mpe_coll_small NPES 3 LAUNCHER
                     TIMEOUT 120)
 
 # Races of the pushed collectives: back-to-back broadcasts right after shmem_barrier_all and
-# alltoalls with no barrier between them, fresh data every call, every value checked; 4 PEs
-# outnumber this machine's cores (waits sleep, the central barrier), 2 do not (waits spin).
+# alltoalls with no barrier between them, fresh data every call, every value checked; with waits
+# that sleep (VSHMEM_WAIT=yield, and 4 PEs on a 2-core machine) and that spin.
 vshmem_add_mpe_test(NAME coll_race SOURCES coll_race.c NPES 2 4 LAUNCHERS vshmemrun NO_GPU_RERUN
                     TIMEOUT 180)
 vshmem_add_mpe_test(NAME coll_race_yield TARGET mpe_coll_race NPES 3 LAUNCHERS vshmemrun

@@ -46,20 +46,6 @@ TEST(WaitPolicy, OtherHostsDoNotCount) {
   EXPECT_EQ(cpus, 2);
 }
 
-TEST(WaitPolicy, HostYieldsWhenPesOutnumberCpusOrAnyPeForcesYield) {
-  // The central barrier's choice (sync.cpp), which every PE of a host must make alike.
-  std::vector<HostCpus> two{pe(1, {0}), pe(1, {1}), pe(2, {0})};
-  EXPECT_FALSE(host_yields(two, 0));
-  EXPECT_FALSE(host_yields(two, 2));
-  std::vector<HostCpus> four(4, pe(3, {0, 1}));
-  for (int i = 0; i < 4; ++i) EXPECT_TRUE(host_yields(four, i));
-  // VSHMEM_WAIT=yield on one PE: every PE of its host, and no other host, yields.
-  two[1].yields = 1;
-  EXPECT_TRUE(host_yields(two, 0));
-  EXPECT_TRUE(host_yields(two, 1));
-  EXPECT_FALSE(host_yields(two, 2));
-}
-
 TEST(WaitPolicy, UnboundPesAreBoundToOneCpuEachInHostOrder) {
   // Two hosts, PEs interleaved: each PE gets the CPU of its mask at its rank on its host.
   std::vector<HostCpus> all{pe(1, {2, 5, 7}), pe(2, {0, 1}), pe(1, {2, 5, 7}), pe(2, {0, 1}),
