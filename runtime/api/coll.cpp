@@ -16,6 +16,9 @@
 //   fcollect, alltoall(s)  small (a block of at most 1 KiB per member pair), the same teams and
 //              memory as the flat reduce: every member writes its block for every other member
 //              into that member's mailbox (one wait per call);
+//   alltoall(s) larger contiguous blocks, every member mapped host memory: pushed, each PE writes
+//              its block into every member's dest once that member has signalled that it entered
+//              the call, then signals it (alltoall_pushed);
 //   collect, fcollect, alltoall(s): else each PE gets its share from every source, between two
 //              barriers (sources ready / sources no longer read).
 #define VSHMEM_COMPLEX_AS_STRUCT 1  // the complex types are two-member structs here
@@ -72,11 +75,17 @@ bool broadcast_pushed(Runtime& rt, const Group& g, void* dest, const void* sourc
     group_wait(rt, g, g.members[root], call);  // dest holds the data
     return true;
   }
+  // Every member's data and signal first, then the wakes: a wake can hand this core to the woken
+  // member, and the members not yet written would wait for us to get it back.
+  thread_local std::vector<int> woken;
+  woken.clear();
   for (int k = 1; k < n; ++k) {
     const int i = (root + k) % n;
     std::memcpy(to[i], source, bytes);
-    group_signal(rt, g, g.members[i], call);
+    group_post(rt, g, g.members[i], call);
+    woken.push_back(g.members[i]);
   }
+  group_wake(rt, woken.data(), static_cast<int>(woken.size()));
   if (root_gets_dest) local_copy(rt, dest, source, bytes, call);
   return true;
 }
@@ -150,11 +159,15 @@ bool flat_exchange(Runtime& rt, const Group& g, size_t bytes, Put&& put, Take&& 
         rt.heap->translate(flat_cell(g, flat_parity(g, g.members[i]), rt.my_pe), g.members[i]));
     if (to[i] == nullptr) return false;  // a remote member
   }
+  thread_local std::vector<int> woken;
+  woken.clear();
   for (int k = 1; k < n; ++k) {
     const int i = (r + k) % n;  // start after ourselves: spreads the writes over the members
     put(i, to[i]);
-    group_signal(rt, g, g.members[i], call);
+    group_post(rt, g, g.members[i], call);
+    woken.push_back(g.members[i]);
   }
+  group_wake(rt, woken.data(), static_cast<int>(woken.size()));  // all written: see broadcast
   thread_local std::vector<unsigned char> own;
   own.resize(kFlatCellBytes);
   put(r, own.data());
@@ -573,6 +586,42 @@ void collect(Runtime& rt, const Group& g, void* dest, const void* source, size_t
   group_barrier(rt, g, call);  // sources and scratch words are no longer read
 }
 
+// Pushed alltoall of contiguous blocks, when every member's memory is ordinary host memory mapped
+// here: each PE copies its block for member i straight into i's dest, then signals i; a PE's dest
+// is complete once every member's signal has arrived, and our source is read by us alone, before
+// we return. A member's dest is written only after that member has entered the call (its "ready"
+// signal, posted to every member on entry): OpenSHMEM requires dest to be ready on every member
+// before any member calls an alltoall, but programs commonly poison or read their dest right up
+// to the call (the pulled form, with its leading barrier, allowed it), and a PE still reading the
+// previous collective's result in dest must not see it overwritten. Two signals per member pair
+// and no barrier, against the pulled form's two barriers around its gets (sources ready, sources
+// no longer read). False (nothing done) where a member is not mapped, with the same answer on
+// every member.
+bool alltoall_pushed(Runtime& rt, const Group& g, char* dest, const char* source, size_t block,
+                     const char* call) {
+  const int n = g.size(), me = g.my_index;
+  const std::vector<unsigned char*> to =
+      mapped_copies(rt, g, dest, bytes_of(block, static_cast<size_t>(n), call));
+  if (to.empty()) return false;
+  thread_local std::vector<int> others;
+  others.clear();
+  for (int k = 1; k < n; ++k) others.push_back(g.members[(me + k) % n]);
+  for (int m : others) group_post(rt, g, m, call);  // our dest is ready
+  group_wake(rt, others.data(), static_cast<int>(others.size()));
+  for (int k = 1; k < n; ++k) {
+    const int i = (me + k) % n;  // start after ourselves: spreads the writes over the members
+    group_wait(rt, g, g.members[i], call);  // i's dest is ready
+    std::memcpy(to[i] + static_cast<size_t>(me) * block, source + static_cast<size_t>(i) * block,
+                block);
+    group_signal(rt, g, g.members[i], call);  // i's block from us is there
+  }
+  std::memcpy(dest + static_cast<size_t>(me) * block, source + static_cast<size_t>(me) * block,
+              block);
+  // Member me - k wrote us in its k-th step: wait in that order.
+  for (int k = 1; k < n; ++k) group_wait(rt, g, g.members[(me - k + n) % n], call);
+  return true;
+}
+
 void alltoalls(Runtime& rt, const Group& g, void* dest, const void* source, ptrdiff_t dst,
                ptrdiff_t sst, size_t nelems, size_t elem, const char* call) {
   if (dst < 1 || sst < 1) fail(call, "strides must be positive (dst %td, sst %td)", dst, sst);
@@ -607,6 +656,7 @@ void alltoalls(Runtime& rt, const Group& g, void* dest, const void* source, ptrd
       std::memcpy(d + (j * nelems + i) * dst * elem, v + i * elem, elem);
   };
   if (n > 1 && flat_exchange(rt, g, block, pack, unpack, call)) return;
+  if (n > 1 && dst == 1 && sst == 1 && alltoall_pushed(rt, g, d, s, block, call)) return;
   group_barrier(rt, g, call);
   for (size_t k = 0; k < n; ++k) {
     size_t j = (me + k) % n;

@@ -379,16 +379,26 @@ void advance_flat_parity(const Group& g, int peer_world) {
   ++g_pool.flat_calls[g.slot * g_pool.n_pes + peer_world];
 }
 
-void group_signal(Runtime& rt, const Group& g, int to_world, const char* call) {
+void group_post(Runtime& rt, const Group& g, int to_world, const char* call) {
   const size_t n = static_cast<size_t>(g_pool.n_pes);
   AtomicRequest add{AtomicOp::kFetchAdd, &g_pool.signals[g.slot * n + rt.my_pe], 8, 1, 0};
   // Data this PE wrote before the signal must be visible to whoever sees the signal.
   std::atomic_thread_fence(std::memory_order_release);
   rma_atomic(rt, add, to_world, call);
+}
+
+void group_wake(Runtime& rt, const int* to_world, int count) {
+  const HostSyncArea* node = rt.transport->mapped().node_barrier();
+  if (node == nullptr || count == 0) return;
+  // One fence orders every post before the loads of the sleeper counts (host_wake.hpp).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (int i = 0; i < count; ++i) wake_sleepers(node->wake_word(to_world[i]));
+}
+
+void group_signal(Runtime& rt, const Group& g, int to_world, const char* call) {
+  group_post(rt, g, to_world, call);
   // A PE of this node may be asleep waiting for it (Backoff with a wake word).
-  if (const HostSyncArea* node = rt.transport->mapped().node_barrier()) {
-    wake(node->wake_word(to_world));
-  }
+  group_wake(rt, &to_world, 1);
 }
 
 void group_wait(Runtime& rt, const Group& g, int from_world, const char* call) {

@@ -112,6 +112,12 @@ void destroy_team_contexts(vshmem_team_s* team);
 // Adds one to `to`'s counter for us in the group's slot; the data written before it is visible
 // to `to` when it sees the signal.
 void group_signal(Runtime& rt, const Group& g, int to_world, const char* call);
+// group_signal in two halves, for a PE that signals several members at once: post every signal
+// first (group_post: the counter only), then wake the members that sleep (group_wake, once for
+// all of them). A wake is a system call that can hand our core to the woken PE; made between two
+// posts, it would keep the next member waiting for the data that is already written for it.
+void group_post(Runtime& rt, const Group& g, int to_world, const char* call);
+void group_wake(Runtime& rt, const int* to_world, int count);
 // Consumes the next signal from `from_world`.
 void group_wait(Runtime& rt, const Group& g, int from_world, const char* call);
 // Dissemination barrier over the group's members: ceil(log2 n) rounds.

@@ -94,6 +94,14 @@ vshmem_add_mpe_test(NAME coll_small_yield TARGET mpe_coll_small NPES 4 LAUNCHERS
 vshmem_add_mpe_test(NAME coll_small_mpirun TARGET mpe_coll_small NPES 3 LAUNCHERS mpi
                     TIMEOUT 120)
 
+# Races of the pushed collectives: back-to-back broadcasts right after shmem_barrier_all and
+# alltoalls with no barrier between them, fresh data every call, every value checked; with waits
+# that sleep (VSHMEM_WAIT=yield, and 4 PEs on a 2-core machine) and that spin.
+vshmem_add_mpe_test(NAME coll_race SOURCES coll_race.c NPES 2 4 LAUNCHERS vshmemrun NO_GPU_RERUN
+                    TIMEOUT 180)
+vshmem_add_mpe_test(NAME coll_race_yield TARGET mpe_coll_race NPES 3 LAUNCHERS vshmemrun
+                    NO_GPU_RERUN ENV VSHMEM_WAIT=yield TIMEOUT 180)
+
 # Waits on one node sleep on the PE's wake word (runtime/transport/host_wake.hpp) and the store
 # they wait for wakes them: out soon after the last PE arrives, and (PEs outnumbering the cores)
 # little CPU while waiting.
