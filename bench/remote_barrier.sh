@@ -16,6 +16,9 @@
 # sent on its TCP sockets before and after the timed loop: bytes per barrier > 0 means the
 # barrier's messages crossed TCP; 0 means they did not (shared memory).
 #
+# vshmem-sm: the same vshmem program with UCX_TLS=sm,self (its messages cross UCX's shared memory
+# instead of TCP): the like-for-like row for OSHMEM's default barrier.
+#
 # --base-lib DIR also runs the vshmem program against the libvshmem.so in DIR (LD_LIBRARY_PATH;
 # its UCX plugin in DIR/vshmem), in the same rounds: before/after.
 set -euo pipefail
@@ -45,8 +48,9 @@ ocmd=("$tmp/remote_barrier_oshmem")
 
 # Bytes sent so far on the TCP sockets of process $1.
 tcp_sent() {
-  ss -tinpH 2>/dev/null | grep -A1 "pid=$1," | grep -oE 'bytes_sent:[0-9]+' | cut -d: -f2 |
-    awk '{s += $1} END {print s + 0}'
+  # (no socket of that process, e.g. over shared memory: 0, not a failed pipeline)
+  ss -tinpH 2>/dev/null | { grep -A1 "pid=$1," || true; } | { grep -oE 'bytes_sent:[0-9]+' || true; } |
+    cut -d: -f2 | awk '{s += $1} END {print s + 0}'
 }
 
 # run NAME CMD...: one timed loop; appends "NAME us bytes_per_barrier" to $tmp/all.
@@ -79,6 +83,9 @@ run() {
 
 for ((r = 0; r < rounds; ++r)); do
   run vshmem "${vrun[@]}"
+  # Like for like with OSHMEM's default barrier (shared memory between PEs of one host): vshmem's
+  # remote barrier over UCX's shared-memory transports (0 TCP bytes expected).
+  UCX_TLS=sm,self run vshmem-sm "${vrun[@]}"
   if [ -n "$base_lib" ]; then LD_LIBRARY_PATH=$base_lib run vshmem-before "${vrun[@]}"; fi
   run oshmem-default "${orun[@]}" "${ocmd[@]}"
   run oshmem-btl-tcp "${orun[@]}" --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \

@@ -17,6 +17,7 @@
 #include "runtime/api/team.hpp"
 #include "runtime/common/env.hpp"
 #include "runtime/common/private_dir.hpp"
+#include "runtime/transport/remote_path.hpp"
 #include "shmem.h"
 #include "shmemx.h"
 
@@ -244,6 +245,11 @@ Status initialize(const BootstrapOptions& options, int requested) {
                           rt->heap->allocate(device_tables_bytes(rt->n_pes), 64, "shmem_init"));
   // Teams' and collectives' symmetric pool (runtime/api/team.hpp).
   VSHMEM_RETURN_IF_ERROR(api_init(*rt));
+  // Peers reach this PE's heap through the remote path only after the barrier below, and the
+  // remote path performs their operations only from here on: after the fills above, in this
+  // thread, so that a sanitizer sees them ordered before a peer's first write (a signal's add,
+  // performed by the path's progress thread).
+  if (RemotePath* remote = rt->transport->remote()) remote->serve();
   VSHMEM_RETURN_IF_ERROR(rt->bootstrap->barrier());
 
   g_runtime = rt.release();

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define VSHMEM_TRANSPORT_ABI_VERSION 6
+#define VSHMEM_TRANSPORT_ABI_VERSION 7
 
 /* An offset with this bit set addresses the program's global and static variables (its data
  * segment) instead of the heap: the rest is the offset from each PE's own segment base, which
@@ -94,8 +94,15 @@ typedef struct vshmem_transport_plugin {
   uint32_t caps;
   const char* name; /* e.g. "ucx" */
   /* Collective over all PEs (also those without remote peers): [offset, offset + bytes) of the
-   * heap is now backed; registers it and exchanges what peers need to reach it. */
+   * heap is now backed; registers it and exchanges what peers need to reach it. Peers' operations
+   * on the heap are performed from serve() on (the regions added before it: at serve()), and on a
+   * region added after it, from the end of its add_region. */
   int (*add_region)(void* ctx, uint64_t offset, size_t bytes, char* err, size_t errlen);
+  /* Not collective: the heap added so far is initialized (shmem_init has filled what it fills),
+   * and peers' operations on it are performed from now on. Called once, before the job's first
+   * barrier, so no peer addresses the heap earlier. Since ABI 7: ThreadSanitizer then sees the
+   * order fill -> serve -> a peer's operation performed by the progress thread. */
+  void (*serve)(void* ctx);
   /* Blocking forms complete remotely before they return (the data is in the target's heap, or in
    * dest for a get); nbi forms complete at quiet. The local buffers may be any memory the
    * provider can copy. */

@@ -182,6 +182,10 @@ struct Work {
   std::shared_ptr<void> staged;    // a staging buffer (given back to the pool when released)
   std::vector<uint8_t> owned;      // data larger than a staging buffer
   class UcxPath* owner = nullptr;  // while a rendezvous receive fills it
+  // Staged chunks' timings (VSHMEM_DEBUG=info, ServedStats): when the request arrived and when
+  // its data was all here (a rendezvous fetch ends after the request's arrival).
+  Clock::time_point arrived{};
+  Clock::time_point data_in{};
 };
 
 // A reply in flight: its header and data live until the send completes.
@@ -238,6 +242,8 @@ class UcxPath {
 
   int init(const vshmem_transport_init_args& args, char* err, size_t errlen);
   int add_region(uint64_t offset, size_t bytes, char* err, size_t errlen);
+  // Peers' operations on the heap are performed from now on (plugin_abi.h).
+  void serve();
   // Collective: registers [local, local + bytes) as the region at `offset` of our address space
   // (heap offsets, or kStatic | offset for the global and static variables).
   int register_region(uint64_t offset, void* local, size_t bytes, bool device, char* err,
@@ -423,7 +429,12 @@ class UcxPath {
   std::vector<Peer> peers_;
   std::mutex mutex_;  // rkeys, regions
   std::vector<Region> regions_;
+  // The heap's bytes that peers may address (what perform() and on_signal() check): 0 until
+  // serve(), then what add_region() has added. Written by the application thread (add_region and
+  // serve are called from the heap's collective steps), read by whoever performs peers' requests.
   std::atomic<uint64_t> committed_{0};
+  uint64_t added_ = 0;  // what add_region() has added
+  bool serving_ = false;
   // Endpoints are created with peer failure handling (else: the time limits notice a dead peer).
   // One answer for the whole job, known before the first endpoint exists: probe_peer_errors(),
   // agreed in init(). See ep_of() for why it must never differ between two PEs.
@@ -451,10 +462,36 @@ class UcxPath {
     uint64_t ticket = 0;
     Work work;                     // keeps a put's staging buffer
     std::unique_ptr<Reply> reply;  // a get's data is copied into its staging buffer
+    Clock::time_point performed{};
   };
   std::mutex copies_mutex_;
   std::deque<RunningCopy> copies_;
   std::atomic<size_t> copies_count_{0};  // copies_.size(), read without the lock
+  // Peers' staged chunks that this PE served (put/get target ops with data), with where their
+  // time went, summed in nanoseconds: logged at VSHMEM_DEBUG=info when the path closes.
+  struct ServedStats {
+    std::atomic<uint64_t> chunks{0}, bytes{0};
+    std::atomic<uint64_t> fetch_ns{0};  // request arrived -> its data is here (rendezvous)
+    std::atomic<uint64_t> queue_ns{0};  // data here -> a thread starts performing it
+    std::atomic<uint64_t> copy_ns{0};   // performing (the copy into or out of the heap) -> reply
+  } served_;
+  void note_served(const Work& w, Clock::time_point performed) {
+    const auto op = static_cast<TargetOp>(w.header.op);
+    if (w.arrived == Clock::time_point{} || w.header.bytes == 0 ||
+        (op != TargetOp::kPut && op != TargetOp::kGet)) {
+      return;
+    }
+    const auto ns = [](Clock::duration d) {
+      return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+    };
+    const Clock::time_point now = Clock::now();
+    const Clock::time_point in = w.data_in == Clock::time_point{} ? w.arrived : w.data_in;
+    served_.chunks.fetch_add(1, std::memory_order_relaxed);
+    served_.bytes.fetch_add(w.header.bytes, std::memory_order_relaxed);
+    served_.fetch_ns.fetch_add(ns(in - w.arrived), std::memory_order_relaxed);
+    served_.queue_ns.fetch_add(ns(performed - in), std::memory_order_relaxed);
+    served_.copy_ns.fetch_add(ns(now - performed), std::memory_order_relaxed);
+  }
 
   // Hand-off between the application's own waits and the progress thread: while an application
   // thread progresses the worker (it waits in a call, or polls its memory: read_own -> progress),
@@ -838,6 +875,17 @@ bool UcxPath::probe_peer_errors() {
 }
 
 void UcxPath::shutdown() {
+  if (const uint64_t n = served_.chunks.load(); n != 0 && log_enabled(2)) {
+    const auto us = [n](const std::atomic<uint64_t>& ns) {
+      return static_cast<double>(ns.load()) / 1e3 / static_cast<double>(n);
+    };
+    log(2, format("ucx: served %llu staged chunks of peers (%.1f MiB): per chunk, data fetched "
+                  "%.1f us after the request (rendezvous), queued %.1f us, copied and answered "
+                  "in %.1f us",
+                  static_cast<unsigned long long>(n),
+                  static_cast<double>(served_.bytes.load()) / (1 << 20), us(served_.fetch_ns),
+                  us(served_.queue_ns), us(served_.copy_ns)));
+  }
   stopping_.store(true);
   wake();
   if (progress_thread_.joinable()) progress_thread_.join();
@@ -1285,10 +1333,19 @@ void UcxPath::wait_event(int timeout_us) {
 // The heap's regions.
 
 int UcxPath::add_region(uint64_t offset, size_t bytes, char* err, size_t errlen) {
-  // Served from now on: a peer that finished this step may address the region right away.
-  committed_.store(std::max<uint64_t>(committed_.load(), offset + bytes));
+  // After serve(), served from now on: a peer that finished this step may address the region
+  // right away. Before it (shmem_init), at serve(), once init has filled what it fills.
+  added_ = std::max<uint64_t>(added_, offset + bytes);
+  if (serving_) committed_.store(added_, std::memory_order_release);
   return register_region(offset, reinterpret_cast<void*>(heap_base_ + offset), bytes,
                          heap_is_device_, err, errlen);
+}
+
+void UcxPath::serve() {
+  // A release store after shmem_init's fills (the same thread), read with acquire by whoever
+  // performs a peer's operation (on_signal, perform()).
+  serving_ = true;
+  committed_.store(added_, std::memory_order_release);
 }
 
 int UcxPath::register_region(uint64_t offset, void* local, size_t bytes, bool device, char* err,
@@ -1640,6 +1697,9 @@ class UcxPath::StagedOps {
     if (int r = path_.host_.copy_start(path_.host_.ctx, dst, src, c.bytes, ticket, e, sizeof(e))) {
       return set_err(err_, errlen_, r, format("%s PE %d: staging: %s", what_, pe_, e));
     }
+    Slot& slot = slots_[static_cast<size_t>(c.slot)];
+    slot.copy_ticket = *ticket;
+    slot.copy_t0 = Clock::now();
     return 0;
   }
   int test_copy(uint64_t ticket, bool* done) {
@@ -1649,7 +1709,14 @@ class UcxPath::StagedOps {
       return set_err(err_, errlen_, r, format("%s PE %d: staging: %s", what_, pe_, e));
     }
     *done = d != 0;
-    if (*done) last_move_ = Clock::now();
+    if (*done) {
+      last_move_ = Clock::now();
+      for (Slot& slot : slots_) {
+        if (slot.copy_ticket != ticket) continue;
+        copy_time_ += last_move_ - slot.copy_t0;
+        break;
+      }
+    }
     return 0;
   }
   int start_net(const ChunkPipeline::Chunk& c) {
@@ -1662,6 +1729,7 @@ class UcxPath::StagedOps {
     slot.op.data = put_ ? nullptr : buf;  // a get's reply lands here
     slot.op.bytes = put_ ? 0 : c.bytes;
     slot.send = nullptr;
+    slot.net_t0 = Clock::now();
     slot.token = path_.register_op(&slot.op);
     slot.header = RequestHeader{static_cast<uint32_t>(put_ ? TargetOp::kPut : TargetOp::kGet),
                                 path_.my_pe_,
@@ -1697,6 +1765,8 @@ class UcxPath::StagedOps {
     }
     *done = true;
     last_move_ = Clock::now();
+    net_time_ += last_move_ - slot.net_t0;
+    ++chunks_;
     return 0;
   }
   // Nothing moved: progress the network (and serve peers' requests: the progress thread is
@@ -1708,6 +1778,7 @@ class UcxPath::StagedOps {
     if (failed != UCS_OK) {
       return path_.peer_error(pe_, what_, static_cast<ucs_status_t>(failed), err_, errlen_);
     }
+    ++yields_;
     if (Clock::now() - last_move_ > path_.timeout_) {
       return set_err(err_, errlen_, kTimeout,
                      format("%s PE %d: no answer for %s (PE %d may be hung or overloaded; "
@@ -1732,6 +1803,18 @@ class UcxPath::StagedOps {
   ~StagedOps() {
     if (abandoned_) bounce_.abandon();
   }
+  // Where the time of a finished transfer went (VSHMEM_DEBUG=info): per chunk, the provider's
+  // copy and the network leg (request sent -> the target's answer), averaged.
+  std::string summary() const {
+    const double n = chunks_ == 0 ? 1.0 : static_cast<double>(chunks_);
+    const auto us = [n](Clock::duration d) {
+      return std::chrono::duration<double, std::micro>(d).count() / n;
+    };
+    return format(
+        "%zu chunks; per chunk: copy %.1f us, network (request -> answer) %.1f us; "
+        "%u idle rounds",
+        chunks_, us(copy_time_), us(net_time_), yields_);
+  }
 
  private:
   struct Slot {
@@ -1739,6 +1822,8 @@ class UcxPath::StagedOps {
     uint64_t token = 0;
     RequestHeader header{};  // UCX reads it until the send completes
     void* send = nullptr;
+    uint64_t copy_ticket = 0;
+    Clock::time_point copy_t0{}, net_t0{};
   };
   UcxPath& path_;
   const bool put_;
@@ -1754,13 +1839,26 @@ class UcxPath::StagedOps {
   Clock::time_point last_move_;
   unsigned spins_ = 0;
   bool abandoned_ = false;
+  Clock::duration copy_time_{0}, net_time_{0};
+  size_t chunks_ = 0;
+  unsigned yields_ = 0;  // idle rounds that reached the time check (every 256th)
 };
 
 int UcxPath::target_transfer(bool put, int pe, ucp_ep_h ep, uint64_t offset, void* local,
                              size_t bytes, char* err, size_t errlen) {
   AppWait app(*this);
   StagedOps ops(*this, put, pe, ep, offset, local, err, errlen);
-  return vshmem::run_staged(bytes, stage_chunk_, stage_depth_, put, ops);
+  const Clock::time_point t0 = Clock::now();
+  const int rc = vshmem::run_staged(bytes, stage_chunk_, stage_depth_, put, ops);
+  if (rc == 0 && bytes >= static_cast<size_t>(stage_depth_) * stage_chunk_ && log_enabled(2)) {
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    log(2, format("ucx: staged %s PE %d: %zu bytes in %.3f ms (%.2f GB/s; chunks of %zu KiB, %d "
+                  "in flight): %s",
+                  put ? "put to" : "get from", pe, bytes, s * 1e3,
+                  static_cast<double>(bytes) / s / 1e9, stage_chunk_ >> 10, stage_depth_,
+                  ops.summary().c_str()));
+  }
+  return rc;
 }
 
 int UcxPath::target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source, size_t bytes,
@@ -1870,6 +1968,7 @@ ucs_status_t UcxPath::on_request(void* arg, const void* header, size_t header_le
   if (header_length != sizeof(RequestHeader)) return UCS_OK;
   auto w = std::make_unique<Work>();
   std::memcpy(&w->header, header, sizeof(w->header));
+  w->arrived = Clock::now();
   if (w->header.op == static_cast<uint32_t>(TargetOp::kPut) && w->header.bytes != length) {
     w->header.op = 0;  // malformed: answered with an error
   }
@@ -1906,6 +2005,7 @@ ucs_status_t UcxPath::on_request(void* arg, const void* header, size_t header_le
     rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     rp.cb.recv_am = [](void* request, ucs_status_t status, size_t, void* user) {
       std::unique_ptr<Work> work(static_cast<Work*>(user));
+      work->data_in = Clock::now();
       UcxPath* path = work->owner;
       if (status == UCS_OK) path->queue(std::move(work));
       ucp_request_free(request);
@@ -1985,7 +2085,9 @@ unsigned UcxPath::finish_copies() {
     }
   }
   for (RunningCopy& c : done) {
-    if (c.work.header.token != 0) send_reply(c.work.header.from_pe, std::move(c.reply));
+    if (c.work.header.token == 0) continue;
+    note_served(c.work, c.performed);
+    send_reply(c.work.header.from_pe, std::move(c.reply));
   }
   return static_cast<unsigned>(done.size());
 }
@@ -2007,6 +2109,7 @@ unsigned UcxPath::run_work() {
 }
 
 void UcxPath::perform(Work& w) {
+  const Clock::time_point performed = Clock::now();
   const RequestHeader& h = w.header;
   auto reply = std::make_unique<Reply>();
   reply->header.token = h.token;
@@ -2069,7 +2172,7 @@ void UcxPath::perform(Work& w) {
       if (rc == 0) rc = host_.copy_test(host_.ctx, ticket, &done, err, sizeof(err));
       if (rc == 0 && done == 0) {
         std::lock_guard<std::mutex> lock(copies_mutex_);
-        copies_.push_back(RunningCopy{ticket, std::move(w), std::move(reply)});
+        copies_.push_back(RunningCopy{ticket, std::move(w), std::move(reply), performed});
         copies_count_.fetch_add(1, std::memory_order_release);
         return;
       }
@@ -2091,6 +2194,7 @@ void UcxPath::perform(Work& w) {
     if (!bad.empty()) log(0, format("ucx: a signal from PE %d failed: %s", h.from_pe, bad.c_str()));
     return;
   }
+  note_served(w, performed);
   send_reply(h.from_pe, std::move(reply));
 }
 
@@ -2139,6 +2243,7 @@ extern "C" __attribute__((visibility("default"))) int vshmem_transport_plugin_in
   p.add_region = [](void* c, uint64_t offset, size_t bytes, char* e, size_t el) {
     return static_cast<UcxPath*>(c)->add_region(offset, bytes, e, el);
   };
+  p.serve = [](void* c) { static_cast<UcxPath*>(c)->serve(); };
   p.put = [](void* c, int pe, uint64_t offset, const void* source, size_t bytes, int nbi, char* e,
              size_t el) {
     return static_cast<UcxPath*>(c)->put(pe, offset, source, bytes, nbi != 0, e, el);

@@ -53,6 +53,9 @@ class RemotePath final : public PeerPath {
 
   // Collective: [offset, offset + bytes) of every PE's heap is now backed.
   Status add_region(uint64_t offset, size_t bytes);
+  // The heap added so far is initialized: peers' operations on it are performed from now on
+  // (plugin_abi.h). shmem_init calls it after its fills, before the job's first barrier.
+  void serve() { plugin_.serve(plugin_.ctx); }
   void progress() { plugin_.progress(plugin_.ctx); }
   // Sleeps until a message for this PE arrives or timeout_us passed (plugin_abi.h).
   void wait_event(int timeout_us) { plugin_.wait_event(plugin_.ctx, timeout_us); }
