@@ -324,15 +324,12 @@ __device__ __forceinline__ void copy_words(char* d, const char* s, size_t n, uns
   for (size_t i = head + words * sizeof(W) + rank; i < n; i += size) d[i] = s[i];
 }
 
-// The group's threads interleave through the whole message (thread r moves words r, r + size, ...),
-// with 16-byte accesses when source and destination agree modulo 16, else the widest that agrees.
-template <unsigned kUnroll = kCopyUnroll>
-__device__ __forceinline__ void copy_interleaved(char* d, const char* s, size_t n, unsigned rank,
-                                                 unsigned size) {
-  uintptr_t skew = reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s);
-  if (n >= 16 && (skew & 15) == 0) {
-    copy_words<uint4, kUnroll>(d, s, n, rank, size);
-  } else if (n >= 8 && (skew & 7) == 0) {
+// A copy whose source and destination do not agree modulo 16 (skew: the two addresses XORed), in
+// the widest word narrower than 16 bytes that both allow: 8, 4, 2 or 1 byte(s). The group's threads
+// interleave through the message (thread r moves words r, r + size, ...).
+__device__ __forceinline__ void copy_narrow(char* d, const char* s, size_t n, unsigned rank,
+                                            unsigned size, uintptr_t skew) {
+  if (n >= 8 && (skew & 7) == 0) {
     copy_words<uint64_t>(d, s, n, rank, size);
   } else if (n >= 4 && (skew & 3) == 0) {
     copy_words<uint32_t>(d, s, n, rank, size);
@@ -340,6 +337,19 @@ __device__ __forceinline__ void copy_interleaved(char* d, const char* s, size_t 
     copy_words<uint16_t>(d, s, n, rank, size);
   } else {
     for (size_t i = rank; i < n; i += size) d[i] = s[i];
+  }
+}
+
+// The group's threads interleave through the whole message (thread r moves words r, r + size, ...),
+// with 16-byte accesses when source and destination agree modulo 16, else the widest that agrees.
+template <unsigned kUnroll = kCopyUnroll>
+__device__ __forceinline__ void copy_interleaved(char* d, const char* s, size_t n, unsigned rank,
+                                                 unsigned size) {
+  const uintptr_t skew = reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s);
+  if (n >= 16 && (skew & 15) == 0) {
+    copy_words<uint4, kUnroll>(d, s, n, rank, size);
+  } else {
+    copy_narrow(d, s, n, rank, size, skew);
   }
 }
 
@@ -403,15 +413,7 @@ __device__ __forceinline__ size_t copy_edges(char* d, const char* s, size_t n, u
     *sw = reinterpret_cast<const uint4*>(s + first);
     return words;
   }
-  if (n >= 8 && (skew & 7) == 0) {
-    copy_words<uint64_t>(d, s, n, rank, size);
-  } else if (n >= 4 && (skew & 3) == 0) {
-    copy_words<uint32_t>(d, s, n, rank, size);
-  } else if ((skew & 1) == 0) {
-    copy_words<uint16_t>(d, s, n, rank, size);
-  } else {
-    for (size_t i = rank; i < n; i += size) d[i] = s[i];
-  }
+  copy_narrow(d, s, n, rank, size, skew);
   return 0;
 }
 
