@@ -53,7 +53,8 @@ namespace vshmem::bench {
 namespace {
 
 constexpr char kGroups[] =
-    "init,malloc,rma_bw,one_block,host_bw,p_lat,pingpong,amo,barrier,coll,on_stream,bf16,ab";
+    "init,malloc,rma_bw,one_block,host_bw,p_lat,pingpong,amo,barrier,coll,on_stream,bf16,ab,"
+    "ab_put";
 
 #define CK(call)                                                                                  \
   do {                                                                                            \
@@ -207,6 +208,28 @@ __global__ void atomic_add_lat_kernel(unsigned long long* ctr, int iters, uint64
   }
   *out = acc;
 }
+
+#ifndef VSHMEM_BENCH_NVSHMEM
+// The same chain through the library's fetch_add as it was before session 8 (vshmem only, A/B):
+// the peer's delta tested by a branch, then the scope by another, then the atomic; the library's
+// own form issues the atomic first, predicated, and tests an unmapped peer after it.
+__global__ void fetch_add_prev_lat_kernel(uint64_t* ctr, int iters, int pe, uint64_t* out) {
+  namespace d = vshmem::device;
+  uint64_t acc = 0, v = 0;
+  for (int i = 0; i < iters; ++i) {
+    uint64_t* p = ctr + (v >> 62);
+    const int64_t delta = d::peer_delta(pe);
+    if (d::unmapped(delta)) {
+      v = d::amo_proxy("fetch_add_prev", vshmem::proxy::kAmoFetchAdd, p, uint64_t{1}, uint64_t{0},
+                       true, pe);
+    } else {
+      v = d::atom_add(d::at_delta(p, delta), uint64_t{1});
+    }
+    acc += v;
+  }
+  *out = acc;
+}
+#endif
 
 // Every thread of every PE adds to PE 0's counter.
 template <bool kFetch>
@@ -638,6 +661,55 @@ __global__ void ab_put_plain_ldg_kernel(char* remote, char* local, size_t bytes,
   }
 }
 
+// The block put taken apart (group "ab_put", issue #18 item 2): one block moving the whole message
+// `iters` times, the block synchronized before and after each pass as the library's put is, with
+// one more of the library's steps at each rung, so that the rung where the time appears names the
+// step: 0 the bare loop, one 16-byte word in flight, on pointers translated once (= plain_loop);
+// 1 the same reading through the L2 only (ld.global.cg): whether the bare loop's speed comes from
+// L1 hits on the source it reads again and again; 2 the library's word loop (copy_words16, 4 in
+// flight) on pointers translated once; 3 the library's whole copy (copy_bytes: alignment tests and
+// word count) on pointers translated once; 4 = 3 with the translation (peer_delta, unmapped
+// check) in every pass, after the entry synchronization; 5 = 4 with the translation before it;
+// 6 the library's put (put_group with its proxy cold path); 7 = 0 with the translation in every
+// pass; 8 = 6 with one word in flight (the bare loop's order inside the library's put).
+template <int kWhat>
+__global__ void ab_put_ladder_kernel(char* remote, char* local, size_t bytes, size_t chunk,
+                                     int iters, int pe) {
+  namespace d = vshmem::device;
+  (void)chunk;
+  using G = d::BlockGroup;
+  char* const dst = static_cast<char*>(shmem_ptr(remote, pe));
+  const size_t n = bytes / 16;
+  for (int it = 0; it < iters; ++it) {
+    if constexpr (kWhat == 6 || kWhat == 8) {
+      d::put_group<G, kWhat == 8 ? 1 : d::kCopyUnroll>("ab_put_ladder", remote, local, bytes, pe);
+      continue;
+    }
+    char* to = dst;
+    int64_t delta = 0;
+    if constexpr (kWhat == 5) delta = d::peer_delta(pe);
+    G::sync();
+    if constexpr (kWhat == 4 || kWhat == 7) delta = d::peer_delta(pe);
+    if constexpr (kWhat == 4 || kWhat == 5 || kWhat == 7) {
+      if (d::unmapped(delta)) __trap();
+      to = d::at_delta(remote, delta);
+    }
+    if constexpr (kWhat == 0 || kWhat == 1 || kWhat == 7) {
+      auto* dw = reinterpret_cast<int4*>(to);
+      const auto* sw = reinterpret_cast<const int4*>(local);
+      for (size_t i = threadIdx.x; i < n; i += blockDim.x)
+        dw[i] = kWhat == 1 ? __ldcg(sw + i) : sw[i];
+    } else if constexpr (kWhat == 2) {
+      d::copy_words16<d::kCopyUnroll>(reinterpret_cast<uint4*>(to),
+                                      reinterpret_cast<const uint4*>(local),
+                                      static_cast<uint32_t>(n), G::rank(), G::size());
+    } else {
+      d::copy_bytes(to, local, bytes, G::rank(), G::size());
+    }
+    G::sync();
+  }
+}
+
 // The pieces a thread-form barrier is made of, timed alone by one thread on this PE's own words
 // (gpu scope: every PE on this GPU): what = 0 fence.sc, 1 fence.acq_rel, 2 a volatile load and
 // store of one word (the epoch's read-modify-write), 3 a relaxed add then acquire loads until
@@ -704,6 +776,42 @@ __global__ void ab_alltoall_serial_kernel(team_t team, char* dst, const char* sr
   if (threadIdx.x == 0) *ns = gtimer() - t0;
 }
 #endif
+
+// The "ab_put" group (vshmem only): the rungs of ab_put_ladder_kernel, two rounds.
+void bench_ab_put(const Ctx& c, char* sym_a, char* sym_b) {
+#ifndef VSHMEM_BENCH_NVSHMEM
+  if (c.npes < 2) return;
+  c.rep.progress("A/B: the block put taken apart");
+  const int iters = c.opt.quick ? 200 : 2000;
+  using AbPut = void (*)(char*, char*, size_t, size_t, int, int);
+  const struct {
+    const char* name;
+    AbPut kernel;
+  } rungs[] = {{"0,bare_loop", ab_put_ladder_kernel<0>},
+               {"1,bare_loop_l2_only", ab_put_ladder_kernel<1>},
+               {"2,word_loop", ab_put_ladder_kernel<2>},
+               {"3,copy_bytes", ab_put_ladder_kernel<3>},
+               {"4,copy_bytes_translate_after_sync", ab_put_ladder_kernel<4>},
+               {"5,copy_bytes_translate_before_sync", ab_put_ladder_kernel<5>},
+               {"6,library_put", ab_put_ladder_kernel<6>},
+               {"7,bare_loop_translate", ab_put_ladder_kernel<7>},
+               {"8,library_put_one_in_flight", ab_put_ladder_kernel<8>}};
+  for (int round = 0; round < 2; ++round) {
+    for (uint64_t s : {uint64_t{16} << 10, uint64_t{64} << 10, uint64_t{256} << 10}) {
+      for (const auto& r : rungs) {
+        double gbs = bw_on_pe0(c, s, iters, [&] {
+          r.kernel<<<1, 512, 0, c.g.st>>>(sym_b, sym_a, s, s, iters, 1);
+          CK_LAUNCH();
+        });
+        c.rep.emit({"put_bw", std::string("block512,ladder,") + r.name + (round ? ",2" : ""), s,
+                    gbs, "GB/s", "", NAN, iters, c.reps});
+      }
+    }
+  }
+#else
+  (void)c, (void)sym_a, (void)sym_b;
+#endif
+}
 
 // One block of 512 threads moving the whole message in a loop (the shape of NVSHMEM's perftest
 // put/get bandwidth programs): latency-bound, so it shows how many loads a thread keeps in flight.
@@ -810,11 +918,16 @@ void bench_fetch_add_lat(const Ctx& c) {
   // heaps differently, and a counter's place in the L2 moves a round trip by up to 2x, so each
   // library is compared with the hardware on its own counters (best with best, median with
   // median) before the libraries are compared with each other.
-  std::vector<double> at, raw_at;
+  std::vector<double> at, raw_at, prev_at;
   for (int l = 0; l < kLocations; ++l) {
     auto* ctr = reinterpret_cast<uint64_t*>(area + l * kSpacing);
     at.push_back(lat_on_pe0(
         c, iters, [&] { fetch_add_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out); }));
+#ifndef VSHMEM_BENCH_NVSHMEM
+    prev_at.push_back(lat_on_pe0(c, iters, [&] {
+      fetch_add_prev_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
+    }));
+#endif
     auto* m = static_cast<unsigned long long*>(S(ptr)(ctr, 1));
     raw_at.push_back(lat_on_pe0(c, iters, [&] {
       if (m != nullptr) atomic_add_lat_kernel<false><<<1, 1, 0, c.g.st>>>(m, iters, c.g.d_out);
@@ -860,6 +973,10 @@ void bench_fetch_add_lat(const Ctx& c) {
   }
   c.rep.emit({"fetch_add_lat", "atomicAdd,private", 8, raw_private, "us", "", NAN, iters, c.reps});
   c.rep.emit({"fetch_add_lat", "thread", 8, median(at), "us", "", NAN, iters, c.reps});
+  if (!prev_at.empty()) {
+    c.rep.emit({"fetch_add_lat", "thread,session7_form", 8, median(prev_at), "us", "", NAN, iters,
+                c.reps});
+  }
   c.rep.emit({"fetch_add_lat", "thread,best", 8, *std::min_element(at.begin(), at.end()), "us", "",
               NAN, iters, c.reps});
   c.rep.emit({"fetch_add_lat", "thread,worst", 8, *std::max_element(at.begin(), at.end()), "us", "",
@@ -1350,6 +1467,7 @@ int main(int argc, char** argv) {
   if (opt.wants("p_lat")) bench_p_lat(c, var);
   if (opt.wants("pingpong")) bench_pingpong(c, flag, sig, data, sym_a);
   if (opt.wants("ab")) bench_ab(c, sym_a, sym_b);
+  if (opt.wants("ab_put")) bench_ab_put(c, sym_a, sym_b);
   if (opt.wants("amo")) bench_amo(c, ctr, scratch);
   if (opt.wants("barrier")) bench_barrier(c);
   if (opt.wants("coll")) {

@@ -75,6 +75,26 @@ __device__ __forceinline__ uint64_t atom_add(uint64_t* p, uint64_t v) {
                  : "memory");
   return r;
 }
+// atom_add where `on` holds (else no memory is touched, whatever p is, and 0 is returned), at the
+// state's scope: one predicated instruction of each scope rather than a branch on the scope or on
+// `on` (the device fetch_add: its atomic issues as soon as its address is ready, and the test of
+// an unmapped peer comes after it, while the atomic is in flight).
+#define VSHMEMI_DEV_ATOM_ADD_IF(TYPE, BITS, CONSTRAINT)                                     \
+  __device__ __forceinline__ TYPE atom_add_if(TYPE* p, TYPE v, bool on) {                   \
+    TYPE r;                                                                                 \
+    asm volatile(                                                                           \
+        "{\n\t.reg .pred t, g, s;\n\tsetp.ne.u32 t, %3, 0;\n\t"                             \
+        "setp.ne.and.u32 g, %4, 0, t;\n\tsetp.eq.and.u32 s, %4, 0, t;\n\tmov.b" #BITS       \
+        " %0, 0;\n\t@g atom.relaxed.gpu.global.add.u" #BITS                                 \
+        " %0, [%1], %2;\n\t@s atom.relaxed.sys.global.add.u" #BITS " %0, [%1], %2;\n\t}"    \
+        : "=" CONSTRAINT(r)                                                                 \
+        : "l"(global_addr(p)), CONSTRAINT(v), "r"(on ? 1u : 0u), "r"(gpu_scope() ? 1u : 0u) \
+        : "memory");                                                                        \
+    return r;                                                                               \
+  }
+VSHMEMI_DEV_ATOM_ADD_IF(uint32_t, 32, "r")
+VSHMEMI_DEV_ATOM_ADD_IF(uint64_t, 64, "l")
+#undef VSHMEMI_DEV_ATOM_ADD_IF
 template <class Sc = DynScope>
 __device__ __forceinline__ void red_add(uint32_t* p, uint32_t v) {
   VSHMEMI_ASM_IN(Sc, "red.relaxed", ".global.add.u32 [%0], %1;", ::"l"(global_addr(p)), "r"(v)
