@@ -210,6 +210,54 @@ __global__ void atomic_add_lat_kernel(unsigned long long* ctr, int iters, uint64
 }
 
 #ifndef VSHMEM_BENCH_NVSHMEM
+// peer_delta (impl/state.cuh) and two variants of it, for the A/B rows: kFar 0 the library's (a
+// predicated ld.global.nc of the global table for PEs >= 64, the constant-memory entry below);
+// 1 the same with a plain (L1-cached, coherent) ld.global; 2 constant memory only (PEs < 64, no
+// global load at all): whether the predicated non-coherent load costs a pass or a chain anything.
+template <int kFar>
+__device__ __forceinline__ int64_t ab_peer_delta(int pe) {
+  namespace d = vshmem::device;
+  if constexpr (kFar == 0) {
+    return d::peer_delta(pe);
+  } else {
+    const d::GpuState& st = vshmemi_device_state;
+    const unsigned u = static_cast<unsigned>(pe);
+    const int64_t inline_d = st.inline_delta[u & (d::kInlinePeers - 1)];
+    if constexpr (kFar == 2) {
+      return u < static_cast<unsigned>(d::kInlinePeers) ? inline_d : d::kUnmappedDelta;
+    } else {
+      const bool far =
+          u >= static_cast<unsigned>(d::kInlinePeers) && u < static_cast<unsigned>(st.n_pes);
+      int64_t v;
+      asm("{\n\t.reg .pred f;\n\tsetp.ne.u32 f, %2, 0;\n\tmov.b64 %0, %3;\n\t"
+          "@f ld.global.b64 %0, [%1];\n\t}"
+          : "=l"(v)
+          : "l"(static_cast<uint64_t>(__cvta_generic_to_global(st.peer_delta + u))),
+            "r"(far ? 1u : 0u), "l"(d::kUnmappedDelta));
+      return u < static_cast<unsigned>(d::kInlinePeers) ? inline_d : v;
+    }
+  }
+}
+
+// The library's fetch_add (predicated atomic, then the unmapped test) with the translation of
+// ab_peer_delta<kFar>: rows "thread,far_ld_global" (1) and "thread,const_only" (2).
+template <int kFar>
+__global__ void fetch_add_far_lat_kernel(uint64_t* ctr, int iters, int pe, uint64_t* out) {
+  namespace d = vshmem::device;
+  uint64_t acc = 0, v = 0;
+  for (int i = 0; i < iters; ++i) {
+    uint64_t* p = ctr + (v >> 62);
+    const int64_t delta = ab_peer_delta<kFar>(pe);
+    v = d::atom_add_if(d::at_delta(p, delta), uint64_t{1}, !d::unmapped(delta));
+    if (d::unmapped(delta)) {
+      v = d::amo_proxy("fetch_add_far", vshmem::proxy::kAmoFetchAdd, p, uint64_t{1}, uint64_t{0},
+                       true, pe);
+    }
+    acc += v;
+  }
+  *out = acc;
+}
+
 // The same chain through the library's fetch_add as it was before session 8 (vshmem only, A/B):
 // the peer's delta tested by a branch, then the scope by another, then the atomic; the library's
 // own form issues the atomic first, predicated, and tests an unmapped peer after it.
@@ -671,7 +719,8 @@ __global__ void ab_put_plain_ldg_kernel(char* remote, char* local, size_t bytes,
 // word count) on pointers translated once; 4 = 3 with the translation (peer_delta, unmapped
 // check) in every pass, after the entry synchronization; 5 = 4 with the translation before it;
 // 6 the library's put (put_group with its proxy cold path); 7 = 0 with the translation in every
-// pass; 8 = 6 with one word in flight (the bare loop's order inside the library's put).
+// pass; 8 = 6 with one word in flight (the bare loop's order inside the library's put); 9 = 7 with
+// ab_peer_delta<1> (plain ld.global for far PEs), 10 = 7 with ab_peer_delta<2> (constant only).
 template <int kWhat>
 __global__ void ab_put_ladder_kernel(char* remote, char* local, size_t bytes, size_t chunk,
                                      int iters, int pe) {
@@ -690,11 +739,13 @@ __global__ void ab_put_ladder_kernel(char* remote, char* local, size_t bytes, si
     if constexpr (kWhat == 5) delta = d::peer_delta(pe);
     G::sync();
     if constexpr (kWhat == 4 || kWhat == 7) delta = d::peer_delta(pe);
-    if constexpr (kWhat == 4 || kWhat == 5 || kWhat == 7) {
+    if constexpr (kWhat == 9) delta = ab_peer_delta<1>(pe);
+    if constexpr (kWhat == 10) delta = ab_peer_delta<2>(pe);
+    if constexpr (kWhat == 4 || kWhat == 5 || kWhat >= 7) {
       if (d::unmapped(delta)) __trap();
       to = d::at_delta(remote, delta);
     }
-    if constexpr (kWhat == 0 || kWhat == 1 || kWhat == 7) {
+    if constexpr (kWhat == 0 || kWhat == 1 || kWhat == 7 || kWhat == 9 || kWhat == 10) {
       auto* dw = reinterpret_cast<int4*>(to);
       const auto* sw = reinterpret_cast<const int4*>(local);
       for (size_t i = threadIdx.x; i < n; i += blockDim.x)
@@ -795,7 +846,9 @@ void bench_ab_put(const Ctx& c, char* sym_a, char* sym_b) {
                {"5,copy_bytes_translate_before_sync", ab_put_ladder_kernel<5>},
                {"6,library_put", ab_put_ladder_kernel<6>},
                {"7,bare_loop_translate", ab_put_ladder_kernel<7>},
-               {"8,library_put_one_in_flight", ab_put_ladder_kernel<8>}};
+               {"8,library_put_one_in_flight", ab_put_ladder_kernel<8>},
+               {"9,bare_loop_translate_far_ld_global", ab_put_ladder_kernel<9>},
+               {"10,bare_loop_translate_const_only", ab_put_ladder_kernel<10>}};
   for (int round = 0; round < 2; ++round) {
     for (uint64_t s : {uint64_t{16} << 10, uint64_t{64} << 10, uint64_t{256} << 10}) {
       for (const auto& r : rungs) {
@@ -918,7 +971,7 @@ void bench_fetch_add_lat(const Ctx& c) {
   // heaps differently, and a counter's place in the L2 moves a round trip by up to 2x, so each
   // library is compared with the hardware on its own counters (best with best, median with
   // median) before the libraries are compared with each other.
-  std::vector<double> at, raw_at, prev_at;
+  std::vector<double> at, raw_at, prev_at, far_ld_at, const_at;
   for (int l = 0; l < kLocations; ++l) {
     auto* ctr = reinterpret_cast<uint64_t*>(area + l * kSpacing);
     at.push_back(lat_on_pe0(
@@ -926,6 +979,12 @@ void bench_fetch_add_lat(const Ctx& c) {
 #ifndef VSHMEM_BENCH_NVSHMEM
     prev_at.push_back(lat_on_pe0(c, iters, [&] {
       fetch_add_prev_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
+    }));
+    far_ld_at.push_back(lat_on_pe0(c, iters, [&] {
+      fetch_add_far_lat_kernel<1><<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
+    }));
+    const_at.push_back(lat_on_pe0(c, iters, [&] {
+      fetch_add_far_lat_kernel<2><<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
     }));
 #endif
     auto* m = static_cast<unsigned long long*>(S(ptr)(ctr, 1));
@@ -976,6 +1035,10 @@ void bench_fetch_add_lat(const Ctx& c) {
   if (!prev_at.empty()) {
     c.rep.emit({"fetch_add_lat", "thread,session7_form", 8, median(prev_at), "us", "", NAN, iters,
                 c.reps});
+    c.rep.emit({"fetch_add_lat", "thread,far_ld_global", 8, median(far_ld_at), "us", "", NAN, iters,
+                c.reps});
+    c.rep.emit(
+        {"fetch_add_lat", "thread,const_only", 8, median(const_at), "us", "", NAN, iters, c.reps});
   }
   c.rep.emit({"fetch_add_lat", "thread,best", 8, *std::min_element(at.begin(), at.end()), "us", "",
               NAN, iters, c.reps});
