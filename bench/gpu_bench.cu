@@ -828,39 +828,50 @@ __global__ void ab_alltoall_serial_kernel(team_t team, char* dst, const char* sr
 }
 #endif
 
-// The "ab_put" group (vshmem only): the rungs of ab_put_ladder_kernel, two rounds.
-void bench_ab_put(const Ctx& c, char* sym_a, char* sym_b) {
 #ifndef VSHMEM_BENCH_NVSHMEM
-  if (c.npes < 2) return;
-  c.rep.progress("A/B: the block put taken apart");
+// A table of block-put kernels (one block of 512 threads, PE 0 to PE 1, the whole message `iters`
+// times), each at 16, 64 and 256 KiB, in two rounds (a slow stretch of the machine shows as a
+// difference between rounds): rows "block512,<tag>,<name>[,2]".
+struct AbPutRow {
+  const char* name;
+  void (*kernel)(char*, char*, size_t, size_t, int, int);
+};
+template <size_t N>
+void ab_put_rows(const Ctx& c, char* sym_a, char* sym_b, const char* tag,
+                 const AbPutRow (&rows)[N]) {
   const int iters = c.opt.quick ? 200 : 2000;
-  using AbPut = void (*)(char*, char*, size_t, size_t, int, int);
-  const struct {
-    const char* name;
-    AbPut kernel;
-  } rungs[] = {{"0,bare_loop", ab_put_ladder_kernel<0>},
-               {"1,bare_loop_l2_only", ab_put_ladder_kernel<1>},
-               {"2,word_loop", ab_put_ladder_kernel<2>},
-               {"3,copy_bytes", ab_put_ladder_kernel<3>},
-               {"4,copy_bytes_translate_after_sync", ab_put_ladder_kernel<4>},
-               {"5,copy_bytes_translate_before_sync", ab_put_ladder_kernel<5>},
-               {"6,library_put", ab_put_ladder_kernel<6>},
-               {"7,bare_loop_translate", ab_put_ladder_kernel<7>},
-               {"8,library_put_one_in_flight", ab_put_ladder_kernel<8>},
-               {"9,bare_loop_translate_far_ld_global", ab_put_ladder_kernel<9>},
-               {"10,bare_loop_translate_const_only", ab_put_ladder_kernel<10>}};
   for (int round = 0; round < 2; ++round) {
     for (uint64_t s : {uint64_t{16} << 10, uint64_t{64} << 10, uint64_t{256} << 10}) {
-      for (const auto& r : rungs) {
+      for (const AbPutRow& r : rows) {
         double gbs = bw_on_pe0(c, s, iters, [&] {
           r.kernel<<<1, 512, 0, c.g.st>>>(sym_b, sym_a, s, s, iters, 1);
           CK_LAUNCH();
         });
-        c.rep.emit({"put_bw", std::string("block512,ladder,") + r.name + (round ? ",2" : ""), s,
-                    gbs, "GB/s", "", NAN, iters, c.reps});
+        c.rep.emit({"put_bw", std::string("block512,") + tag + "," + r.name + (round ? ",2" : ""),
+                    s, gbs, "GB/s", "", NAN, iters, c.reps});
       }
     }
   }
+}
+#endif
+
+// The "ab_put" group (vshmem only): the rungs of ab_put_ladder_kernel.
+void bench_ab_put(const Ctx& c, char* sym_a, char* sym_b) {
+#ifndef VSHMEM_BENCH_NVSHMEM
+  if (c.npes < 2) return;
+  c.rep.progress("A/B: the block put taken apart");
+  const AbPutRow rungs[] = {{"0,bare_loop", ab_put_ladder_kernel<0>},
+                            {"1,bare_loop_l2_only", ab_put_ladder_kernel<1>},
+                            {"2,word_loop", ab_put_ladder_kernel<2>},
+                            {"3,copy_bytes", ab_put_ladder_kernel<3>},
+                            {"4,copy_bytes_translate_after_sync", ab_put_ladder_kernel<4>},
+                            {"5,copy_bytes_translate_before_sync", ab_put_ladder_kernel<5>},
+                            {"6,library_put", ab_put_ladder_kernel<6>},
+                            {"7,bare_loop_translate", ab_put_ladder_kernel<7>},
+                            {"8,library_put_one_in_flight", ab_put_ladder_kernel<8>},
+                            {"9,bare_loop_translate_far_ld_global", ab_put_ladder_kernel<9>},
+                            {"10,bare_loop_translate_const_only", ab_put_ladder_kernel<10>}};
+  ab_put_rows(c, sym_a, sym_b, "ladder", rungs);
 #else
   (void)c, (void)sym_a, (void)sym_b;
 #endif
@@ -1158,31 +1169,15 @@ void bench_ab(const Ctx& c, char* sym_a, char* sym_b) {
 #ifndef VSHMEM_BENCH_NVSHMEM
   if (c.npes < 2) return;
   c.rep.progress("A/B: block put, words in flight and the aligned path");
-  const int put_iters = c.opt.quick ? 200 : 2000;
-  using AbPut = void (*)(char*, char*, size_t, size_t, int, int);
-  const struct {
-    const char* name;
-    AbPut kernel;
-  } puts[] = {{"u4,general", ab_put_kernel<4, false>},
-              {"u8,general", ab_put_kernel<8, false>},
-              {"u4,aligned", ab_put_kernel<4, true>},
-              {"u8,aligned", ab_put_kernel<8, true>},
-              {"u2,aligned", ab_put_kernel<2, true>},
-              {"plain_loop,not_library", ab_put_plain_kernel},
-              {"plain_loop_ldg,not_library", ab_put_plain_ldg_kernel<false>},
-              {"plain_loop_ldg_stg,not_library", ab_put_plain_ldg_kernel<true>}};
-  for (int round = 0; round < 2; ++round) {
-    for (uint64_t s : {uint64_t{16} << 10, uint64_t{64} << 10, uint64_t{256} << 10}) {
-      for (const auto& p : puts) {
-        double gbs = bw_on_pe0(c, s, put_iters, [&] {
-          p.kernel<<<1, 512, 0, c.g.st>>>(sym_b, sym_a, s, s, put_iters, 1);
-          CK_LAUNCH();
-        });
-        c.rep.emit({"put_bw", std::string("block512,one_block,") + p.name + (round ? ",2" : ""), s,
-                    gbs, "GB/s", "", NAN, put_iters, c.reps});
-      }
-    }
-  }
+  const AbPutRow puts[] = {{"u4,general", ab_put_kernel<4, false>},
+                           {"u8,general", ab_put_kernel<8, false>},
+                           {"u4,aligned", ab_put_kernel<4, true>},
+                           {"u8,aligned", ab_put_kernel<8, true>},
+                           {"u2,aligned", ab_put_kernel<2, true>},
+                           {"plain_loop,not_library", ab_put_plain_kernel},
+                           {"plain_loop_ldg,not_library", ab_put_plain_ldg_kernel<false>},
+                           {"plain_loop_ldg_stg,not_library", ab_put_plain_ldg_kernel<true>}};
+  ab_put_rows(c, sym_a, sym_b, "one_block", puts);
   c.rep.progress("A/B: counting and central barriers");
   const int bar_iters = c.opt.quick ? 200 : 5000;
   using vshmem::device::BarrierKind;
