@@ -720,7 +720,8 @@ __global__ void ab_put_plain_ldg_kernel(char* remote, char* local, size_t bytes,
 // check) in every pass, after the entry synchronization; 5 = 4 with the translation before it;
 // 6 the library's put (put_group with its proxy cold path); 7 = 0 with the translation in every
 // pass; 8 = 6 with one word in flight (the bare loop's order inside the library's put); 9 = 7 with
-// ab_peer_delta<1> (plain ld.global for far PEs), 10 = 7 with ab_peer_delta<2> (constant only).
+// ab_peer_delta<1> (plain ld.global for far PEs), 10 = 7 with ab_peer_delta<2> (constant only);
+// 11 = 6 with a 512-byte-aligned destination (the heap aligns to 64 bytes: no 512-byte head).
 template <int kWhat>
 __global__ void ab_put_ladder_kernel(char* remote, char* local, size_t bytes, size_t chunk,
                                      int iters, int pe) {
@@ -732,6 +733,11 @@ __global__ void ab_put_ladder_kernel(char* remote, char* local, size_t bytes, si
   for (int it = 0; it < iters; ++it) {
     if constexpr (kWhat == 6 || kWhat == 8) {
       d::put_group<G, kWhat == 8 ? 1 : d::kCopyUnroll>("ab_put_ladder", remote, local, bytes, pe);
+      continue;
+    }
+    if constexpr (kWhat == 11) {  // both moved forward so that the destination is 512-aligned
+      const size_t k = (512 - reinterpret_cast<uintptr_t>(dst) % 512) % 512;
+      d::put_group<G>("ab_put_ladder", remote + k, local + k, bytes, pe);
       continue;
     }
     char* to = dst;
@@ -870,7 +876,8 @@ void bench_ab_put(const Ctx& c, char* sym_a, char* sym_b) {
                             {"7,bare_loop_translate", ab_put_ladder_kernel<7>},
                             {"8,library_put_one_in_flight", ab_put_ladder_kernel<8>},
                             {"9,bare_loop_translate_far_ld_global", ab_put_ladder_kernel<9>},
-                            {"10,bare_loop_translate_const_only", ab_put_ladder_kernel<10>}};
+                            {"10,bare_loop_translate_const_only", ab_put_ladder_kernel<10>},
+                            {"11,library_put_dest_512_aligned", ab_put_ladder_kernel<11>}};
   ab_put_rows(c, sym_a, sym_b, "ladder", rungs);
 #else
   (void)c, (void)sym_a, (void)sym_b;
