@@ -53,7 +53,8 @@ namespace vshmem::bench {
 namespace {
 
 constexpr char kGroups[] =
-    "init,malloc,rma_bw,one_block,host_bw,p_lat,pingpong,amo,barrier,coll,on_stream,bf16,ab";
+    "init,malloc,rma_bw,one_block,host_bw,p_lat,pingpong,amo,barrier,coll,on_stream,bf16,ab,"
+    "ab_put";
 
 #define CK(call)                                                                                  \
   do {                                                                                            \
@@ -207,6 +208,76 @@ __global__ void atomic_add_lat_kernel(unsigned long long* ctr, int iters, uint64
   }
   *out = acc;
 }
+
+#ifndef VSHMEM_BENCH_NVSHMEM
+// peer_delta (impl/state.cuh) and two variants of it, for the A/B rows: kFar 0 the library's (a
+// predicated ld.global.nc of the global table for PEs >= 64, the constant-memory entry below);
+// 1 the same with a plain (L1-cached, coherent) ld.global; 2 constant memory only (PEs < 64, no
+// global load at all): whether the predicated non-coherent load costs a pass or a chain anything.
+template <int kFar>
+__device__ __forceinline__ int64_t ab_peer_delta(int pe) {
+  namespace d = vshmem::device;
+  if constexpr (kFar == 0) {
+    return d::peer_delta(pe);
+  } else {
+    const d::GpuState& st = vshmemi_device_state;
+    const unsigned u = static_cast<unsigned>(pe);
+    const int64_t inline_d = st.inline_delta[u & (d::kInlinePeers - 1)];
+    if constexpr (kFar == 2) {
+      return u < static_cast<unsigned>(d::kInlinePeers) ? inline_d : d::kUnmappedDelta;
+    } else {
+      const bool far =
+          u >= static_cast<unsigned>(d::kInlinePeers) && u < static_cast<unsigned>(st.n_pes);
+      int64_t v;
+      asm("{\n\t.reg .pred f;\n\tsetp.ne.u32 f, %2, 0;\n\tmov.b64 %0, %3;\n\t"
+          "@f ld.global.b64 %0, [%1];\n\t}"
+          : "=l"(v)
+          : "l"(static_cast<uint64_t>(__cvta_generic_to_global(st.peer_delta + u))),
+            "r"(far ? 1u : 0u), "l"(d::kUnmappedDelta));
+      return u < static_cast<unsigned>(d::kInlinePeers) ? inline_d : v;
+    }
+  }
+}
+
+// The library's fetch_add (predicated atomic, then the unmapped test) with the translation of
+// ab_peer_delta<kFar>: rows "thread,far_ld_global" (1) and "thread,const_only" (2).
+template <int kFar>
+__global__ void fetch_add_far_lat_kernel(uint64_t* ctr, int iters, int pe, uint64_t* out) {
+  namespace d = vshmem::device;
+  uint64_t acc = 0, v = 0;
+  for (int i = 0; i < iters; ++i) {
+    uint64_t* p = ctr + (v >> 62);
+    const int64_t delta = ab_peer_delta<kFar>(pe);
+    v = d::atom_add_if(d::at_delta(p, delta), uint64_t{1}, !d::unmapped(delta));
+    if (d::unmapped(delta)) {
+      v = d::amo_proxy("fetch_add_far", vshmem::proxy::kAmoFetchAdd, p, uint64_t{1}, uint64_t{0},
+                       true, pe);
+    }
+    acc += v;
+  }
+  *out = acc;
+}
+
+// The same chain through the library's fetch_add as it was before session 8 (vshmem only, A/B):
+// the peer's delta tested by a branch, then the scope by another, then the atomic; the library's
+// own form issues the atomic first, predicated, and tests an unmapped peer after it.
+__global__ void fetch_add_prev_lat_kernel(uint64_t* ctr, int iters, int pe, uint64_t* out) {
+  namespace d = vshmem::device;
+  uint64_t acc = 0, v = 0;
+  for (int i = 0; i < iters; ++i) {
+    uint64_t* p = ctr + (v >> 62);
+    const int64_t delta = d::peer_delta(pe);
+    if (d::unmapped(delta)) {
+      v = d::amo_proxy("fetch_add_prev", vshmem::proxy::kAmoFetchAdd, p, uint64_t{1}, uint64_t{0},
+                       true, pe);
+    } else {
+      v = d::atom_add(d::at_delta(p, delta), uint64_t{1});
+    }
+    acc += v;
+  }
+  *out = acc;
+}
+#endif
 
 // Every thread of every PE adds to PE 0's counter.
 template <bool kFetch>
@@ -638,6 +709,64 @@ __global__ void ab_put_plain_ldg_kernel(char* remote, char* local, size_t bytes,
   }
 }
 
+// The block put taken apart (group "ab_put", issue #18 item 2): one block moving the whole message
+// `iters` times, the block synchronized before and after each pass as the library's put is, with
+// one more of the library's steps at each rung, so that the rung where the time appears names the
+// step: 0 the bare loop, one 16-byte word in flight, on pointers translated once (= plain_loop);
+// 1 the same reading through the L2 only (ld.global.cg): whether the bare loop's speed comes from
+// L1 hits on the source it reads again and again; 2 the library's word loop (copy_words16, 4 in
+// flight) on pointers translated once; 3 the library's whole copy (copy_bytes: alignment tests and
+// word count) on pointers translated once; 4 = 3 with the translation (peer_delta, unmapped
+// check) in every pass, after the entry synchronization; 5 = 4 with the translation before it;
+// 6 the library's put (put_group with its proxy cold path); 7 = 0 with the translation in every
+// pass; 8 = 6 with one word in flight (the bare loop's order inside the library's put); 9 = 7 with
+// ab_peer_delta<1> (plain ld.global for far PEs), 10 = 7 with ab_peer_delta<2> (constant only);
+// 11 = 6 with a 512-byte-aligned destination (the heap aligns to 64 bytes: no 512-byte head).
+template <int kWhat>
+__global__ void ab_put_ladder_kernel(char* remote, char* local, size_t bytes, size_t chunk,
+                                     int iters, int pe) {
+  namespace d = vshmem::device;
+  (void)chunk;
+  using G = d::BlockGroup;
+  char* const dst = static_cast<char*>(shmem_ptr(remote, pe));
+  const size_t n = bytes / 16;
+  for (int it = 0; it < iters; ++it) {
+    if constexpr (kWhat == 6 || kWhat == 8) {
+      d::put_group<G, kWhat == 8 ? 1 : d::kCopyUnroll>("ab_put_ladder", remote, local, bytes, pe);
+      continue;
+    }
+    if constexpr (kWhat == 11) {  // both moved forward so that the destination is 512-aligned
+      const size_t k = (512 - reinterpret_cast<uintptr_t>(dst) % 512) % 512;
+      d::put_group<G>("ab_put_ladder", remote + k, local + k, bytes, pe);
+      continue;
+    }
+    char* to = dst;
+    int64_t delta = 0;
+    if constexpr (kWhat == 5) delta = d::peer_delta(pe);
+    G::sync();
+    if constexpr (kWhat == 4 || kWhat == 7) delta = d::peer_delta(pe);
+    if constexpr (kWhat == 9) delta = ab_peer_delta<1>(pe);
+    if constexpr (kWhat == 10) delta = ab_peer_delta<2>(pe);
+    if constexpr (kWhat == 4 || kWhat == 5 || kWhat >= 7) {
+      if (d::unmapped(delta)) __trap();
+      to = d::at_delta(remote, delta);
+    }
+    if constexpr (kWhat == 0 || kWhat == 1 || kWhat == 7 || kWhat == 9 || kWhat == 10) {
+      auto* dw = reinterpret_cast<int4*>(to);
+      const auto* sw = reinterpret_cast<const int4*>(local);
+      for (size_t i = threadIdx.x; i < n; i += blockDim.x)
+        dw[i] = kWhat == 1 ? __ldcg(sw + i) : sw[i];
+    } else if constexpr (kWhat == 2) {
+      d::copy_words16<d::kCopyUnroll>(reinterpret_cast<uint4*>(to),
+                                      reinterpret_cast<const uint4*>(local),
+                                      static_cast<uint32_t>(n), G::rank(), G::size());
+    } else {
+      d::copy_bytes(to, local, bytes, G::rank(), G::size());
+    }
+    G::sync();
+  }
+}
+
 // The pieces a thread-form barrier is made of, timed alone by one thread on this PE's own words
 // (gpu scope: every PE on this GPU): what = 0 fence.sc, 1 fence.acq_rel, 2 a volatile load and
 // store of one word (the epoch's read-modify-write), 3 a relaxed add then acquire loads until
@@ -704,6 +833,56 @@ __global__ void ab_alltoall_serial_kernel(team_t team, char* dst, const char* sr
   if (threadIdx.x == 0) *ns = gtimer() - t0;
 }
 #endif
+
+#ifndef VSHMEM_BENCH_NVSHMEM
+// A table of block-put kernels (one block of 512 threads, PE 0 to PE 1, the whole message `iters`
+// times), each at 16, 64 and 256 KiB, in two rounds (a slow stretch of the machine shows as a
+// difference between rounds): rows "block512,<tag>,<name>[,2]".
+struct AbPutRow {
+  const char* name;
+  void (*kernel)(char*, char*, size_t, size_t, int, int);
+};
+template <size_t N>
+void ab_put_rows(const Ctx& c, char* sym_a, char* sym_b, const char* tag,
+                 const AbPutRow (&rows)[N]) {
+  const int iters = c.opt.quick ? 200 : 2000;
+  for (int round = 0; round < 2; ++round) {
+    for (uint64_t s : {uint64_t{16} << 10, uint64_t{64} << 10, uint64_t{256} << 10}) {
+      for (const AbPutRow& r : rows) {
+        double gbs = bw_on_pe0(c, s, iters, [&] {
+          r.kernel<<<1, 512, 0, c.g.st>>>(sym_b, sym_a, s, s, iters, 1);
+          CK_LAUNCH();
+        });
+        c.rep.emit({"put_bw", std::string("block512,") + tag + "," + r.name + (round ? ",2" : ""),
+                    s, gbs, "GB/s", "", NAN, iters, c.reps});
+      }
+    }
+  }
+}
+#endif
+
+// The "ab_put" group (vshmem only): the rungs of ab_put_ladder_kernel.
+void bench_ab_put(const Ctx& c, char* sym_a, char* sym_b) {
+#ifndef VSHMEM_BENCH_NVSHMEM
+  if (c.npes < 2) return;
+  c.rep.progress("A/B: the block put taken apart");
+  const AbPutRow rungs[] = {{"0,bare_loop", ab_put_ladder_kernel<0>},
+                            {"1,bare_loop_l2_only", ab_put_ladder_kernel<1>},
+                            {"2,word_loop", ab_put_ladder_kernel<2>},
+                            {"3,copy_bytes", ab_put_ladder_kernel<3>},
+                            {"4,copy_bytes_translate_after_sync", ab_put_ladder_kernel<4>},
+                            {"5,copy_bytes_translate_before_sync", ab_put_ladder_kernel<5>},
+                            {"6,library_put", ab_put_ladder_kernel<6>},
+                            {"7,bare_loop_translate", ab_put_ladder_kernel<7>},
+                            {"8,library_put_one_in_flight", ab_put_ladder_kernel<8>},
+                            {"9,bare_loop_translate_far_ld_global", ab_put_ladder_kernel<9>},
+                            {"10,bare_loop_translate_const_only", ab_put_ladder_kernel<10>},
+                            {"11,library_put_dest_512_aligned", ab_put_ladder_kernel<11>}};
+  ab_put_rows(c, sym_a, sym_b, "ladder", rungs);
+#else
+  (void)c, (void)sym_a, (void)sym_b;
+#endif
+}
 
 // One block of 512 threads moving the whole message in a loop (the shape of NVSHMEM's perftest
 // put/get bandwidth programs): latency-bound, so it shows how many loads a thread keeps in flight.
@@ -810,11 +989,22 @@ void bench_fetch_add_lat(const Ctx& c) {
   // heaps differently, and a counter's place in the L2 moves a round trip by up to 2x, so each
   // library is compared with the hardware on its own counters (best with best, median with
   // median) before the libraries are compared with each other.
-  std::vector<double> at, raw_at;
+  std::vector<double> at, raw_at, prev_at, far_ld_at, const_at;
   for (int l = 0; l < kLocations; ++l) {
     auto* ctr = reinterpret_cast<uint64_t*>(area + l * kSpacing);
     at.push_back(lat_on_pe0(
         c, iters, [&] { fetch_add_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out); }));
+#ifndef VSHMEM_BENCH_NVSHMEM
+    prev_at.push_back(lat_on_pe0(c, iters, [&] {
+      fetch_add_prev_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
+    }));
+    far_ld_at.push_back(lat_on_pe0(c, iters, [&] {
+      fetch_add_far_lat_kernel<1><<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
+    }));
+    const_at.push_back(lat_on_pe0(c, iters, [&] {
+      fetch_add_far_lat_kernel<2><<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
+    }));
+#endif
     auto* m = static_cast<unsigned long long*>(S(ptr)(ctr, 1));
     raw_at.push_back(lat_on_pe0(c, iters, [&] {
       if (m != nullptr) atomic_add_lat_kernel<false><<<1, 1, 0, c.g.st>>>(m, iters, c.g.d_out);
@@ -860,6 +1050,14 @@ void bench_fetch_add_lat(const Ctx& c) {
   }
   c.rep.emit({"fetch_add_lat", "atomicAdd,private", 8, raw_private, "us", "", NAN, iters, c.reps});
   c.rep.emit({"fetch_add_lat", "thread", 8, median(at), "us", "", NAN, iters, c.reps});
+  if (!prev_at.empty()) {
+    c.rep.emit({"fetch_add_lat", "thread,session7_form", 8, median(prev_at), "us", "", NAN, iters,
+                c.reps});
+    c.rep.emit({"fetch_add_lat", "thread,far_ld_global", 8, median(far_ld_at), "us", "", NAN, iters,
+                c.reps});
+    c.rep.emit(
+        {"fetch_add_lat", "thread,const_only", 8, median(const_at), "us", "", NAN, iters, c.reps});
+  }
   c.rep.emit({"fetch_add_lat", "thread,best", 8, *std::min_element(at.begin(), at.end()), "us", "",
               NAN, iters, c.reps});
   c.rep.emit({"fetch_add_lat", "thread,worst", 8, *std::max_element(at.begin(), at.end()), "us", "",
@@ -978,31 +1176,15 @@ void bench_ab(const Ctx& c, char* sym_a, char* sym_b) {
 #ifndef VSHMEM_BENCH_NVSHMEM
   if (c.npes < 2) return;
   c.rep.progress("A/B: block put, words in flight and the aligned path");
-  const int put_iters = c.opt.quick ? 200 : 2000;
-  using AbPut = void (*)(char*, char*, size_t, size_t, int, int);
-  const struct {
-    const char* name;
-    AbPut kernel;
-  } puts[] = {{"u4,general", ab_put_kernel<4, false>},
-              {"u8,general", ab_put_kernel<8, false>},
-              {"u4,aligned", ab_put_kernel<4, true>},
-              {"u8,aligned", ab_put_kernel<8, true>},
-              {"u2,aligned", ab_put_kernel<2, true>},
-              {"plain_loop,not_library", ab_put_plain_kernel},
-              {"plain_loop_ldg,not_library", ab_put_plain_ldg_kernel<false>},
-              {"plain_loop_ldg_stg,not_library", ab_put_plain_ldg_kernel<true>}};
-  for (int round = 0; round < 2; ++round) {
-    for (uint64_t s : {uint64_t{16} << 10, uint64_t{64} << 10, uint64_t{256} << 10}) {
-      for (const auto& p : puts) {
-        double gbs = bw_on_pe0(c, s, put_iters, [&] {
-          p.kernel<<<1, 512, 0, c.g.st>>>(sym_b, sym_a, s, s, put_iters, 1);
-          CK_LAUNCH();
-        });
-        c.rep.emit({"put_bw", std::string("block512,one_block,") + p.name + (round ? ",2" : ""), s,
-                    gbs, "GB/s", "", NAN, put_iters, c.reps});
-      }
-    }
-  }
+  const AbPutRow puts[] = {{"u4,general", ab_put_kernel<4, false>},
+                           {"u8,general", ab_put_kernel<8, false>},
+                           {"u4,aligned", ab_put_kernel<4, true>},
+                           {"u8,aligned", ab_put_kernel<8, true>},
+                           {"u2,aligned", ab_put_kernel<2, true>},
+                           {"plain_loop,not_library", ab_put_plain_kernel},
+                           {"plain_loop_ldg,not_library", ab_put_plain_ldg_kernel<false>},
+                           {"plain_loop_ldg_stg,not_library", ab_put_plain_ldg_kernel<true>}};
+  ab_put_rows(c, sym_a, sym_b, "one_block", puts);
   c.rep.progress("A/B: counting and central barriers");
   const int bar_iters = c.opt.quick ? 200 : 5000;
   using vshmem::device::BarrierKind;
@@ -1350,6 +1532,7 @@ int main(int argc, char** argv) {
   if (opt.wants("p_lat")) bench_p_lat(c, var);
   if (opt.wants("pingpong")) bench_pingpong(c, flag, sig, data, sym_a);
   if (opt.wants("ab")) bench_ab(c, sym_a, sym_b);
+  if (opt.wants("ab_put")) bench_ab_put(c, sym_a, sym_b);
   if (opt.wants("amo")) bench_amo(c, ctr, scratch);
   if (opt.wants("barrier")) bench_barrier(c);
   if (opt.wants("coll")) {

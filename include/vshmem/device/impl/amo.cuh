@@ -63,12 +63,17 @@ __device__ __forceinline__ T amo_compare_swap(const char* call, T* dest, T cond,
   return bit_cast<T>(
       atom_cas(amo_at(call, dest, d), bit_cast<Bits<T>>(cond), bit_cast<Bits<T>>(value)));
 }
-// Integer addition is the same on the two's-complement bits for signed and unsigned types.
+// Integer addition is the same on the two's-complement bits for signed and unsigned types. The
+// atomic is issued (predicated on a mapped peer) before the test that sends an unmapped one through
+// the proxy: in a chain of fetch-and-adds no branch stands between one's result and the next one.
 template <class T>
 __device__ __forceinline__ T amo_fetch_add(const char* call, T* dest, T value, int pe) {
   const int64_t d = peer_delta(pe);
+  if (!unmapped(d)) check_amo(call, dest);  // where amo_at checks: mapped peers
+  const Bits<T> r =
+      atom_add_if(bits_ptr(at_delta(dest, d)), bit_cast<Bits<T>>(value), !unmapped(d));
   if (unmapped(d)) return amo_proxy(call, proxy::kAmoFetchAdd, dest, value, T{}, true, pe);
-  return bit_cast<T>(atom_add(amo_at(call, dest, d), bit_cast<Bits<T>>(value)));
+  return bit_cast<T>(r);
 }
 template <class T>
 __device__ __forceinline__ void amo_add(const char* call, T* dest, T value, int pe) {

@@ -75,6 +75,26 @@ __device__ __forceinline__ uint64_t atom_add(uint64_t* p, uint64_t v) {
                  : "memory");
   return r;
 }
+// atom_add where `on` holds (else no memory is touched, whatever p is, and 0 is returned), at the
+// state's scope: one predicated instruction of each scope rather than a branch on the scope or on
+// `on` (the device fetch_add: its atomic issues as soon as its address is ready, and the test of
+// an unmapped peer comes after it, while the atomic is in flight).
+#define VSHMEMI_DEV_ATOM_ADD_IF(TYPE, BITS, CONSTRAINT)                                     \
+  __device__ __forceinline__ TYPE atom_add_if(TYPE* p, TYPE v, bool on) {                   \
+    TYPE r;                                                                                 \
+    asm volatile(                                                                           \
+        "{\n\t.reg .pred t, g, s;\n\tsetp.ne.u32 t, %3, 0;\n\t"                             \
+        "setp.ne.and.u32 g, %4, 0, t;\n\tsetp.eq.and.u32 s, %4, 0, t;\n\tmov.b" #BITS       \
+        " %0, 0;\n\t@g atom.relaxed.gpu.global.add.u" #BITS                                 \
+        " %0, [%1], %2;\n\t@s atom.relaxed.sys.global.add.u" #BITS " %0, [%1], %2;\n\t}"    \
+        : "=" CONSTRAINT(r)                                                                 \
+        : "l"(global_addr(p)), CONSTRAINT(v), "r"(on ? 1u : 0u), "r"(gpu_scope() ? 1u : 0u) \
+        : "memory");                                                                        \
+    return r;                                                                               \
+  }
+VSHMEMI_DEV_ATOM_ADD_IF(uint32_t, 32, "r")
+VSHMEMI_DEV_ATOM_ADD_IF(uint64_t, 64, "l")
+#undef VSHMEMI_DEV_ATOM_ADD_IF
 template <class Sc = DynScope>
 __device__ __forceinline__ void red_add(uint32_t* p, uint32_t v) {
   VSHMEMI_ASM_IN(Sc, "red.relaxed", ".global.add.u32 [%0], %1;", ::"l"(global_addr(p)), "r"(v)
@@ -324,15 +344,12 @@ __device__ __forceinline__ void copy_words(char* d, const char* s, size_t n, uns
   for (size_t i = head + words * sizeof(W) + rank; i < n; i += size) d[i] = s[i];
 }
 
-// The group's threads interleave through the whole message (thread r moves words r, r + size, ...),
-// with 16-byte accesses when source and destination agree modulo 16, else the widest that agrees.
-template <unsigned kUnroll = kCopyUnroll>
-__device__ __forceinline__ void copy_interleaved(char* d, const char* s, size_t n, unsigned rank,
-                                                 unsigned size) {
-  uintptr_t skew = reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s);
-  if (n >= 16 && (skew & 15) == 0) {
-    copy_words<uint4, kUnroll>(d, s, n, rank, size);
-  } else if (n >= 8 && (skew & 7) == 0) {
+// A copy whose source and destination do not agree modulo 16 (skew: the two addresses XORed), in
+// the widest word narrower than 16 bytes that both allow: 8, 4, 2 or 1 byte(s). The group's threads
+// interleave through the message (thread r moves words r, r + size, ...).
+__device__ __forceinline__ void copy_narrow(char* d, const char* s, size_t n, unsigned rank,
+                                            unsigned size, uintptr_t skew) {
+  if (n >= 8 && (skew & 7) == 0) {
     copy_words<uint64_t>(d, s, n, rank, size);
   } else if (n >= 4 && (skew & 3) == 0) {
     copy_words<uint32_t>(d, s, n, rank, size);
@@ -340,6 +357,19 @@ __device__ __forceinline__ void copy_interleaved(char* d, const char* s, size_t 
     copy_words<uint16_t>(d, s, n, rank, size);
   } else {
     for (size_t i = rank; i < n; i += size) d[i] = s[i];
+  }
+}
+
+// The group's threads interleave through the whole message (thread r moves words r, r + size, ...),
+// with 16-byte accesses when source and destination agree modulo 16, else the widest that agrees.
+template <unsigned kUnroll = kCopyUnroll>
+__device__ __forceinline__ void copy_interleaved(char* d, const char* s, size_t n, unsigned rank,
+                                                 unsigned size) {
+  const uintptr_t skew = reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s);
+  if (n >= 16 && (skew & 15) == 0) {
+    copy_words<uint4, kUnroll>(d, s, n, rank, size);
+  } else {
+    copy_narrow(d, s, n, rank, size, skew);
   }
 }
 
@@ -389,7 +419,18 @@ __device__ __forceinline__ size_t copy_edges(char* d, const char* s, size_t n, u
     head =
         (kWarpAccessAlign - reinterpret_cast<uintptr_t>(d) % kWarpAccessAlign) % kWarpAccessAlign;
   }
-  for (size_t i = rank; i < head; i += size) d[i] = s[i];
+  // The head in 16-byte words when both addresses allow (then head is a multiple of 16, at most
+  // 31 words, fewer than the group's threads: one word for each of the first threads), rather
+  // than one byte each for up to 16 warps, each of which waits for its byte's load before its part
+  // of the words (bench "ab_put" ladder, mid batch of session 8: the byte head and the edge tests
+  // together cost a one-block 16 KiB put about 0.3 us a call).
+  if (((reinterpret_cast<uintptr_t>(d) | reinterpret_cast<uintptr_t>(s)) & 15) == 0) {
+    if (rank < head / 16) {
+      reinterpret_cast<uint4*>(d)[rank] = reinterpret_cast<const uint4*>(s)[rank];
+    }
+  } else {
+    for (size_t i = rank; i < head; i += size) d[i] = s[i];
+  }
   d += head;
   s += head;
   n -= head;
@@ -403,15 +444,7 @@ __device__ __forceinline__ size_t copy_edges(char* d, const char* s, size_t n, u
     *sw = reinterpret_cast<const uint4*>(s + first);
     return words;
   }
-  if (n >= 8 && (skew & 7) == 0) {
-    copy_words<uint64_t>(d, s, n, rank, size);
-  } else if (n >= 4 && (skew & 3) == 0) {
-    copy_words<uint32_t>(d, s, n, rank, size);
-  } else if ((skew & 1) == 0) {
-    copy_words<uint16_t>(d, s, n, rank, size);
-  } else {
-    for (size_t i = rank; i < n; i += size) d[i] = s[i];
-  }
+  copy_narrow(d, s, n, rank, size, skew);
   return 0;
 }
 

@@ -17,12 +17,14 @@ namespace vshmem::device {
 
 // kUnroll: 16-byte words a thread keeps in flight (memory.cuh, copy_words); kFast: the aligned
 // path of copy_bytes. The benchmark's "ab" group compares other values with the defaults.
+// The peer's delta is read before the group's entry synchronization: it depends on nothing the
+// group writes, and its loads complete while the group gathers.
 template <class G, unsigned kUnroll = kCopyUnroll, bool kFast = true>
 __device__ __forceinline__ void put_group(const char* call, void* dest, const void* source,
                                           size_t bytes, int pe) {
-  G::sync();  // the group's writes of `source` are visible to every member
   const int64_t d = peer_delta(pe);
   check_symmetric(call, dest, bytes);
+  G::sync();          // the group's writes of `source` are visible to every member
   if (unmapped(d)) {  // cold: through the proxy (impl/proxy.cuh), or a bad PE
     if (G::rank() == 0) vshmemi_proxy_rma(call, 0, dest, source, bytes, pe);
     G::sync();
@@ -36,9 +38,9 @@ __device__ __forceinline__ void put_group(const char* call, void* dest, const vo
 template <class G>
 __device__ __forceinline__ void get_group(const char* call, void* dest, const void* source,
                                           size_t bytes, int pe) {
-  G::sync();
   const int64_t d = peer_delta(pe);
   check_symmetric(call, source, bytes);
+  G::sync();
   if (unmapped(d)) {  // cold: through the proxy (impl/proxy.cuh), or a bad PE
     if (G::rank() == 0) vshmemi_proxy_rma(call, 1, dest, source, bytes, pe);
     G::sync();
