@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -1046,6 +1047,7 @@ class CudaProvider final : public MemoryProvider {
         VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
                                           "copy_start: cuStreamCreate"));
         started_streams_.push_back(stream);
+        started_at_.emplace_back();
         index = started_streams_.size() - 1;
       } else {
         index = started_free_.back();
@@ -1060,6 +1062,10 @@ class CudaProvider final : public MemoryProvider {
       started_free_.push_back(index);
       return drv_.check(
           r, log::format("copy_start: cuMemcpyAsync(%p <- %p, %zu bytes)", dst, src, bytes));
+    }
+    {
+      std::lock_guard<std::mutex> lock(started_mu_);
+      started_at_[index] = StartedCopy{std::chrono::steady_clock::now(), bytes, false};
     }
     return static_cast<uint64_t>(index) + 1;
   }
@@ -1077,7 +1083,23 @@ class CudaProvider final : public MemoryProvider {
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
     const CUresult r = drv_.cuStreamQuery(stream);
-    if (r == CUDA_ERROR_NOT_READY) return false;
+    if (r == CUDA_ERROR_NOT_READY) {
+      // A started copy is polled, not waited for, so the stall watch cannot see it: say once
+      // when one is stuck (its stream may share a hardware queue with this process's kernels
+      // that wait for a remote PE: README, shared hardware queues).
+      std::lock_guard<std::mutex> lock(started_mu_);
+      StartedCopy& c = started_at_[ticket - 1];
+      const double age =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - c.since).count();
+      if (!c.warned && age > 5.0) {
+        c.warned = true;
+        VSHMEM_WARN(
+            "cuda provider: a copy of %zu bytes started %.1f s ago has not completed (its stream "
+            "may wait behind this process's kernels in a shared hardware queue)",
+            c.bytes, age);
+      }
+      return false;
+    }
     {
       std::lock_guard<std::mutex> lock(started_mu_);
       started_free_.push_back(static_cast<size_t>(ticket - 1));
@@ -1390,6 +1412,12 @@ class CudaProvider final : public MemoryProvider {
   // copy_start()'s streams, and which of them are idle (indices).
   std::mutex started_mu_;
   std::vector<CUstream> started_streams_;
+  struct StartedCopy {
+    std::chrono::steady_clock::time_point since;
+    size_t bytes = 0;
+    bool warned = false;
+  };
+  std::vector<StartedCopy> started_at_;  // per stream: its copy in flight
   std::vector<size_t> started_free_;
   CUmodule module_ = nullptr;
   CUfunction atomic_b32_ = nullptr;
