@@ -59,9 +59,24 @@ __device__ void check_remote(const char* call, int pe, const void* addr, size_t 
   }
 }
 
+// A producer waiting for a free slot or an answer looks at the inbound atomic mailbox now and then:
+// the PE it waits for may itself wait for an atomic on our GPU (impl/proxy_mailbox.h).
+struct ServeInbound {
+  vshmem::device::SlowPoll* slow;
+  const char* call;
+  // Host and device, as the ring's functions it is passed to; only device code instantiates it.
+  __host__ __device__ void operator()() const {
+#ifdef __CUDA_ARCH__
+    (*slow)(call);
+#endif
+  }
+};
+
 __device__ Slot* begin(const char* call, int pe, uint32_t op, uint32_t flags, uint64_t* ticket) {
   Slot* slot = nullptr;
-  if (int w = ring_acquire(vshmemi_device_state.proxy, ticket, &slot); w != kWaitOk) {
+  vshmem::device::SlowPoll slow;
+  if (int w = ring_acquire(vshmemi_device_state.proxy, ticket, &slot, ServeInbound{&slow, call});
+      w != kWaitOk) {
     wait_failed(call, w, pe);
   }
   slot->op = op;
@@ -72,7 +87,9 @@ __device__ Slot* begin(const char* call, int pe, uint32_t op, uint32_t flags, ui
 
 // Waits for the answer of a kFlagWait request; the caller reads it, then releases the slot.
 __device__ void await(const char* call, Slot* slot, uint64_t ticket, int pe) {
-  if (int w = ring_wait_done(vshmemi_device_state.proxy, slot, ticket); w != kWaitOk) {
+  vshmem::device::SlowPoll slow;
+  if (int w = ring_wait_done(vshmemi_device_state.proxy, slot, ticket, ServeInbound{&slow, call});
+      w != kWaitOk) {
     wait_failed(call, w, pe);
   }
   const int32_t status = ring_load32(&slot->status);
@@ -257,6 +274,22 @@ __device__ void vshmemi_proxy_order(int quiet) {
   if (!quiet) return;
   await(call, slot, t, me);
   ring_release(slot, t);
+}
+
+__device__ __noinline__ void vshmemi_proxy_wait_slow(const char* call) {
+  const GpuState& s = vshmemi_device_state;
+  if (s.inbound.box != nullptr) mailbox_serve(s.inbound, true);
+  if (s.proxy.control == nullptr) return;
+  const int32_t failed = ring_load32(&s.proxy.control->failed);
+  // kErrStopped: shmem_finalize stopped the proxy; a kernel still waiting then is the caller's.
+  if (failed == 0 || failed == kErrStopped) return;
+  const int pe = *reinterpret_cast<volatile int32_t*>(&s.proxy.control->failed_pe);
+  printf(
+      "vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): the device proxy failed a request to "
+      "PE %d (the host printed the cause): this wait may depend on PE %d and is ended\n",
+      s.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z, pe,
+      pe);
+  __trap();
 }
 
 }  // extern "C"

@@ -154,6 +154,14 @@ void add_proxy_ring(Runtime& rt, const std::vector<int64_t>& deltas, GpuState* s
     rt.proxy_ring = std::move(ring).value();
   }
   s->proxy = rt.proxy_ring->view();
+  // The remote PEs' atomics on our heap, for our waiting kernels to perform (the provider keeps
+  // it from the first call on); without it they wait for a free hardware queue, as before.
+  Result<proxy::MailboxView> inbound = rt.provider->inbound_mailbox(s->proxy.timeout_ns);
+  if (inbound) {
+    s->inbound = *inbound;
+  } else {
+    VSHMEM_INFO("no inbound atomic mailbox: %s", inbound.status().message().c_str());
+  }
 }
 
 // Modules and libraries loaded at run time and registered: each holds its own

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "runtime/memory/cuda_caps.hpp"
 #include "runtime/memory/cuda_driver.hpp"
 #include "runtime/memory/cuda_provider.hpp"
+#include "runtime/memory/inbound_mailbox.hpp"
 
 namespace vshmem::detail {
 namespace {
@@ -512,6 +514,20 @@ class CudaProvider final : public MemoryProvider {
 
   ~CudaProvider() override {
     ScopedContext scope(*device_);
+    if (mailbox_ != nullptr && log::enabled(log::Level::kInfo)) {
+      VSHMEM_INFO(
+          "inbound atomics on device %d: %llu, %llu of them performed by waiting kernels, "
+          "%llu one-thread kernels launched",
+          device_->ordinal(), static_cast<unsigned long long>(mailbox_->requests()),
+          static_cast<unsigned long long>(mailbox_->served_waiting()),
+          static_cast<unsigned long long>(mailbox_->launches()));
+    }
+    // A fallback kernel still queued names the mailbox: it runs before the memory goes.
+    if (mailbox_stream_ != nullptr) drv_.cuStreamSynchronize(mailbox_stream_);
+    mailbox_.reset();
+    mailbox_claim_.reset();
+    mailbox_box_.reset();
+    if (mailbox_stream_ != nullptr) drv_.cuStreamDestroy(mailbox_stream_);
     if (result_buf_ != 0) drv_.cuMemFree(result_buf_);
     if (module_ != nullptr) drv_.cuModuleUnload(module_);
     if (stream_ != nullptr) drv_.cuStreamDestroy(stream_);
@@ -664,6 +680,9 @@ class CudaProvider final : public MemoryProvider {
     VSHMEM_RETURN_IF_ERROR(
         drv_.check(drv_.cuModuleGetFunction(&atomic_b64_, module_, "vshmem_atomic_b64"),
                    "cuModuleGetFunction(vshmem_atomic_b64)"));
+    VSHMEM_RETURN_IF_ERROR(
+        drv_.check(drv_.cuModuleGetFunction(&mailbox_fn_, module_, "vshmem_mailbox_serve"),
+                   "cuModuleGetFunction(vshmem_mailbox_serve)"));
     VSHMEM_RETURN_IF_ERROR(
         drv_.check(drv_.cuMemAlloc(&result_buf_, sizeof(uint64_t)), "cuMemAlloc(8 bytes)"));
 
@@ -1028,6 +1047,7 @@ class CudaProvider final : public MemoryProvider {
         VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
                                           "copy_start: cuStreamCreate"));
         started_streams_.push_back(stream);
+        started_at_.emplace_back();
         index = started_streams_.size() - 1;
       } else {
         index = started_free_.back();
@@ -1042,6 +1062,10 @@ class CudaProvider final : public MemoryProvider {
       started_free_.push_back(index);
       return drv_.check(
           r, log::format("copy_start: cuMemcpyAsync(%p <- %p, %zu bytes)", dst, src, bytes));
+    }
+    {
+      std::lock_guard<std::mutex> lock(started_mu_);
+      started_at_[index] = StartedCopy{std::chrono::steady_clock::now(), bytes, false};
     }
     return static_cast<uint64_t>(index) + 1;
   }
@@ -1059,7 +1083,23 @@ class CudaProvider final : public MemoryProvider {
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
     const CUresult r = drv_.cuStreamQuery(stream);
-    if (r == CUDA_ERROR_NOT_READY) return false;
+    if (r == CUDA_ERROR_NOT_READY) {
+      // A started copy is polled, not waited for, so the stall watch cannot see it: say once
+      // when one is stuck (its stream may share a hardware queue with this process's kernels
+      // that wait for a remote PE: README, shared hardware queues).
+      std::lock_guard<std::mutex> lock(started_mu_);
+      StartedCopy& c = started_at_[ticket - 1];
+      const double age =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - c.since).count();
+      if (!c.warned && age > 5.0) {
+        c.warned = true;
+        VSHMEM_WARN(
+            "cuda provider: a copy of %zu bytes started %.1f s ago has not completed (its stream "
+            "may wait behind this process's kernels in a shared hardware queue)",
+            c.bytes, age);
+      }
+      return false;
+    }
     {
       std::lock_guard<std::mutex> lock(started_mu_);
       started_free_.push_back(static_cast<size_t>(ticket - 1));
@@ -1166,6 +1206,28 @@ class CudaProvider final : public MemoryProvider {
     return drv_.check(drv_.cuStreamSynchronize(stream_), "fill: cuStreamSynchronize");
   }
 
+  Result<proxy::MailboxView> inbound_mailbox(uint64_t timeout_ns) override {
+    std::lock_guard<std::mutex> lock(mailbox_mu_);
+    if (mailbox_ != nullptr) return mailbox_->view();
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    std::unique_ptr<Buffer> box, claim;
+    VSHMEM_ASSIGN_OR_RETURN(box, allocate(BufferKind::kDeviceMappedHost, sizeof(proxy::Mailbox)));
+    VSHMEM_ASSIGN_OR_RETURN(claim, allocate(BufferKind::kDevice, sizeof(uint64_t)));
+    // Its own stream: a fallback kernel held in a queue must not hold up fill() and copies.
+    CUstream stream = nullptr;
+    VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+                                      "cuStreamCreate(inbound atomics)"));
+    mailbox_stream_ = stream;
+    mailbox_box_ = std::move(box);
+    mailbox_claim_ = std::move(claim);
+    const proxy::MailboxView view{static_cast<proxy::Mailbox*>(mailbox_box_->address()),
+                                  static_cast<uint64_t*>(mailbox_claim_->address())};
+    mailbox_ = std::make_unique<InboundMailbox>(
+        view, timeout_ns, [this, view](uint64_t launch) { return launch_fallback(view, launch); });
+    return view;
+  }
+
   Status atomic(const AtomicRequest& request, uint64_t* result) override {
     const uintptr_t addr = reinterpret_cast<uintptr_t>(request.address);
     if (request.width != 4 && request.width != 8) {
@@ -1206,6 +1268,13 @@ class CudaProvider final : public MemoryProvider {
     unsigned op_code = static_cast<unsigned>(op);
     CUdeviceptr target = static_cast<CUdeviceptr>(addr);
 
+    if (InboundMailbox* mailbox = mailbox_ready()) {
+      const stall::Scope watched("cuda provider: atomic (inbound mailbox)", request.width);
+      AtomicRequest r = request;
+      r.operand = operand;
+      r.compare = compare;
+      return mailbox->perform(r, result);
+    }
     const stall::Scope watched("cuda provider: atomic (kernel launch, copy)", request.width);
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
@@ -1228,6 +1297,24 @@ class CudaProvider final : public MemoryProvider {
   }
 
  private:
+  InboundMailbox* mailbox_ready() {
+    std::lock_guard<std::mutex> lock(mailbox_mu_);
+    return mailbox_.get();
+  }
+
+  // The fallback kernel: one thread on the mailbox's own stream
+  // (runtime/memory/cuda_atomic_ptx.cpp, vshmem_mailbox_serve).
+  Status launch_fallback(const proxy::MailboxView& view, uint64_t launch) {
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    auto box = reinterpret_cast<CUdeviceptr>(view.box);
+    auto claimed = reinterpret_cast<CUdeviceptr>(view.claimed);
+    void* args[] = {&box, &claimed, &launch};
+    return drv_.check(
+        drv_.cuLaunchKernel(mailbox_fn_, 1, 1, 1, 1, 1, 1, 0, mailbox_stream_, args, nullptr),
+        "cuLaunchKernel(vshmem_mailbox_serve)");
+  }
+
   Status check_size(const char* call, size_t size) const {
     if (size == 0 || size % granularity_ != 0) {
       return error(Code::kInvalidArgument,
@@ -1325,12 +1412,25 @@ class CudaProvider final : public MemoryProvider {
   // copy_start()'s streams, and which of them are idle (indices).
   std::mutex started_mu_;
   std::vector<CUstream> started_streams_;
+  struct StartedCopy {
+    std::chrono::steady_clock::time_point since;
+    size_t bytes = 0;
+    bool warned = false;
+  };
+  std::vector<StartedCopy> started_at_;  // per stream: its copy in flight
   std::vector<size_t> started_free_;
   CUmodule module_ = nullptr;
   CUfunction atomic_b32_ = nullptr;
   CUfunction atomic_b64_ = nullptr;
   CUdeviceptr result_buf_ = 0;
   std::mutex atomic_mu_;
+  // The inbound atomic mailbox, once made (inbound_mailbox()).
+  CUfunction mailbox_fn_ = nullptr;
+  std::mutex mailbox_mu_;
+  std::unique_ptr<Buffer> mailbox_box_;
+  std::unique_ptr<Buffer> mailbox_claim_;
+  CUstream mailbox_stream_ = nullptr;
+  std::unique_ptr<InboundMailbox> mailbox_;
   CudaMulticast multicast_;
 };
 

@@ -18,6 +18,7 @@
 
 #include "runtime/common/status.hpp"
 #include "runtime/memory/fabric_domain.hpp"
+#include "vshmem/device/impl/proxy_mailbox.h"
 
 namespace vshmem {
 
@@ -287,6 +288,15 @@ class MemoryProvider {
     return p;
   }
   virtual void free_staging(void* p) { std::free(p); }
+  // The inbound atomic mailbox (vshmem/device/impl/proxy_mailbox.h), made on the first call and
+  // kept: from then on atomic() posts its requests there, for a kernel of this process that waits
+  // in a vshmem call to perform, with a one-thread kernel kept queued for when none waits; a
+  // request not performed within timeout_ns fails (and the mailbox with it). The view goes into
+  // the device state. kUnsupported for host memory.
+  virtual Result<proxy::MailboxView> inbound_mailbox(uint64_t timeout_ns) {
+    (void)timeout_ns;
+    return error(Code::kUnsupported, "inbound atomic mailbox: the heap is not GPU memory");
+  }
   // `bytes` of `kind`, zeroed. kUnsupported for host memory (no device to share it with).
   virtual Result<std::unique_ptr<Buffer>> allocate(BufferKind kind, size_t bytes) {
     (void)bytes;

@@ -177,8 +177,18 @@ int ring_test(const std::string& mode) {
         "the control block is not cuMemHostAlloc(DEVICEMAP | PORTABLE) memory");
   check(reinterpret_cast<const unsigned char*>(ring.slots) >=
                 reinterpret_cast<const unsigned char*>(ring.control + 1) &&
-            vshmem::testing::fake_live_host_allocs(kMapped) == 1,
-        "the slots are not in the control block's allocation");
+            vshmem::testing::fake_live_host_allocs(kMapped) == 2,
+        "the slots are not in the control block's allocation (the other device-mapped "
+        "allocation is the inbound atomic mailbox)");
+  // The inbound atomic mailbox (impl/proxy_mailbox.h): device-mapped host memory and a claim word
+  // on the GPU, zeroed.
+  const vshmem::proxy::MailboxView inbound = built->inbound;
+  check(inbound.box != nullptr &&
+            vshmem::testing::fake_host_alloc_flags(inbound.box) == static_cast<int>(kMapped) &&
+            vshmem::testing::fake_device_alloc_bytes(inbound.claimed) == sizeof(uint64_t) &&
+            all_zero(inbound.box, sizeof(*inbound.box)) && *inbound.claimed == 0,
+        "the state names no zeroed inbound atomic mailbox in device-mapped host memory with a "
+        "claim word in device memory");
   check(vshmem::testing::fake_device_alloc_bytes(ring.tickets) == sizeof(uint64_t),
         "the ticket counter is not an 8-byte cuMemAlloc allocation");
   check(ring.n_slots == 128 && ring.timeout_ns == 7'000'000'000ull,
@@ -236,8 +246,10 @@ int ring_test(const std::string& mode) {
   check(vshmem::testing::fake_host_alloc_flags(g_ring_memory) == -1 &&
             vshmem::testing::fake_device_alloc_bytes(tickets) == 0,
         "shmem_finalize left the ring's memory allocated");
-  check(vshmem::testing::fake_live_host_allocs(0) == host_allocs_before,
-        "shmem_finalize left page-locked memory allocated (the proxy's stage?)");
+  check(vshmem::testing::fake_live_host_allocs(0) == host_allocs_before &&
+            vshmem::testing::fake_device_alloc_bytes(inbound.claimed) == 0,
+        "shmem_finalize left page-locked memory allocated (the proxy's stage? the inbound "
+        "mailbox?)");
   if (me == 0) std::printf("device_state_fake ring: OK\n");
   return 0;
 }

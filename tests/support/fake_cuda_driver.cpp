@@ -1,5 +1,7 @@
 #include "tests/support/fake_cuda_driver.hpp"
 
+#include "vshmem/device/impl/proxy_mailbox.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -514,9 +517,14 @@ CUresult fk_cuModuleLoadData(CUmodule* m, const void*) {
   return CUDA_SUCCESS;
 }
 CUresult fk_cuModuleUnload(CUmodule) { return CUDA_SUCCESS; }
+// The kernels of the atomic PTX, by name: 32 and 64 (vshmem_atomic_b32/b64), 7 for the inbound
+// mailbox's fallback (vshmem_mailbox_serve).
+constexpr uintptr_t kMailboxFunction = 7;
 CUresult fk_cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
-  *f = reinterpret_cast<CUfunction>(
-      static_cast<uintptr_t>(std::strstr(name, "b32") != nullptr ? 32 : 64));
+  const uintptr_t id = std::strstr(name, "mailbox") != nullptr ? kMailboxFunction
+                       : std::strstr(name, "b32") != nullptr   ? 32
+                                                               : 64;
+  *f = reinterpret_cast<CUfunction>(id);
   return CUDA_SUCCESS;
 }
 // Code loaded at run time: the handle is the address of a FakeLoadedCode.
@@ -556,24 +564,47 @@ uint64_t host_atomic(T* p, unsigned op, T operand, T compare) {
   }
   return static_cast<uint64_t>(old);
 }
+std::function<void()> atomic_kernel(CUfunction f, void** args);
+std::vector<std::function<void()>> g_held_kernels;  // launched while hold_kernels (under g_mu)
 CUresult fk_cuLaunchKernel(CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, CUstream, void** args, void**) {
   FAKE(cuLaunchKernel);
   if (capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  std::function<void()> kernel;
+  if (reinterpret_cast<uintptr_t>(f) == kMailboxFunction) {
+    const proxy::MailboxView view{*static_cast<proxy::Mailbox**>(args[0]),
+                                  *static_cast<uint64_t**>(args[1])};
+    const uint64_t launch = *static_cast<uint64_t*>(args[2]);
+    kernel = [view, launch] { proxy::mailbox_fallback(view, launch); };
+  } else {
+    kernel = atomic_kernel(f, args);
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (g_config.hold_kernels) {
+      g_held_kernels.push_back(std::move(kernel));
+      return CUDA_SUCCESS;
+    }
+  }
+  kernel();
+  return CUDA_SUCCESS;
+}
+std::function<void()> atomic_kernel(CUfunction f, void** args) {
   const CUdeviceptr target = *static_cast<CUdeviceptr*>(args[0]);
   const uint64_t operand = *static_cast<uint64_t*>(args[1]);
   const uint64_t compare = *static_cast<uint64_t*>(args[2]);
   const CUdeviceptr result = *static_cast<CUdeviceptr*>(args[3]);
   const unsigned op = *static_cast<unsigned*>(args[4]);
-  uint64_t old = 0;
-  if (reinterpret_cast<uintptr_t>(f) == 32) {
-    old = host_atomic(reinterpret_cast<uint32_t*>(target), op, static_cast<uint32_t>(operand),
-                      static_cast<uint32_t>(compare));
-  } else {
-    old = host_atomic(reinterpret_cast<uint64_t*>(target), op, operand, compare);
-  }
-  *reinterpret_cast<uint64_t*>(result) = old;
-  return CUDA_SUCCESS;
+  return [=] {
+    uint64_t old = 0;
+    if (reinterpret_cast<uintptr_t>(f) == 32) {
+      old = host_atomic(reinterpret_cast<uint32_t*>(target), op, static_cast<uint32_t>(operand),
+                        static_cast<uint32_t>(compare));
+    } else {
+      old = host_atomic(reinterpret_cast<uint64_t*>(target), op, operand, compare);
+    }
+    *reinterpret_cast<uint64_t*>(result) = old;
+  };
 }
 
 CUresult fk_cuMulticastCreate(CUmemGenericAllocationHandle* h, const CUmulticastObjectProp* prop) {
@@ -716,6 +747,16 @@ int fake_refs(CUmemGenericAllocationHandle handle) {
   std::lock_guard<std::mutex> lock(g_mu);
   Object* o = find(handle);
   return o == nullptr ? 0 : o->refs;
+}
+
+int fake_run_held_kernels() {
+  std::vector<std::function<void()>> run;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    run.swap(g_held_kernels);
+  }
+  for (auto& k : run) k();
+  return static_cast<int>(run.size());
 }
 
 void reset_fake_calls() {

@@ -39,6 +39,9 @@ struct FakeDriverConfig {
   // unsafe" calls (copies, memsets, launches, stream synchronization) of a thread in the global
   // mode fail with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (and would end that capture).
   bool global_capture_elsewhere = false;
+  // The GPU's queue is held (this process's kernels wait in it): cuLaunchKernel queues the kernel,
+  // which runs only at fake_run_held_kernels(); cuStreamSynchronize does not wait for it.
+  bool hold_kernels = false;
   // Binds fail (with multicast_bind_result) from this bind on (0: the first); -1: never. Binds
   // are numbered from the process's first (or the last reset_fake_calls).
   int multicast_bind_fail_from = 0;
@@ -68,6 +71,9 @@ const detail::CudaDriver& fake_cuda_driver(const FakeDriverConfig& config);
 // How often the named entry point was called since the process started (or the last reset).
 int fake_calls(const std::string& name);
 void reset_fake_calls();
+// Runs the kernels held while FakeDriverConfig::hold_kernels was set, in launch order; returns
+// how many ran.
+int fake_run_held_kernels();
 // How often cuStreamSynchronize was called on `stream` (CU_STREAM_LEGACY etc. included).
 int fake_stream_syncs(CUstream stream);
 // How often CU_POINTER_ATTRIBUTE_SYNC_MEMOPS was set on the mapping that holds `address` (0 when

@@ -21,10 +21,12 @@ endif()
 # - cuda_capture_test: the provider's driver calls run in the relaxed capture mode (a graph
 #   capture in another thread does not forbid them, and they do not end it);
 # - proxy_ring_test: the device proxy's ring memory, made by libvshmem through the driver;
-# - cuda_host_copy_test: small copies between host buffers are CPU copies (no stream copy).
+# - cuda_host_copy_test: small copies between host buffers are CPU copies (no stream copy);
+# - inbound_mailbox_test: target-side atomics on the GPU heap performed by waiting kernels while
+#   the GPU's queue is held, the fallback kernel otherwise, each exactly once (issue #14).
 if(TARGET vshmem_fake_cuda_driver)
   foreach(_test multicast_unit_test staging_buffer_test cuda_quiet_test cuda_capture_test
-                proxy_ring_test cuda_host_copy_test)
+                proxy_ring_test cuda_host_copy_test inbound_mailbox_test)
     vshmem_add_unit_test(NAME ${_test} SOURCES ${CMAKE_CURRENT_LIST_DIR}/${_test}.cpp
                          LIBS vshmem vshmem_fake_cuda_driver)
   endforeach()

@@ -188,9 +188,17 @@ VSHMEMI_RING_HD void ring_pause() {
 
 // ---- The producer protocol. ----
 
+// What a producer does once per poll while it waits (device: look at the inbound atomic mailbox
+// now and then, device/proxy.cu); nothing by default.
+struct RingNoIdle {
+  VSHMEMI_RING_HD void operator()() const {}
+};
+
 // Takes a ticket and waits (at most ring.timeout_ns) until its slot has left the ring. On
 // kWaitOk *slot is the slot to fill and *ticket its ticket.
-VSHMEMI_RING_HD int ring_acquire(const RingView& ring, uint64_t* ticket, Slot** slot) {
+template <class Idle = RingNoIdle>
+VSHMEMI_RING_HD int ring_acquire(const RingView& ring, uint64_t* ticket, Slot** slot,
+                                 Idle idle = {}) {
   const uint64_t t = ring_take_ticket(ring.tickets);
   *ticket = t;
   *slot = &ring.slots[t & (ring.n_slots - 1)];
@@ -200,6 +208,7 @@ VSHMEMI_RING_HD int ring_acquire(const RingView& ring, uint64_t* ticket, Slot** 
     if (ring_load(&ring.control->consumed) > t - ring.n_slots) return kWaitOk;
     if (ring_load32(&ring.control->failed) != 0) return kWaitFailed;
     if (ring_now_ns() - start > ring.timeout_ns) return kWaitFull;
+    idle();
     ring_pause();
   }
 }
@@ -210,7 +219,9 @@ VSHMEMI_RING_HD void ring_publish(Slot* slot, uint64_t ticket) {
 }
 
 // Waits (at most ring.timeout_ns) for the proxy's answer to a kFlagWait request.
-VSHMEMI_RING_HD int ring_wait_done(const RingView& ring, const Slot* slot, uint64_t ticket) {
+template <class Idle = RingNoIdle>
+VSHMEMI_RING_HD int ring_wait_done(const RingView& ring, const Slot* slot, uint64_t ticket,
+                                   Idle idle = {}) {
   if (ring_load(&slot->done) == ticket + 1) return kWaitOk;
   const uint64_t start = ring_now_ns();
   for (;;) {
@@ -218,6 +229,7 @@ VSHMEMI_RING_HD int ring_wait_done(const RingView& ring, const Slot* slot, uint6
     if (ring_now_ns() - start > ring.timeout_ns) {
       return ring_load32(&ring.control->failed) != 0 ? kWaitFailed : kWaitNoDone;
     }
+    idle();
     ring_pause();
   }
 }

@@ -6,7 +6,8 @@
 // memory.cuh) in the signalling thread (fence cumulativity carries the other members' stores
 // along). Waits poll with acquire loads at the scope of memory.cuh
 // (several-location waits: relaxed loads, then a fence), so the data a signal covers is visible
-// to the waiting thread when the wait returns.
+// to the waiting thread when the wait returns. Every wait loop looks at the inbound atomic mailbox
+// now and then when PEs sit behind the proxy (SlowPoll, impl/proxy.cuh).
 #pragma once
 
 #include "vshmem/device/impl/rma.cuh"
@@ -72,7 +73,9 @@ __device__ __forceinline__ T wait_value(const char* call, T* ivar, int cmp, T cm
   // The scope is chosen once, outside the polling loop.
   return in_scope([&](auto sc) {
     T v;
+    SlowPoll slow;
     while (!compare(v = load_acquire<T, decltype(sc)>(ivar), cmp, cmp_value)) {
+      slow(call);
     }
     return v;
   });
@@ -141,9 +144,11 @@ __device__ __forceinline__ size_t wait_any(const char* call, T* ivars, size_t n,
   check_cmp(call, cmp);
   if (!any_included(status, n)) return SIZE_MAX;
   return in_scope([&](auto sc) {  // the scope is chosen once, outside the polling loop
+    SlowPoll slow;
     for (;;) {
       size_t i = test_any_in<T, decltype(sc)>(call, ivars, n, status, cmp, values);
       if (i != SIZE_MAX) return i;
+      slow(call);
     }
   });
 }
@@ -178,9 +183,11 @@ __device__ __forceinline__ size_t wait_some(const char* call, T* ivars, size_t n
   check_cmp(call, cmp);
   if (!any_included(status, n)) return size_t{0};
   return in_scope([&](auto sc) {  // the scope is chosen once, outside the polling loop
+    SlowPoll slow;
     for (;;) {
       size_t found = test_some_in<T, decltype(sc)>(call, ivars, n, indices, status, cmp, values);
       if (found > 0) return found;
+      slow(call);
     }
   });
 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vshmem/device/impl/proxy_mailbox.h"
 #include "vshmem/device/impl/proxy_ring.h"
 #include "vshmem/shmem_types.h"
 
@@ -36,7 +37,8 @@ struct GpuTeam {
 // (vshmem/device_hooks.h), bumps kGpuStateVersion (and the size below when it changes), and
 // libvshmem refuses (at shmem_init, naming both) a device library built for another version or
 // size. 5: libvshmem makes the proxy ring's memory itself (the library no longer has the hook).
-constexpr uint32_t kGpuStateVersion = 5;
+// 6: the inbound atomic mailbox (impl/proxy_mailbox.h), served by waiting kernels.
+constexpr uint32_t kGpuStateVersion = 6;
 
 struct GpuState {
   uint32_t version;         // kGpuStateVersion of the libvshmem that built it
@@ -73,6 +75,10 @@ struct GpuState {
   // The request ring to this PE's proxy thread (impl/proxy.cuh); slots == nullptr when every
   // peer is mapped (no proxy).
   proxy::RingView proxy;
+  // Target-side atomics that remote PEs asked for, waiting to be performed on this GPU: any
+  // kernel of this process in a vshmem wait performs them (impl/proxy_mailbox.h); box == nullptr
+  // when there is no mailbox (no peer behind the proxy).
+  proxy::MailboxView inbound;
   // host: the CUDA ordinal (this process's numbering) of the GPU holding the heap, -1 when the
   // heap is host memory; the state is written to that GPU's copy of the symbol.
   int cuda_device;
@@ -81,7 +87,7 @@ struct GpuState {
   int mps;  // host: an MPS server serves cuda_device (CU_DEVICE_ATTRIBUTE_MPS_ENABLED)
   int reserved;
 };
-static_assert(sizeof(GpuState) == 720,
+static_assert(sizeof(GpuState) == 736,
               "the device state's layout changed: bump kGpuStateVersion and this size");
 
 // Layout of the zeroed symmetric synchronization area (GpuState::sync_base): these offsets within

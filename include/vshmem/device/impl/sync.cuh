@@ -11,7 +11,9 @@
 // counters only grow, so there is no reset race and in-kernel, on-stream and graph-replayed
 // barriers share one sequence. A barrier is entered by ONE thread per PE at a time (the thread
 // form), one warp (_warp) or one block (_block); every PE must make the same sequence of
-// barrier/sync calls, in kernels or on streams. The waits spin without timeouts: with PEs sharing
+// barrier/sync calls, in kernels or on streams. The waits spin without timeouts (where PEs sit
+// behind the proxy they also perform inbound atomics, and end naming the PE once the proxy failed
+// a request: SlowPoll, impl/proxy.cuh): with PEs sharing
 // a GPU they need MPS to be fast (without MPS the GPU time-slices between processes, ~2 ms per
 // switch, but stays correct); the grids of all PEs that wait on each other must be resident at
 // once (see shmemx_collective_launch).
@@ -91,7 +93,9 @@ __device__ __forceinline__ void dissemination(const char* call, uint64_t epoch) 
     } else {
       red_add_release<Sc>(at_delta(counters + r, dt), 1);
     }
+    SlowPoll slow;
     while (ld_acquire<Sc>(counters + r) < epoch) {
+      slow(call);
     }
   }
 }
@@ -130,8 +134,9 @@ __device__ __forceinline__ void to_peers(const char* call, uint64_t* word, uint6
 // Waits until flags[me + i] (mod n) reach `epoch` for i = rank + 1, rank + 1 + size, ... < n,
 // kBatch flags per pass (see flat), with acquire or relaxed loads.
 template <unsigned kBatch, bool kAcquire, class Sc>
-__device__ __forceinline__ void wait_flags(const uint64_t* flags, int n, int me, unsigned rank,
-                                           unsigned size, uint64_t epoch) {
+__device__ __forceinline__ void wait_flags(const char* call, const uint64_t* flags, int n, int me,
+                                           unsigned rank, unsigned size, uint64_t epoch) {
+  SlowPoll slow;
   for (unsigned base = rank + 1; base < static_cast<unsigned>(n); base += kBatch * size) {
     for (;;) {
       uint64_t seen[kBatch];
@@ -148,6 +153,7 @@ __device__ __forceinline__ void wait_flags(const uint64_t* flags, int n, int me,
 #pragma unroll
       for (unsigned j = 1; j < kBatch; ++j) least = seen[j] < least ? seen[j] : least;
       if (least >= epoch) break;
+      slow(call);
     }
   }
 }
@@ -175,10 +181,10 @@ __device__ __forceinline__ void flat(const char* call, uint64_t epoch, bool quie
   // is compared, then fences once: acquire loads would be performed one after another, a round
   // trip each (4.2 us instead of 3.1 at 8 PEs on the H200).
   if (std::is_same_v<G, ThreadGroup> && n > 2) {
-    wait_flags<8, false, Sc>(flags, n, me, rank, size, epoch);
+    wait_flags<8, false, Sc>(call, flags, n, me, rank, size, epoch);
     fence_acquire<Sc>();
   } else {
-    wait_flags<1, true, Sc>(flags, n, me, rank, size, epoch);
+    wait_flags<1, true, Sc>(call, flags, n, me, rank, size, epoch);
   }
 }
 
@@ -206,7 +212,9 @@ __device__ __forceinline__ void counting(const char* call, bool quiet) {
               reinterpret_cast<uint64_t*>(s.sync_base + SyncLayout::kBarrierFlags) + s.my_pe,
               [&](uint64_t* there) { red_add<Sc>(there, uint64_t{1}); });
   if (rank == 0) {
+    SlowPoll slow;
     while (ld_acquire<Sc>(arrivals) < target) {
+      slow(call);
     }
   }
   G::sync();  // every member has read the target
@@ -360,7 +368,9 @@ __device__ __forceinline__ void team_flat(const char* call, const TeamView& v, b
   for (unsigned j = rank + 1; j < m; j += size) {
     const int q = member_after(j);
     const uint64_t c = *static_cast<volatile uint64_t*>(sent + q);
+    SlowPoll slow;
     while (ld_acquire<Sc>(received + q) < c) {
+      slow(call);
     }
   }
 }
