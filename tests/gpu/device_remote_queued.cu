@@ -11,6 +11,10 @@
 // Every PE plays both parts at once; the data, the signal count and the queued kernels are
 // checked. Run with vshmemrun --simulate-nodes 2. With CUDA's default 8 hardware queues the 16
 // streams share every queue with the provider's stream (README: known hazard).
+// The asking kernel is launched FIRST and held at a host flag until the waiting kernels are
+// queued: launched last, it shared a hardware queue with waiting kernels and could never start
+// (session 8: neither PE's proxy saw a request in 20 s), a deadlock of the test's own making that
+// no library can avoid.
 #include "device_test_util.cuh"
 
 using namespace device_test;
@@ -27,7 +31,11 @@ __global__ void hold_kernel(const uint64_t* sig, uint64_t value) {
 
 __global__ void after_kernel(int* done) { atomicAdd(done, 1); }
 
-__global__ void ask_kernel(long* dst, const long* src, uint64_t* sig, int pe) {
+// Waits until the host has queued every waiting kernel (go: pinned host memory, mapped).
+__global__ void ask_kernel(long* dst, const long* src, uint64_t* sig, int pe, const int* go,
+                           int round) {
+  while (*static_cast<const volatile int*>(go) < round) {
+  }
   shmem_getmem(dst, src, kWords * sizeof(long), pe);
   shmemx_signal_op(sig, 1, SHMEM_SIGNAL_ADD, pe);
   shmem_quiet();
@@ -54,6 +62,9 @@ int main() {
   int* done = nullptr;
   CUDA_OK(cudaMalloc(&dst, kWords * sizeof(long)));
   CUDA_OK(cudaMalloc(&done, sizeof(int)));
+  int* go = nullptr;  // the host's "every waiting kernel is queued" for round `go`
+  CUDA_OK(cudaHostAlloc(&go, sizeof(int), cudaHostAllocMapped));
+  *static_cast<volatile int*>(go) = 0;
   CUDA_OK(cudaMemset(sig, 0, sizeof(uint64_t)));
   cudaStream_t streams[kStreams], asker;
   for (cudaStream_t& s : streams) CUDA_OK(cudaStreamCreate(&s));
@@ -69,6 +80,9 @@ int main() {
     poison(dst, kWords * sizeof(long));
     CUDA_OK(cudaMemset(done, 0, sizeof(int)));
     sync_device_and_pes();
+    // First, so that it heads its hardware queue: it starts once the waiting kernels are queued.
+    ask_kernel<<<1, 1, 0, asker>>>(dst, src, sig, partner, go, round);
+    CUDA_OK(cudaGetLastError());
     for (cudaStream_t s : streams) {
       hold_kernel<<<1, 1, 0, s>>>(sig, static_cast<uint64_t>(round));
       after_kernel<<<1, 1, 0, s>>>(done);
@@ -76,8 +90,7 @@ int main() {
     CUDA_OK(cudaGetLastError());
     // Behind every stream's kernels (the legacy stream waits for the blocking streams).
     CUDA_OK(cudaMemsetAsync(scratch, 0x5A, sizeof(long), 0));
-    ask_kernel<<<1, 1, 0, asker>>>(dst, src, sig, partner);
-    CUDA_OK(cudaGetLastError());
+    __atomic_store_n(go, round, __ATOMIC_RELEASE);
     CUDA_OK(cudaDeviceSynchronize());
     const std::vector<long> got = to_host(dst, kWords);
     for (size_t i = 0; i < kWords; ++i) {
@@ -97,6 +110,7 @@ int main() {
   CUDA_OK(cudaStreamDestroy(asker));
   CUDA_OK(cudaFree(dst));
   CUDA_OK(cudaFree(done));
+  CUDA_OK(cudaFreeHost(go));
   shmem_barrier_all();
   if (me == 0) std::printf("device_remote_queued: OK (%d PEs, %d streams)\n", n, kStreams);
   shmem_finalize();
