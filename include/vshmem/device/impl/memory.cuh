@@ -373,16 +373,17 @@ __device__ __forceinline__ void copy_interleaved(char* d, const char* s, size_t 
   }
 }
 
-// A group of a warp or more first copies the bytes up to the next 512-byte boundary of the
-// destination, so that each warp-wide 16-byte access of the rest covers one whole 512-byte
-// segment instead of straddling two. Measured on one H200 (bench/RESULTS.md, run 11): a 512 MiB
-// copy cut into one chunk per block whose start is 16-byte but not 512-byte aligned went from
-// 73-75% of cudaMemcpy to 93.6-94.2% (aligning to 128 bytes only gave 86-88%), pieces of
-// 256 KiB + 3 bytes dealt round-robin from 75% to 92%, and copies that were aligned already or
-// fit in L2 kept their speed. The thread form (one thread) keeps the 16-byte alignment.
+// A group of a warp or more aligns its 16-byte words to the destination's 512-byte boundaries, so
+// that each warp-wide 16-byte access covers one whole 512-byte segment instead of straddling two.
+// Measured on one H200 (bench/RESULTS.md, run 11): a 512 MiB copy cut into one chunk per block
+// whose start is 16-byte but not 512-byte aligned went from 73-75% of cudaMemcpy to 93.6-94.2%
+// (aligning to 128 bytes only gave 86-88%), pieces of 256 KiB + 3 bytes dealt round-robin from 75%
+// to 92%, and copies that were aligned already or fit in L2 kept their speed. The thread form (one
+// thread) keeps the 16-byte alignment.
 constexpr size_t kWarpAccessAlign = 512;
 
-// The 16-byte words of a group copy: 32-bit word indices, so that each address is one wide
+// The 16-byte words of an aligned group copy (the benchmark's "ab_put" ladder times this loop
+// alone; the library's copy is copy_run16): 32-bit word indices, so that each address is one wide
 // multiply-add (the 64-bit indices of copy_words cost several instructions an address), every
 // load of a pass issued before its first store. A block of 512 threads issues each instruction of
 // a call 16 times on one SM: a 16 KiB put (two words a thread) spends about as long issuing its
@@ -407,78 +408,90 @@ __device__ __forceinline__ void copy_words16(uint4* dw, const uint4* sw, uint32_
   if (i < words) dw[i] = sw[i];
 }
 
-// What copy_bytes moves around its 16-byte words: the bytes up to the destination's next 512-byte
-// boundary (a group of a warp or more copying 1 KiB or more); then, when source and destination
-// agree modulo 16, the bytes before the first and after the last whole 16-byte word, leaving the
-// words to the caller (*dw, *sw and the count returned); otherwise all the rest, in the widest
-// word both addresses allow (returns 0).
-__device__ __forceinline__ size_t copy_edges(char* d, const char* s, size_t n, unsigned rank,
-                                             unsigned size, uint4** dw, const uint4** sw) {
-  size_t head = 0;
-  if (size >= 32 && n >= 2 * kWarpAccessAlign) {
-    head =
-        (kWarpAccessAlign - reinterpret_cast<uintptr_t>(d) % kWarpAccessAlign) % kWarpAccessAlign;
-  }
-  // The head in 16-byte words when both addresses allow (then head is a multiple of 16, at most
-  // 31 words, fewer than the group's threads: one word for each of the first threads), rather
-  // than one byte each for up to 16 warps, each of which waits for its byte's load before its part
-  // of the words (bench "ab_put" ladder, mid batch of session 8: the byte head and the edge tests
-  // together cost a one-block 16 KiB put about 0.3 us a call).
-  if (((reinterpret_cast<uintptr_t>(d) | reinterpret_cast<uintptr_t>(s)) & 15) == 0) {
-    if (rank < head / 16) {
-      reinterpret_cast<uint4*>(d)[rank] = reinterpret_cast<const uint4*>(s)[rank];
+// One run of a group copy whose source and destination agree modulo 16, with fewer than 2^34
+// bytes (so that its word indices fit 32 bits with room). The words are counted from the
+// destination's previous 512-byte boundary (a group of a warp or more) or 16-byte boundary (a
+// smaller group): word j is the 16 bytes at d - lead + 16 j, and the words that lie wholly inside
+// the message, jlo <= j < jend, are copied by an interleaved loop whose accesses are predicated on
+// that range, so that each warp-wide access covers one whole 512-byte segment of the destination
+// without a separate head pass (kWarpAccessAlign). The at most 30 bytes outside the whole words
+// (before the first, after the last) are copied one per thread: by a group of a warp or more, the
+// byte is loaded before the words and stored after them, so that the call waits for one round of
+// loads, not two (a head copied before the words makes their loads wait for its store: bench
+// "ab_put" ladder, runs 22-23). Every load of a pass is issued before its first store.
+template <unsigned kUnroll>
+__device__ __forceinline__ void copy_run16(char* d, const char* s, size_t n, unsigned rank,
+                                           unsigned size) {
+  const uint32_t lead = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(d)) &
+                        (size >= 32 ? static_cast<uint32_t>(kWarpAccessAlign - 1) : 15u);
+  const uint32_t jlo = (lead + 15) >> 4;                         // the first whole word
+  const uint32_t jend = static_cast<uint32_t>((n + lead) >> 4);  // after the last whole word
+  const uint32_t count = jend > jlo ? jend - jlo : 0;
+  uint4* const dw = reinterpret_cast<uint4*>(d - lead);
+  const uint4* const sw = reinterpret_cast<const uint4*>(s - lead);
+  // The bytes outside the whole words, when the destination or the size is not a multiple of 16
+  // (a branch the group takes together): `head` bytes at d, then n - tail_at at d + tail_at.
+  bool edge = false;
+  size_t at = 0;
+  char e = 0;
+  if (((reinterpret_cast<uintptr_t>(d) | n) & 15) != 0) {
+    const uint32_t before = 16 * jlo - lead;  // < 16
+    const uint32_t head = n < before ? static_cast<uint32_t>(n) : before;
+    const size_t tail_at = head + 16 * static_cast<size_t>(count);
+    const uint32_t edges = head + static_cast<uint32_t>(n - tail_at);  // <= 30
+    if (size >= 32) {
+      edge = rank < edges;
+      at = rank < head ? rank : tail_at + (rank - head);
+      if (edge) e = s[at];
+    } else {
+      for (uint32_t k = rank; k < edges; k += size) {
+        const size_t o = k < head ? k : tail_at + (k - head);
+        d[o] = s[o];
+      }
     }
-  } else {
-    for (size_t i = rank; i < head; i += size) d[i] = s[i];
   }
-  d += head;
-  s += head;
-  n -= head;
-  const uintptr_t skew = reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s);
-  if (n >= 16 && (skew & 15) == 0) {
-    const size_t first = (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16;  // < 16 <= n
-    const size_t words = (n - first) / 16;
-    for (size_t i = rank; i < first; i += size) d[i] = s[i];
-    for (size_t i = first + words * 16 + rank; i < n; i += size) d[i] = s[i];
-    *dw = reinterpret_cast<uint4*>(d + first);
-    *sw = reinterpret_cast<const uint4*>(s + first);
-    return words;
+  for (uint32_t i = rank; i < jend; i += kUnroll * size) {
+    uint4 v[kUnroll];
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) {
+      const uint32_t j = i + u * size;
+      if (j - jlo < count) v[u] = sw[j];
+    }
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) {
+      const uint32_t j = i + u * size;
+      if (j - jlo < count) dw[j] = v[u];
+    }
   }
-  copy_narrow(d, s, n, rank, size, skew);
-  return 0;
+  if (edge) d[at] = e;
 }
 
 // A group's copy of n bytes: the group's threads interleave through the message (thread r moves
-// words r, r + size, ...), in 16-byte words when source and destination agree modulo 16. When
-// both are 16-byte aligned, n is a multiple of 16 and no 512-byte head applies (the common case),
-// straight to the words, with no edge to test. kFast = false: the general path of sessions 1-6
-// alone (64-bit word indices), kept for the benchmark's "ab" group.
+// words r, r + size, ...), in 16-byte words when source and destination agree modulo 16
+// (copy_run16: no separate head, one round of loads per pass), else in the widest word both
+// addresses allow (copy_narrow). kFast = false: the general path of sessions 1-6 alone (64-bit
+// word indices, a separate 512-byte head), kept for the benchmark's "ab" group.
 template <unsigned kUnroll = kCopyUnroll, bool kFast = true>
 __device__ __forceinline__ void copy_bytes(void* dest, const void* source, size_t n, unsigned rank,
                                            unsigned size) {
   char* d = static_cast<char*>(dest);
   const char* s = static_cast<const char*>(source);
   if constexpr (kFast) {
-    const uintptr_t a = reinterpret_cast<uintptr_t>(d);
-    uint4* dw = reinterpret_cast<uint4*>(d);
-    const uint4* sw = reinterpret_cast<const uint4*>(s);
-    size_t words;
-    if (((a | reinterpret_cast<uintptr_t>(s) | n) & 15) == 0 &&
-        (a % kWarpAccessAlign == 0 || size < 32 || n < 2 * kWarpAccessAlign)) {
-      words = n / 16;
-    } else {
-      words = copy_edges(d, s, n, rank, size, &dw, &sw);
+    if (((reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s)) & 15) != 0) {
+      copy_narrow(d, s, n, rank, size,
+                  reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s));
+      return;
     }
     // One call site of the word loop (registers: a second inlined copy would push block-wide
-    // calls in a loop past 64 a thread), in runs of at most 2^30 words (16 GiB).
-    constexpr size_t kRun = size_t{1} << 30;
+    // calls in a loop past 64 a thread), in runs of at most 16 GiB.
+    constexpr size_t kRun = size_t{1} << 34;
     for (;;) {
-      const size_t m = words < kRun ? words : kRun;
-      copy_words16<kUnroll>(dw, sw, static_cast<uint32_t>(m), rank, size);
-      if (m == words) break;
-      dw += m;
-      sw += m;
-      words -= m;
+      const size_t m = n < kRun ? n : kRun;
+      copy_run16<kUnroll>(d, s, m, rank, size);
+      if (m == n) break;
+      d += m;
+      s += m;
+      n -= m;
     }
   } else {
     size_t head = 0;
