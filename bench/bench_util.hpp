@@ -40,6 +40,16 @@ inline double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The q-quantile (0 <= q <= 1) of the samples, interpolated between the two nearest ranks.
+inline double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const double at = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(at);
+  const size_t hi = lo + 1 < v.size() ? lo + 1 : lo;
+  return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
 inline std::string size_str(uint64_t bytes) {
   char buf[32];
   if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) {

@@ -709,6 +709,39 @@ __global__ void ab_put_plain_ldg_kernel(char* remote, char* local, size_t bytes,
   }
 }
 
+// Session 8's group copy (rung 12, for A/B against the library's copy_run16 in the same run): the
+// destination's 512-byte head copied first (in 16-byte words, one per thread, when both addresses
+// are 16-byte aligned), then the words by copy_words16, then the bytes after the last word.
+__device__ __forceinline__ void ab_copy_s8(char* d, const char* s, size_t n, unsigned rank,
+                                           unsigned size) {
+  namespace dv = vshmem::device;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(d);
+  if (((a | reinterpret_cast<uintptr_t>(s) | n) & 15) == 0 && (a % 512 == 0 || n < 1024)) {
+    dv::copy_words16<dv::kCopyUnroll>(reinterpret_cast<uint4*>(d),
+                                      reinterpret_cast<const uint4*>(s),
+                                      static_cast<uint32_t>(n / 16), rank, size);
+    return;
+  }
+  const size_t head = n >= 1024 ? (512 - a % 512) % 512 : 0;
+  if (((a | reinterpret_cast<uintptr_t>(s)) & 15) == 0) {
+    if (rank < head / 16)
+      reinterpret_cast<uint4*>(d)[rank] = reinterpret_cast<const uint4*>(s)[rank];
+  } else {
+    for (size_t i = rank; i < head; i += size) d[i] = s[i];
+  }
+  d += head;
+  s += head;
+  n -= head;
+  if (((reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s)) & 15) != 0) __trap();
+  const size_t first = (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16;
+  const size_t words = (n - first) / 16;
+  for (size_t i = rank; i < first; i += size) d[i] = s[i];
+  for (size_t i = first + words * 16 + rank; i < n; i += size) d[i] = s[i];
+  dv::copy_words16<dv::kCopyUnroll>(reinterpret_cast<uint4*>(d + first),
+                                    reinterpret_cast<const uint4*>(s + first),
+                                    static_cast<uint32_t>(words), rank, size);
+}
+
 // The block put taken apart (group "ab_put", issue #18 item 2): one block moving the whole message
 // `iters` times, the block synchronized before and after each pass as the library's put is, with
 // one more of the library's steps at each rung, so that the rung where the time appears names the
@@ -721,7 +754,8 @@ __global__ void ab_put_plain_ldg_kernel(char* remote, char* local, size_t bytes,
 // 6 the library's put (put_group with its proxy cold path); 7 = 0 with the translation in every
 // pass; 8 = 6 with one word in flight (the bare loop's order inside the library's put); 9 = 7 with
 // ab_peer_delta<1> (plain ld.global for far PEs), 10 = 7 with ab_peer_delta<2> (constant only);
-// 11 = 6 with a 512-byte-aligned destination (the heap aligns to 64 bytes: no 512-byte head).
+// 11 = 6 with a 512-byte-aligned destination (the heap aligns to 64 bytes: no 512-byte head);
+// 12 = 6 with session 8's copy (ab_copy_s8: a separate head pass) in place of the library's.
 template <int kWhat>
 __global__ void ab_put_ladder_kernel(char* remote, char* local, size_t bytes, size_t chunk,
                                      int iters, int pe) {
@@ -733,6 +767,14 @@ __global__ void ab_put_ladder_kernel(char* remote, char* local, size_t bytes, si
   for (int it = 0; it < iters; ++it) {
     if constexpr (kWhat == 6 || kWhat == 8) {
       d::put_group<G, kWhat == 8 ? 1 : d::kCopyUnroll>("ab_put_ladder", remote, local, bytes, pe);
+      continue;
+    }
+    if constexpr (kWhat == 12) {  // put_group's steps around session 8's copy
+      const int64_t delta = d::peer_delta(pe);
+      G::sync();
+      if (d::unmapped(delta)) __trap();
+      ab_copy_s8(d::at_delta(remote, delta), local, bytes, G::rank(), G::size());
+      G::sync();
       continue;
     }
     if constexpr (kWhat == 11) {  // both moved forward so that the destination is 512-aligned
@@ -877,7 +919,8 @@ void bench_ab_put(const Ctx& c, char* sym_a, char* sym_b) {
                             {"8,library_put_one_in_flight", ab_put_ladder_kernel<8>},
                             {"9,bare_loop_translate_far_ld_global", ab_put_ladder_kernel<9>},
                             {"10,bare_loop_translate_const_only", ab_put_ladder_kernel<10>},
-                            {"11,library_put_dest_512_aligned", ab_put_ladder_kernel<11>}};
+                            {"11,library_put_dest_512_aligned", ab_put_ladder_kernel<11>},
+                            {"12,session8_copy_put", ab_put_ladder_kernel<12>}};
   ab_put_rows(c, sym_a, sym_b, "ladder", rungs);
 #else
   (void)c, (void)sym_a, (void)sym_b;
@@ -968,47 +1011,50 @@ void bench_p_lat(const Ctx& c, long* var) {
 }
 
 // fetch_add latency depends on where the counter is: which L2 slice (near or far partition of the
-// H200's L2) its physical address hashes to. One counter gave 0.17 us in one run and 0.29 us in
-// the next for the same library, so the latency is measured on kLocations counters spread over a
-// few MiB of symmetric memory (both libraries get the same offsets): "thread" is the median over
-// the locations, "thread,best" and "thread,worst" their extremes.
+// H200's L2) its physical address hashes to, a bimodal spread of about 0.15 to 0.30 us for the same
+// instructions. One counter gave 0.17 us in one run and 0.29 us in the next, and the medians over
+// 16 counters still moved from 0.22 to 0.17 us between two runs (RESULTS runs 22-23), so the
+// latency is measured on kLocations counters spread over some MiB of symmetric memory (both
+// libraries get the same offsets, not the same physical places): "thread" is the median over the
+// locations, "thread,p25"/"thread,p75" the spread, "thread,best"/"thread,worst" the extremes. At
+// every location CUDA's atomicAdd chain runs on the same counter through this process's mapping
+// of PE 1 (shmem_ptr): "thread,over_atomicAdd" is the median over the locations of the library's
+// time divided by the hardware's on that counter, a figure the placement does not move.
 void bench_fetch_add_lat(const Ctx& c) {
-  constexpr int kLocations = 16;
+  const int locations = c.opt.quick ? 8 : 64;
   constexpr size_t kSpacing = (256u << 10) + 4096 + 128;  // across granules, pages and lines
-  auto* area = static_cast<char*>(S(malloc)(kLocations * kSpacing));
+  auto* area = static_cast<char*>(S(malloc)(locations * kSpacing));
   if (area == nullptr) {
     fprintf(stderr, "bench(%s): PE %d: shmem_malloc for the fetch_add counters failed\n", kImpl,
             c.me);
     S(global_exit)(1);
   }
-  CK(cudaMemset(area, 0, kLocations * kSpacing));  // the chains need counters below 2^62
+  CK(cudaMemset(area, 0, locations * kSpacing));  // the chains need counters below 2^62
   CK(cudaDeviceSynchronize());
   const int iters = c.opt.quick ? 1000 : 20000;
-  // At each location the library's chain and, right after it, CUDA's atomicAdd chain on the same
-  // counter through this process's mapping of PE 1 (shmem_ptr): the two libraries place their
-  // heaps differently, and a counter's place in the L2 moves a round trip by up to 2x, so each
-  // library is compared with the hardware on its own counters (best with best, median with
-  // median) before the libraries are compared with each other.
-  std::vector<double> at, raw_at, prev_at, far_ld_at, const_at;
-  for (int l = 0; l < kLocations; ++l) {
+  std::vector<double> at, raw_at, over, prev_at, far_ld_at, const_at;
+  for (int l = 0; l < locations; ++l) {
     auto* ctr = reinterpret_cast<uint64_t*>(area + l * kSpacing);
     at.push_back(lat_on_pe0(
         c, iters, [&] { fetch_add_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out); }));
 #ifndef VSHMEM_BENCH_NVSHMEM
-    prev_at.push_back(lat_on_pe0(c, iters, [&] {
-      fetch_add_prev_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
-    }));
-    far_ld_at.push_back(lat_on_pe0(c, iters, [&] {
-      fetch_add_far_lat_kernel<1><<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
-    }));
-    const_at.push_back(lat_on_pe0(c, iters, [&] {
-      fetch_add_far_lat_kernel<2><<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
-    }));
+    if (l < 16) {  // the A/B forms (vshmem only) at the first 16 locations
+      prev_at.push_back(lat_on_pe0(c, iters, [&] {
+        fetch_add_prev_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
+      }));
+      far_ld_at.push_back(lat_on_pe0(c, iters, [&] {
+        fetch_add_far_lat_kernel<1><<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
+      }));
+      const_at.push_back(lat_on_pe0(c, iters, [&] {
+        fetch_add_far_lat_kernel<2><<<1, 1, 0, c.g.st>>>(ctr, iters, 1, c.g.d_out);
+      }));
+    }
 #endif
     auto* m = static_cast<unsigned long long*>(S(ptr)(ctr, 1));
     raw_at.push_back(lat_on_pe0(c, iters, [&] {
       if (m != nullptr) atomic_add_lat_kernel<false><<<1, 1, 0, c.g.st>>>(m, iters, c.g.d_out);
     }));
+    if (m != nullptr && c.me == 0) over.push_back(at.back() / raw_at.back());
   }
   const double indep = lat_on_pe0(c, iters, [&] {
     fetch_add_indep_kernel<<<1, 1, 0, c.g.st>>>(reinterpret_cast<uint64_t*>(area), iters, 1,
@@ -1022,11 +1068,6 @@ void bench_fetch_add_lat(const Ctx& c) {
       c, iters, [&] { fetch_add_lat_kernel<<<1, 1, 0, c.g.st>>>(ctr0, iters, 0, c.g.d_out); });
   auto* mapped = static_cast<unsigned long long*>(S(ptr)(ctr0, 1));
   // lat_on_pe0 is collective: every PE takes part; PE 0 launches only where it has a mapping.
-  const double raw_mapped = lat_on_pe0(c, iters, [&] {
-    if (mapped != nullptr) {
-      atomic_add_lat_kernel<false><<<1, 1, 0, c.g.st>>>(mapped, iters, c.g.d_out);
-    }
-  });
   const double raw_mapped_sys = lat_on_pe0(c, iters, [&] {
     if (mapped != nullptr) {
       atomic_add_lat_kernel<true><<<1, 1, 0, c.g.st>>>(mapped, iters, c.g.d_out);
@@ -1041,33 +1082,32 @@ void bench_fetch_add_lat(const Ctx& c) {
   S(barrier_all)();
   S(free)(area);
   if (c.me != 0) return;
-  c.rep.emit({"fetch_add_lat", "thread,own_pe", 8, own, "us", "", NAN, iters, c.reps});
-  if (mapped != nullptr) {
-    c.rep.emit(
-        {"fetch_add_lat", "atomicAdd,pe1_mapped", 8, raw_mapped, "us", "", NAN, iters, c.reps});
-    c.rep.emit({"fetch_add_lat", "atomicAdd_system,pe1_mapped", 8, raw_mapped_sys, "us", "", NAN,
-                iters, c.reps});
-  }
-  c.rep.emit({"fetch_add_lat", "atomicAdd,private", 8, raw_private, "us", "", NAN, iters, c.reps});
-  c.rep.emit({"fetch_add_lat", "thread", 8, median(at), "us", "", NAN, iters, c.reps});
+  auto emit = [&](const char* variant, double v, const char* unit = "us") {
+    c.rep.emit({"fetch_add_lat", variant, 8, v, unit, "", NAN, iters, c.reps});
+  };
+  emit("thread,own_pe", own);
+  if (mapped != nullptr) emit("atomicAdd_system,pe1_mapped", raw_mapped_sys);
+  emit("atomicAdd,private", raw_private);
+  emit("thread", median(at));
+  emit("thread,p25", quantile(at, 0.25));
+  emit("thread,p75", quantile(at, 0.75));
+  emit("thread,best", *std::min_element(at.begin(), at.end()));
+  emit("thread,worst", *std::max_element(at.begin(), at.end()));
   if (!prev_at.empty()) {
-    c.rep.emit({"fetch_add_lat", "thread,session7_form", 8, median(prev_at), "us", "", NAN, iters,
-                c.reps});
-    c.rep.emit({"fetch_add_lat", "thread,far_ld_global", 8, median(far_ld_at), "us", "", NAN, iters,
-                c.reps});
-    c.rep.emit(
-        {"fetch_add_lat", "thread,const_only", 8, median(const_at), "us", "", NAN, iters, c.reps});
+    emit("thread,session7_form,first16", median(prev_at));
+    emit("thread,far_ld_global,first16", median(far_ld_at));
+    emit("thread,const_only,first16", median(const_at));
+    emit("thread,first16", median(std::vector<double>(at.begin(), at.begin() + prev_at.size())));
   }
-  c.rep.emit({"fetch_add_lat", "thread,best", 8, *std::min_element(at.begin(), at.end()), "us", "",
-              NAN, iters, c.reps});
-  c.rep.emit({"fetch_add_lat", "thread,worst", 8, *std::max_element(at.begin(), at.end()), "us", "",
-              NAN, iters, c.reps});
-  c.rep.emit({"fetch_add_lat", "thread,independent", 8, indep, "us", "", NAN, iters, c.reps});
+  emit("thread,independent", indep);
   if (mapped != nullptr) {
-    c.rep.emit({"fetch_add_lat", "atomicAdd,pe1_mapped,median16", 8, median(raw_at), "us", "", NAN,
-                iters, c.reps});
-    c.rep.emit({"fetch_add_lat", "atomicAdd,pe1_mapped,best16", 8,
-                *std::min_element(raw_at.begin(), raw_at.end()), "us", "", NAN, iters, c.reps});
+    emit("atomicAdd,pe1_mapped,median", median(raw_at));
+    emit("atomicAdd,pe1_mapped,p25", quantile(raw_at, 0.25));
+    emit("atomicAdd,pe1_mapped,p75", quantile(raw_at, 0.75));
+    emit("atomicAdd,pe1_mapped,best", *std::min_element(raw_at.begin(), raw_at.end()));
+    emit("thread,over_atomicAdd", median(over), "x");
+    emit("thread,over_atomicAdd,p25", quantile(over, 0.25), "x");
+    emit("thread,over_atomicAdd,p75", quantile(over, 0.75), "x");
   }
 }
 
