@@ -79,6 +79,27 @@ __global__ void alltoall_kernel(uint64_t* sym, const uint64_t* src, size_t per_p
   shmemx_uint64_put_block(sym + me * per_pe, src + to * per_pe, per_pe, to);
 }
 
+// Copy shapes (issue #18: the group copy counts its 16-byte words from the destination's 512-byte
+// boundary and copies the bytes outside the whole words one per thread). Block b moves case b:
+// n[b] bytes from src + soff[b] to PE `to`'s sym + doff[b], in region b of `region` bytes of each;
+// form 0 thread 0 (shmem_putmem), 1 warp 0 (shmemx_putmem_warp), 2 the whole block
+// (shmemx_putmem_block), 3 the whole block getting from PE `to` (shmemx_getmem_block) into src.
+__global__ void shapes_kernel(char* sym, char* src, const size_t* doff, const size_t* soff,
+                              const size_t* n, size_t region, int form, int to) {
+  char* d = sym + blockIdx.x * region + doff[blockIdx.x];
+  char* s = src + blockIdx.x * region + soff[blockIdx.x];
+  const size_t len = n[blockIdx.x];
+  if (form == 0) {
+    if (threadIdx.x == 0) shmem_putmem(d, s, len, to);
+  } else if (form == 1) {
+    if (threadIdx.x < 32) shmemx_putmem_warp(d, s, len, to);
+  } else if (form == 2) {
+    shmemx_putmem_block(d, s, len, to);
+  } else {
+    shmemx_getmem_block(s, d, len, to);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -223,6 +244,83 @@ int main() {
                from, i);
       }
     }
+  }
+
+  // Copy shapes: destinations at many offsets from a 512-byte boundary, sources that agree with
+  // them modulo 16 (and a few that do not), sizes around 16 and 512 and larger, in every form and
+  // in blocks of fewer than 32 threads, not a multiple of 32, and 256. Every byte of every region
+  // is checked, the poison around the copy included.
+  {
+    phase("copy shapes");
+    constexpr size_t kRegion = 24 << 10;
+    std::vector<size_t> doffs, soffs, lens;
+    for (size_t doff : {0, 1, 3, 15, 16, 48, 64, 200, 448, 497, 511}) {
+      for (size_t len : {0, 1, 7, 15, 16, 17, 31, 33, 500, 512, 1024, 1040, 4097, 20000}) {
+        doffs.push_back(doff);
+        soffs.push_back(doff + 16 * (len % 3) + (len == 33 || len == 4097 ? 5 : 0));
+        lens.push_back(len);
+      }
+    }
+    const size_t cases = doffs.size();
+    // Regions start 512-byte aligned in both buffers, so that doff is the offset from a boundary.
+    char* sym_raw = static_cast<char*>(shmem_malloc(cases * kRegion + 512));
+    EXPECT(sym_raw != nullptr, "shmem_malloc for copy shapes");
+    char* sym_at = sym_raw + (512 - reinterpret_cast<uintptr_t>(sym_raw) % 512) % 512;
+    char* src_at = nullptr;
+    size_t* params = nullptr;
+    CUDA_OK(cudaMalloc(&src_at, cases * kRegion));
+    CUDA_OK(cudaMalloc(&params, 3 * cases * sizeof(size_t)));
+    std::vector<size_t> all(doffs);
+    all.insert(all.end(), soffs.begin(), soffs.end());
+    all.insert(all.end(), lens.begin(), lens.end());
+    to_device(params, all);
+    auto byte_of = [](uint64_t s, int pe, size_t i) {
+      return static_cast<unsigned char>(pattern(s, pe, i / 8) >> (8 * (i % 8)));
+    };
+    const int to = (me + 1) % n;
+    struct Launch {
+      int form;
+      unsigned threads;
+    };
+    for (const Launch l : {Launch{0, 1}, Launch{1, 32}, Launch{2, 16}, Launch{2, 40},
+                           Launch{2, 256}, Launch{3, 40}, Launch{3, 256}}) {
+      const uint64_t s = salt * 5 + l.form * 1000 + l.threads;
+      const bool get = l.form == 3;
+      // A put moves our src to the next PE's sym; a get moves the next PE's sym to our src.
+      std::vector<unsigned char> data(cases * kRegion);
+      for (size_t i = 0; i < data.size(); ++i) data[i] = byte_of(s, me, i);
+      if (get) {
+        CUDA_OK(cudaMemcpy(sym_at, data.data(), data.size(), cudaMemcpyHostToDevice));
+        poison(src_at, cases * kRegion);
+      } else {
+        CUDA_OK(cudaMemcpy(src_at, data.data(), data.size(), cudaMemcpyHostToDevice));
+        poison(sym_at, cases * kRegion);
+      }
+      sync_device_and_pes();
+      shapes_kernel<<<static_cast<unsigned>(cases), l.threads>>>(
+          sym_at, src_at, params, params + cases, params + 2 * cases, kRegion, l.form, to);
+      CUDA_OK(cudaGetLastError());
+      sync_device_and_pes();
+      std::vector<unsigned char> got(cases * kRegion);
+      CUDA_OK(cudaMemcpy(got.data(), get ? src_at : sym_at, got.size(), cudaMemcpyDeviceToHost));
+      // Put: region b of our sym holds prev's src bytes from soff; get: region b of our src holds
+      // the next PE's sym bytes from doff.
+      const int from = get ? to : prev;
+      for (size_t b = 0; b < cases; ++b) {
+        const size_t at = get ? soffs[b] : doffs[b], other = get ? doffs[b] : soffs[b];
+        for (size_t i = 0; i < kRegion; ++i) {
+          const bool in = i >= at && i < at + lens[b];
+          const unsigned char want = in ? byte_of(s, from, b * kRegion + other + (i - at)) : 0xA5;
+          EXPECT(got[b * kRegion + i] == want,
+                 "copy shapes, form %d, %u threads: %zu bytes, dest offset %zu, source offset "
+                 "%zu: byte %zu of the region is %#x, want %#x",
+                 l.form, l.threads, lens[b], doffs[b], soffs[b], i, got[b * kRegion + i], want);
+        }
+      }
+    }
+    CUDA_OK(cudaFree(src_at));
+    CUDA_OK(cudaFree(params));
+    shmem_free(sym_raw);
   }
 
   phase("finalize");
