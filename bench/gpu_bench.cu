@@ -755,7 +755,8 @@ __device__ __forceinline__ void ab_copy_s8(char* d, const char* s, size_t n, uns
 // pass; 8 = 6 with one word in flight (the bare loop's order inside the library's put); 9 = 7 with
 // ab_peer_delta<1> (plain ld.global for far PEs), 10 = 7 with ab_peer_delta<2> (constant only);
 // 11 = 6 with a 512-byte-aligned destination (the heap aligns to 64 bytes: no 512-byte head);
-// 12 = 6 with session 8's copy (ab_copy_s8: a separate head pass) in place of the library's.
+// 12 = 6 with session 8's copy (ab_copy_s8: a separate head pass) in place of the library's;
+// 13 and 14 = 6 with 2 and 8 words a thread in flight (ab_put_kernel).
 template <int kWhat>
 __global__ void ab_put_ladder_kernel(char* remote, char* local, size_t bytes, size_t chunk,
                                      int iters, int pe) {
@@ -920,7 +921,9 @@ void bench_ab_put(const Ctx& c, char* sym_a, char* sym_b) {
                             {"9,bare_loop_translate_far_ld_global", ab_put_ladder_kernel<9>},
                             {"10,bare_loop_translate_const_only", ab_put_ladder_kernel<10>},
                             {"11,library_put_dest_512_aligned", ab_put_ladder_kernel<11>},
-                            {"12,session8_copy_put", ab_put_ladder_kernel<12>}};
+                            {"12,session8_copy_put", ab_put_ladder_kernel<12>},
+                            {"13,library_put_2_in_flight", ab_put_kernel<2, true>},
+                            {"14,library_put_8_in_flight", ab_put_kernel<8, true>}};
   ab_put_rows(c, sym_a, sym_b, "ladder", rungs);
 #else
   (void)c, (void)sym_a, (void)sym_b;
