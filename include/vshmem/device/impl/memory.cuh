@@ -477,7 +477,9 @@ __device__ __forceinline__ void copy_bytes(void* dest, const void* source, size_
   char* d = static_cast<char*>(dest);
   const char* s = static_cast<const char*>(source);
   if constexpr (kFast) {
-    if (((reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s)) & 15) != 0) {
+    // Fewer than 16 bytes, or addresses that disagree modulo 16: 8-, 4-, 2- or 1-byte words (an
+    // 8-byte message is one word, not eight bytes: the thread form's small puts and broadcasts).
+    if (n < 16 || ((reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s)) & 15) != 0) {
       copy_narrow(d, s, n, rank, size,
                   reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s));
       return;
