@@ -756,7 +756,9 @@ __device__ __forceinline__ void ab_copy_s8(char* d, const char* s, size_t n, uns
 // ab_peer_delta<1> (plain ld.global for far PEs), 10 = 7 with ab_peer_delta<2> (constant only);
 // 11 = 6 with a 512-byte-aligned destination (the heap aligns to 64 bytes: no 512-byte head);
 // 12 = 6 with session 8's copy (ab_copy_s8: a separate head pass) in place of the library's;
-// 13 and 14 = 6 with 2 and 8 words a thread in flight (ab_put_kernel).
+// 13 and 14 = 6 with 2 and 8 words a thread in flight (ab_put_kernel); 15 = 6 with the copy's
+// alignment arithmetic on the untranslated address (copy_run16_low; the bench's messages are
+// 16-byte aligned and agree modulo 16), so that it need not wait for the peer's delta.
 template <int kWhat>
 __global__ void ab_put_ladder_kernel(char* remote, char* local, size_t bytes, size_t chunk,
                                      int iters, int pe) {
@@ -775,6 +777,15 @@ __global__ void ab_put_ladder_kernel(char* remote, char* local, size_t bytes, si
       G::sync();
       if (d::unmapped(delta)) __trap();
       ab_copy_s8(d::at_delta(remote, delta), local, bytes, G::rank(), G::size());
+      G::sync();
+      continue;
+    }
+    if constexpr (kWhat == 15) {  // = 6 with the copy's alignment taken from the symmetric address
+      const int64_t delta = d::peer_delta(pe);
+      G::sync();
+      if (d::unmapped(delta)) __trap();
+      d::copy_run16_low<d::kCopyUnroll>(d::at_delta(remote, delta), local, bytes, G::rank(),
+                                        G::size(), reinterpret_cast<uintptr_t>(remote));
       G::sync();
       continue;
     }
@@ -923,7 +934,8 @@ void bench_ab_put(const Ctx& c, char* sym_a, char* sym_b) {
                             {"11,library_put_dest_512_aligned", ab_put_ladder_kernel<11>},
                             {"12,session8_copy_put", ab_put_ladder_kernel<12>},
                             {"13,library_put_2_in_flight", ab_put_kernel<2, true>},
-                            {"14,library_put_8_in_flight", ab_put_kernel<8, true>}};
+                            {"14,library_put_8_in_flight", ab_put_kernel<8, true>},
+                            {"15,put_alignment_from_symmetric_address", ab_put_ladder_kernel<15>}};
   ab_put_rows(c, sym_a, sym_b, "ladder", rungs);
 #else
   (void)c, (void)sym_a, (void)sym_b;

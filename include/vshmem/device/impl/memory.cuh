@@ -419,11 +419,15 @@ __device__ __forceinline__ void copy_words16(uint4* dw, const uint4* sw, uint32_
 // byte is loaded before the words and stored after them, so that the call waits for one round of
 // loads, not two (a head copied before the words makes their loads wait for its store: bench
 // "ab_put" ladder, runs 22-23). Every load of a pass is issued before its first store.
+//
+// `low` has d's low 9 bits (copy_run16 passes d itself). The benchmark's ladder passes the
+// untranslated symmetric address (a peer's delta is a multiple of the heap's granularity), so
+// that the alignment arithmetic does not wait for the peer's translation.
 template <unsigned kUnroll>
-__device__ __forceinline__ void copy_run16(char* d, const char* s, size_t n, unsigned rank,
-                                           unsigned size) {
-  const uint32_t lead = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(d)) &
-                        (size >= 32 ? static_cast<uint32_t>(kWarpAccessAlign - 1) : 15u);
+__device__ __forceinline__ void copy_run16_low(char* d, const char* s, size_t n, unsigned rank,
+                                               unsigned size, uintptr_t low) {
+  const uint32_t lead =
+      static_cast<uint32_t>(low) & (size >= 32 ? static_cast<uint32_t>(kWarpAccessAlign - 1) : 15u);
   const uint32_t jlo = (lead + 15) >> 4;                         // the first whole word
   const uint32_t jend = static_cast<uint32_t>((n + lead) >> 4);  // after the last whole word
   const uint32_t count = jend > jlo ? jend - jlo : 0;
@@ -434,7 +438,7 @@ __device__ __forceinline__ void copy_run16(char* d, const char* s, size_t n, uns
   bool edge = false;
   size_t at = 0;
   char e = 0;
-  if (((reinterpret_cast<uintptr_t>(d) | n) & 15) != 0) {
+  if (((low | n) & 15) != 0) {
     const uint32_t before = 16 * jlo - lead;  // < 16
     const uint32_t head = n < before ? static_cast<uint32_t>(n) : before;
     const size_t tail_at = head + 16 * static_cast<size_t>(count);
@@ -464,6 +468,11 @@ __device__ __forceinline__ void copy_run16(char* d, const char* s, size_t n, uns
     }
   }
   if (edge) d[at] = e;
+}
+template <unsigned kUnroll>
+__device__ __forceinline__ void copy_run16(char* d, const char* s, size_t n, unsigned rank,
+                                           unsigned size) {
+  copy_run16_low<kUnroll>(d, s, n, rank, size, reinterpret_cast<uintptr_t>(d));
 }
 
 // A group's copy of n bytes: the group's threads interleave through the message (thread r moves
