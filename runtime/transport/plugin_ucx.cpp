@@ -82,6 +82,10 @@ constexpr uint16_t kAmReply = 18;
 constexpr uint16_t kAmHello = 19;
 // A signal (signal_add): SignalHeader, performed on receipt, not answered.
 constexpr uint16_t kAmSignal = 20;
+// After our network puts to a peer completed (quiet): the peer drops it, but its arrival wakes a
+// wait there that sleeps in the network's wait (wait_event) for data our puts wrote into its
+// memory without any event of its own (RDMA, cross-memory copies).
+constexpr uint16_t kAmWake = 21;
 // Target ops: bytes per active message, and chunks in flight per transfer (defaults of
 // VSHMEM_UCX_CHUNK_KIB and VSHMEM_UCX_CHUNKS). Every chunk holds a page-locked bounce buffer on
 // each side from its first step to its last (chunk_pipeline.hpp, run_staged).
@@ -230,6 +234,7 @@ struct Peer {
   std::atomic<ucp_ep_h> ep{nullptr};  // set once the endpoint is wired up
   std::mutex connect_mutex;           // one thread creates and wires up the endpoint
   std::atomic<int> failure{UCS_OK};   // set by the error handler
+  std::atomic<bool> wake_due{false};  // network puts to it since our last quiet (kAmWake)
   bool device_heap = false;
   class UcxPath* owner = nullptr;
   // Direct staging to this peer (our transfers): kDirectUnknown until the first staged transfer
@@ -292,6 +297,8 @@ class UcxPath {
   // An _nbi operation's request, completed at quiet.
   void keep_nbi(int pe, void* request);
   int flush_worker(char* err, size_t errlen);
+  // kAmWake to every peer our network puts reached since the last call (quiet).
+  void send_wakes();
   void progress() {
     note_app_poll();
     progress_once();
@@ -870,6 +877,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   for (auto [id, cb] : {std::pair<uint16_t, ucp_am_recv_callback_t>{kAmRequest, &on_request},
                         {kAmReply, &on_reply},
                         {kAmHello, drop},
+                        {kAmWake, drop},
                         {kAmSignal, &on_signal}}) {
     ucp_am_handler_param_t h{};
     h.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
@@ -1363,8 +1371,23 @@ int UcxPath::quiet(char* err, size_t errlen) {
     uint64_t f = flushed_.load(std::memory_order_relaxed);
     while (f < posted && !flushed_.compare_exchange_weak(f, posted)) {
     }
+    send_wakes();
   }
   return done;
+}
+
+void UcxPath::send_wakes() {
+  // Posted, not waited for: a lost wake costs the sleeper only its bounded sleep.
+  for (Peer& peer : peers_) {
+    if (!peer.wake_due.load(std::memory_order_relaxed) || !peer.wake_due.exchange(false)) continue;
+    ucp_ep_h ep = peer.ep.load(std::memory_order_acquire);
+    if (ep == nullptr || peer.failure.load(std::memory_order_acquire) != UCS_OK) continue;
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK;
+    param.flags = UCP_AM_SEND_FLAG_EAGER;
+    param.cb.send = [](void* request, ucs_status_t, void*) { ucp_request_free(request); };
+    (void)ucp_am_send_nbx(ep, kAmWake, &my_pe_, sizeof(my_pe_), nullptr, 0, &param);
+  }
 }
 
 int UcxPath::flush_worker(char* err, size_t errlen) {
@@ -1562,6 +1585,7 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
       void* req =
           ucp_put_nbx(ep, from + done, span, remote_address(pe, offset + done), rkey, &param);
       if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
+      peers_[pe].wake_due.store(true, std::memory_order_relaxed);
       // The source must stay untouched until the put is locally complete (blocking forms), or
       // until quiet (nbi forms, as OpenSHMEM says).
       if (nbi) {

@@ -74,6 +74,18 @@ vshmem_add_mpe_test(NAME ucx_sm_staged_peer_killed TARGET mpe_remote ARGS peer_k
   ENV UCX_TLS=sm,self VSHMEM_UCX_RMA=target VSHMEM_BOOTSTRAP_TIMEOUT=5
   WILL_FAIL_REGEX "shmem_(putmem|long_p|quiet): put to PE [0-9]+: (PE [0-9]+ failed or exited|no (progress|answer) for 5 s)|job watch: PE [0-9]+ \\((pid [0-9]+, on this node|on another node)\\) (exited|failed)|PE [0-9]+ \\(pid [0-9]+\\) was killed by signal 9")
 
+# A long wait on data that only remote peers write sleeps in the network's wait instead of
+# polling (the waiter's CPU), and still returns soon after the put, over shared memory and TCP.
+foreach(_tls sm tcp)
+  if(_tls STREQUAL "sm")
+    set(_ucx_env "UCX_TLS=sm,self")
+  else()
+    set(_ucx_env "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
+  endif()
+  vshmem_add_mpe_test(NAME ucx_${_tls}_wait_wake TARGET mpe_remote ARGS wait_wake NPES 2
+    LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env})
+endforeach()
+
 # A peer that dies or hangs mid-job: the next remote call fails with a message naming it,
 # within the time limit, instead of hanging.
 foreach(_tls sm tcp)
