@@ -86,6 +86,7 @@ constexpr uint16_t kAmSignal = 20;
 // wait there that sleeps in the network's wait (wait_event) for data our puts wrote into its
 // memory without any event of its own (RDMA, cross-memory copies).
 constexpr uint16_t kAmWake = 21;
+constexpr int64_t kWakeGapNs = 1'000'000;  // see send_wakes()
 // Target ops: bytes per active message, and chunks in flight per transfer (defaults of
 // VSHMEM_UCX_CHUNK_KIB and VSHMEM_UCX_CHUNKS). Every chunk holds a page-locked bounce buffer on
 // each side from its first step to its last (chunk_pipeline.hpp, run_staged).
@@ -235,6 +236,7 @@ struct Peer {
   std::mutex connect_mutex;           // one thread creates and wires up the endpoint
   std::atomic<int> failure{UCS_OK};   // set by the error handler
   std::atomic<bool> wake_due{false};  // network puts to it since our last quiet (kAmWake)
+  std::atomic<int64_t> woken_ns{0};   // when we last sent it kAmWake (steady clock)
   bool device_heap = false;
   class UcxPath* owner = nullptr;
   // Direct staging to this peer (our transfers): kDirectUnknown until the first staged transfer
@@ -1377,9 +1379,17 @@ int UcxPath::quiet(char* err, size_t errlen) {
 }
 
 void UcxPath::send_wakes() {
-  // Posted, not waited for: a lost wake costs the sleeper only its bounded sleep.
+  // Posted, not waited for: a lost wake costs the sleeper only its bounded sleep. At most one per
+  // peer per kWakeGapNs: a wait sleeps only after it has lasted that long
+  // (Backoff::kNetworkSleepAfterNs), and a put+quiet loop must not pay a message per quiet (2x
+  // the 8-byte put+quiet latency over shared memory, measured). A put that falls in the gap is
+  // seen at the end of the sleeper's bounded sleep (VSHMEM_WAIT_LOOK_US).
+  const int64_t now = Clock::now().time_since_epoch().count();
   for (Peer& peer : peers_) {
-    if (!peer.wake_due.load(std::memory_order_relaxed) || !peer.wake_due.exchange(false)) continue;
+    if (!peer.wake_due.load(std::memory_order_relaxed)) continue;
+    if (now - peer.woken_ns.load(std::memory_order_relaxed) < kWakeGapNs) continue;
+    if (!peer.wake_due.exchange(false)) continue;
+    peer.woken_ns.store(now, std::memory_order_relaxed);
     ucp_ep_h ep = peer.ep.load(std::memory_order_acquire);
     if (ep == nullptr || peer.failure.load(std::memory_order_acquire) != UCS_OK) continue;
     ucp_request_param_t param{};
