@@ -1381,9 +1381,9 @@ int UcxPath::quiet(char* err, size_t errlen) {
 void UcxPath::send_wakes() {
   // Posted, not waited for: a lost wake costs the sleeper only its bounded sleep. At most one per
   // peer per kWakeGapNs: a wait sleeps only after it has lasted that long
-  // (Backoff::kNetworkSleepAfterNs), and a put+quiet loop must not pay a message per quiet (2x
-  // the 8-byte put+quiet latency over shared memory, measured). A put that falls in the gap is
-  // seen at the end of the sleeper's bounded sleep (VSHMEM_WAIT_LOOK_US).
+  // (Backoff::kNetworkSleepAfterNs), and a put+quiet loop must not pay a message per quiet (up
+  // to 2x the 8-byte put+quiet latency over shared memory on the loaded 2-core box). A put that
+  // falls in the gap is seen at the end of the sleeper's bounded sleep (VSHMEM_WAIT_LOOK_US).
   const int64_t now = Clock::now().time_since_epoch().count();
   for (Peer& peer : peers_) {
     if (!peer.wake_due.load(std::memory_order_relaxed)) continue;
