@@ -127,8 +127,9 @@ struct RequestHeader {
   uint32_t amo;
   uint32_t width;
   // A put's or get's chunk in the requester's staging segment (direct staging): its offset there
-  // + 1; 0: a put's data travels in the message and a get's in the reply.
-  uint64_t direct;
+  // + 1; 0: a put's data travels in the message and a get's in the reply. Defaulted, so that
+  // requests built without it (atomics, signals) need not name it.
+  uint64_t direct = 0;
 };
 
 // As small as it can be: a barrier round is one such message.
