@@ -92,6 +92,8 @@ constexpr int64_t kWakeGapNs = 1'000'000;  // see send_wakes()
 // each side from its first step to its last (chunk_pipeline.hpp, run_staged).
 constexpr size_t kStageChunk = 512 << 10;
 constexpr int kStageDepth = 8;
+// Direct staging: the most our staging segment (own_segment()) takes.
+constexpr size_t kSegmentMax = size_t{256} << 20;
 // Data up to this size travels in the active message itself (UCP_AM_SEND_FLAG_EAGER: one
 // message, copied out on receipt); larger payloads let UCX choose, which is rendezvous for staged
 // chunks (the receiver fetches the bytes straight into its staging buffer: over shared memory
@@ -2045,9 +2047,11 @@ bool UcxPath::own_segment(std::string* why) {
     return g.memh != nullptr;
   }
   g.tried = true;
-  // Two transfers' worth of slots: a third transfer at once (the proxy thread and the
-  // application) takes ordinary staging buffers for its chunks.
-  const size_t slots = 2 * static_cast<size_t>(stage_depth_);
+  // Two transfers' worth of slots (a third transfer at once, the proxy thread's and the
+  // application's, takes ordinary staging buffers for its chunks), kSegmentMax at most: the
+  // largest chunks and depths (64 MiB x 64) would otherwise ask for 8 GiB of shared memory.
+  const size_t slots = std::max<size_t>(
+      1, std::min(2 * static_cast<size_t>(stage_depth_), kSegmentMax / stage_chunk_));
   ucp_mem_map_params_t mp{};
   mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
                   UCP_MEM_MAP_PARAM_FIELD_FLAGS;
