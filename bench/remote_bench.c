@@ -10,6 +10,8 @@
  *   put_bw        shmem_putmem_nbi of SIZE bytes, then shmem_quiet, GB/s (1 MiB and 64 MiB)
  *   get_bw        shmem_getmem of SIZE bytes, GB/s
  *   barrier       shmem_barrier_all over both PEs, us
+ *   pingpong      8-byte shmem_long_p answered by the peer's, each side waiting for it in
+ *                 shmem_long_wait_until: one way (half the round trip), us
  * Usage: remote_bench [impl-name] [reps] */
 #include <shmem.h>
 #include <stdio.h>
@@ -65,8 +67,9 @@ int main(int argc, char** argv) {
   const size_t big = (size_t)64 << 20;
   char* heap = (char*)shmem_malloc(big);
   long* counter = (long*)shmem_malloc(sizeof(long));
+  long* ball = (long*)shmem_malloc(sizeof(long));
   char* local = (char*)malloc(big);
-  if (heap == NULL || counter == NULL || local == NULL) {
+  if (heap == NULL || counter == NULL || ball == NULL || local == NULL) {
     fprintf(stderr, "remote_bench: out of memory\n");
     shmem_global_exit(1);
   }
@@ -74,6 +77,7 @@ int main(int argc, char** argv) {
   /* Through the API: on the GPU heap (VSHMEM_BACKEND=cuda) the CPU cannot store to it. */
   shmem_putmem(heap, local, big, me);
   shmem_long_p(counter, 0, me);
+  shmem_long_p(ball, 0, me);
   shmem_barrier_all();
   const int peer = 1;
   if (me == 0) {
@@ -124,6 +128,21 @@ int main(int argc, char** argv) {
     if (me == 0) report("barrier", 0, t / iters, "us", iters);
   }
   shmem_barrier_all();
+  {
+    const int iters = 1000;
+    long seq = 0;
+    double t;
+    MEDIAN_OF(
+        reps, t, for (int i = 0; i < iters; ++i) {
+          ++seq;
+          if (me == 0) shmem_long_p(ball, seq, 1);
+          shmem_long_wait_until(ball, SHMEM_CMP_EQ, seq);
+          if (me == 1) shmem_long_p(ball, seq, 0);
+        });
+    if (me == 0) report("pingpong", 8, t / iters / 2, "us", iters);
+  }
+  shmem_barrier_all();
+  shmem_free(ball);
   shmem_free(counter);
   shmem_free(heap);
   free(local);

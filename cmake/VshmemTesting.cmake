@@ -5,12 +5,14 @@
 #
 # vshmem_add_mpe_test(NAME n SOURCES s... [NPES 1 2 3 4 8] [LAUNCHERS vshmemrun mpi pmix]
 #                     [ENV K=V...] [ARGS a...] [LABELS l...] [TIMEOUT s] [WILL_FAIL_REGEX re]
-#                     [LAUNCHER_ARGS a...])
+#                     [OUTPUT_REGEX re] [LAUNCHER_ARGS a...])
 #   A multi-PE program (it exits non-zero on failure) run once per PE count and launcher:
 #   vshmemrun (socket bootstrap), mpirun with the mpi bootstrap, mpirun with the pmix bootstrap.
 #   Tests are named mpe.<n>.<launcher>.<npes>. WILL_FAIL_REGEX: the run must fail AND print a
-#   line matching the regex (for bad-input tests). LAUNCHER_ARGS go to vshmemrun before the
-#   program (e.g. --simulate-nodes 2); only the vshmemrun launcher takes them.
+#   line matching the regex (for bad-input tests). OUTPUT_REGEX: the run must succeed AND print a
+#   line matching the regex (which path it took, from its VSHMEM_DEBUG=info log). LAUNCHER_ARGS
+#   go to vshmemrun before the program (e.g. --simulate-nodes 2); only the vshmemrun launcher
+#   takes them.
 #   Unless NO_GPU_RERUN is given, the vshmemrun runs with 2, 4 or 8 PEs are registered a second
 #   time as gpu.<n>.<npes> with VSHMEM_BACKEND=cuda and the label "gpu": the host-API suite on
 #   the GPU heap (skipped where no GPU is usable). GPU_RERUN_ONLY registers that rerun only (the
@@ -57,7 +59,8 @@ function(vshmem_launch_command out launcher npes)
 endfunction()
 
 function(vshmem_add_mpe_test)
-  cmake_parse_arguments(A "NO_GPU_RERUN;GPU_RERUN_ONLY" "NAME;TIMEOUT;WILL_FAIL_REGEX;TARGET"
+  cmake_parse_arguments(A "NO_GPU_RERUN;GPU_RERUN_ONLY"
+                        "NAME;TIMEOUT;WILL_FAIL_REGEX;OUTPUT_REGEX;TARGET"
                         "SOURCES;NPES;LAUNCHERS;ENV;ARGS;LABELS;LIBS;LAUNCHER_ARGS" ${ARGN})
   if(NOT A_NPES)
     set(A_NPES ${VSHMEM_DEFAULT_NPES})
@@ -92,6 +95,10 @@ function(vshmem_add_mpe_test)
         add_test(NAME ${tname} COMMAND ${CMAKE_COMMAND} -DREGEX=${A_WILL_FAIL_REGEX}
                  -P ${PROJECT_SOURCE_DIR}/cmake/expect_failure.cmake -- ${cmd}
                  $<TARGET_FILE:${exe}> ${A_ARGS})
+      elseif(A_OUTPUT_REGEX)
+        add_test(NAME ${tname} COMMAND ${CMAKE_COMMAND} -DREGEX=${A_OUTPUT_REGEX}
+                 -P ${PROJECT_SOURCE_DIR}/cmake/expect_output.cmake -- ${cmd}
+                 $<TARGET_FILE:${exe}> ${A_ARGS})
       else()
         add_test(NAME ${tname} COMMAND ${cmd} $<TARGET_FILE:${exe}> ${A_ARGS})
       endif()
@@ -110,6 +117,10 @@ function(vshmem_add_mpe_test)
         if(A_WILL_FAIL_REGEX)
           add_test(NAME ${gname} COMMAND ${VSHMEM_GPU_OR_SKIP} ${CMAKE_COMMAND}
                    -DREGEX=${A_WILL_FAIL_REGEX} -P ${PROJECT_SOURCE_DIR}/cmake/expect_failure.cmake
+                   -- ${cmd} $<TARGET_FILE:${exe}> ${A_ARGS})
+        elseif(A_OUTPUT_REGEX)
+          add_test(NAME ${gname} COMMAND ${VSHMEM_GPU_OR_SKIP} ${CMAKE_COMMAND}
+                   -DREGEX=${A_OUTPUT_REGEX} -P ${PROJECT_SOURCE_DIR}/cmake/expect_output.cmake
                    -- ${cmd} $<TARGET_FILE:${exe}> ${A_ARGS})
         else()
           add_test(NAME ${gname} COMMAND ${VSHMEM_GPU_OR_SKIP} ${cmd} $<TARGET_FILE:${exe}>

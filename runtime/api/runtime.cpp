@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -148,6 +149,10 @@ constexpr uint64_t kYieldPhaseNs = 50'000;
 }  // namespace
 
 void Backoff::pause() {
+  if (late_sleeping_) {
+    late_sleep(monotonic_ns());
+    return;
+  }
   // A peer on another core answers in well under a microsecond: spin first. Measured on 2 cores
   // (bench/RESULTS.md, issue #15): yielding or napping while cores are free turns a 0.2 us
   // barrier into microseconds as soon as any other process runs; yielding while PEs outnumber
@@ -162,6 +167,13 @@ void Backoff::pause() {
   // Past the first spins, the clock decides (read every 256 spins, or at every yield).
   const uint64_t now = monotonic_ns();
   if (since_ns_ == 0) since_ns_ = now;
+  if (late_sleeper_ != nullptr && now - since_ns_ >= kNetworkSleepAfterNs) {
+    // From now on every pause sleeps (not only every 256th, where the clock is read: the spins
+    // in between, each progressing the network, cost a fifth of a core over TCP).
+    late_sleeping_ = true;
+    late_sleep(now);
+    return;
+  }
   if (now - since_ns_ < kActiveNs) {
     if (spin) {
       cpu_pause();
@@ -181,6 +193,15 @@ void Backoff::pause() {
   // About once a second (a peer that ends the job itself, e.g. with shmem_global_exit, is left
   // the time to do so), and right after a peer was seen gone.
   if (exited_ < 0 && ++naps_ % (sleeper_ != nullptr ? 128u : 16384u) != 0) return;
+  watch_peers();
+}
+
+void Backoff::late_sleep(uint64_t now) {
+  const uint64_t us = std::max<uint64_t>(sleep_limit_ns_ / 1000, 1);
+  late_sleeper_->wait_event(static_cast<int>(std::min<uint64_t>(us, 1'000'000)));
+  // About once a second, and right after a peer was seen gone (as the naps of pause()).
+  if (exited_ < 0 && now - watched_ns_ < 1'000'000'000) return;
+  watched_ns_ = now;
   watch_peers();
 }
 

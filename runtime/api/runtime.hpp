@@ -152,6 +152,14 @@ class Backoff {
   Backoff(const char* call, WakeWord own, uint64_t sleep_limit_ns = kSleepLimitNs,
           unsigned first_yields = 0)
       : call_(call), own_(own), sleep_limit_ns_(sleep_limit_ns), first_yields_(first_yields) {}
+  // A wait on data that only remote peers write (Transport::sole_writers_path): it polls as any
+  // wait does, and once it has lasted kNetworkSleepAfterNs it sleeps until `network` has a
+  // message for us (their puts' wake messages, signals, target ops), sleep_limit_ns at most at a
+  // time (a write the network does not announce, a store of our own GPU's kernels, is then seen
+  // within that). Only long waits sleep: a message-length wait that ended in a kernel wake-up
+  // made a TCP put/wait_until ping-pong 2-4x slower (session 8).
+  Backoff(const char* call, RemotePath* network, uint64_t sleep_limit_ns)
+      : call_(call), late_sleeper_(network), sleep_limit_ns_(sleep_limit_ns) {}
   void pause();
   // For a wait with a wake word: met() re-reads the condition (acquire), so that a sleep never
   // begins after the store it waits for.
@@ -175,14 +183,20 @@ class Backoff {
   // also end after 50 us (runtime.cpp: kYieldPhaseNs), since on a loaded machine one yield can
   // last a time slice: then 8.8 / 5.5 against the old loop's 10.5 / 5.4 and OSHMEM's 23 / 1539.
   static constexpr unsigned kDataFirstYields = 16;
+  // How long a wait on data written only by remote peers polls before it sleeps in the network's
+  // wait: far above a message's round trip (1-100 us), so that no ping-pong leg ends in a sleep.
+  static constexpr uint64_t kNetworkSleepAfterNs = 1'000'000;
 
  private:
-  bool sleep_next();   // whether this pause sleeps on own_
-  void after_sleep();  // the peer watch, once the wait is a long one
+  bool sleep_next();              // whether this pause sleeps on own_
+  void late_sleep(uint64_t now);  // one sleep in late_sleeper_'s wait (see its constructor)
+  void after_sleep();             // the peer watch, once the wait is a long one
   void watch_peers();
   const char* call_;
   bool over_network_ = false;
   RemotePath* sleeper_ = nullptr;
+  RemotePath* late_sleeper_ = nullptr;  // see the constructor
+  bool late_sleeping_ = false;          // past kNetworkSleepAfterNs: every pause sleeps there
   WakeWord own_;
   uint64_t sleep_limit_ns_ = kSleepLimitNs;
   unsigned first_yields_ = 0;  // when PEs outnumber the cores: yields before the first sleep

@@ -59,6 +59,11 @@ inline WakeWord data_wake(Runtime& rt, const void* addr, size_t bytes, int pe) {
 
 // A Backoff for a wait on data of PE pe that other PEs update.
 inline Backoff data_backoff(Runtime& rt, const char* call, const void* addr, size_t bytes, int pe) {
+  // Our own data, written by remote peers only: a long wait sleeps in the network's wait.
+  if (RemotePath* network = rt.transport->sole_writers_path();
+      network != nullptr && pe == rt.my_pe) {
+    return Backoff(call, network, data_sleep_limit_ns());
+  }
   // A store through shmem_ptr wakes nobody: it is seen within VSHMEM_WAIT_LOOK_US.
   return Backoff(call, data_wake(rt, addr, bytes, pe), data_sleep_limit_ns(),
                  Backoff::kDataFirstYields);

@@ -128,6 +128,11 @@ inline constexpr Var kVars[] = {
      "chunks of a staged remote transfer in flight at once (their copies to and from the heap "
      "overlap the network legs of the others)",
      nullptr, 1, 64},
+    {"VSHMEM_UCX_STAGE_DIRECT", Type::kBool, "1",
+     "`0`: staged transfers to a peer on the same host carry their bytes in UCX messages; by "
+     "default the target's copy reads and writes the initiator's page-locked staging buffers "
+     "directly, mapped through UCX's shared memory (`ucp_rkey_ptr`), where UCX and the memory "
+     "provider allow it (`VSHMEM_DEBUG=info` says per peer)"},
     {"VSHMEM_STATICS_UCX", Type::kBool, "1",
      "`0`: do not load the UCX plugin in a job whose PEs all map each other (then other PEs' "
      "global and static variables cannot be reached; a job with remote PEs loads it anyway)"},

@@ -55,6 +55,8 @@ namespace vshmem::detail {
   X(cuMemFree, 3020)                               \
   X(cuMemHostAlloc, 2020)                          \
   X(cuMemFreeHost, 2000)                           \
+  X(cuMemHostRegister, 6050)                       \
+  X(cuMemHostUnregister, 4000)                     \
   X(cuMemHostGetDevicePointer, 3020)               \
   X(cuMemcpyAsync, 4000)                           \
   X(cuMemsetD8Async, 3020)                         \

@@ -1145,6 +1145,34 @@ class CudaProvider final : public MemoryProvider {
     ScopedContext scope(*device_);
     (void)drv_.cuMemFreeHost(p);
   }
+  Status register_host(void* p, size_t bytes) override {
+    const stall::Scope watched("cuda provider: host memory registration (cuMemHostRegister)",
+                               bytes);
+    ScopedContext scope(*device_);
+    VSHMEM_RETURN_IF_ERROR(scope.status());
+    const CUresult r = drv_.cuMemHostRegister(p, bytes, CU_MEMHOSTREGISTER_PORTABLE);
+    if (r == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) {
+      // Someone else in this process registered it (UCX's CUDA support registers host memory it
+      // allocates): usable as it is, and not ours to unregister.
+      std::lock_guard<std::mutex> lock(started_mu_);
+      foreign_registered_.push_back(p);
+      return Status::ok();
+    }
+    return drv_.check(r, log::format("cuMemHostRegister(%p, %zu bytes, PORTABLE)", p, bytes));
+  }
+  void unregister_host(void* p) override {
+    if (p == nullptr) return;
+    {
+      std::lock_guard<std::mutex> lock(started_mu_);
+      auto it = std::find(foreign_registered_.begin(), foreign_registered_.end(), p);
+      if (it != foreign_registered_.end()) {
+        foreign_registered_.erase(it);
+        return;
+      }
+    }
+    ScopedContext scope(*device_);
+    (void)drv_.cuMemHostUnregister(p);
+  }
 
   Result<std::unique_ptr<Buffer>> allocate(BufferKind kind, size_t bytes) override {
     if (bytes == 0) return error(Code::kInvalidArgument, "allocate: 0 bytes");
@@ -1409,6 +1437,9 @@ class CudaProvider final : public MemoryProvider {
   bool sync_memops_warned_ = false;
   std::vector<HandleKind> kinds_;
   CUstream stream_ = nullptr;
+  // register_host() found registered by someone else: left registered by unregister_host()
+  // (guarded by started_mu_).
+  std::vector<void*> foreign_registered_;
   // copy_start()'s streams, and which of them are idle (indices).
   std::mutex started_mu_;
   std::vector<CUstream> started_streams_;

@@ -288,6 +288,16 @@ class MemoryProvider {
     return p;
   }
   virtual void free_staging(void* p) { std::free(p); }
+  // Host memory allocated elsewhere (shared memory another process maps too) made what
+  // alloc_staging gives: a buffer copy() moves to and from this provider's memory at full speed.
+  // cuda: page-locked and known to every context (cuMemHostRegister, portable); nothing for host
+  // memory. Undone with unregister_host before the memory is unmapped.
+  virtual Status register_host(void* p, size_t bytes) {
+    (void)p;
+    (void)bytes;
+    return Status::ok();
+  }
+  virtual void unregister_host(void* p) { (void)p; }
   // The inbound atomic mailbox (vshmem/device/impl/proxy_mailbox.h), made on the first call and
   // kept: from then on atomic() posts its requests there, for a kernel of this process that waits
   // in a vshmem call to perform, with a one-thread kernel kept queued for when none waits; a

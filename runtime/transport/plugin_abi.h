@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define VSHMEM_TRANSPORT_ABI_VERSION 7
+#define VSHMEM_TRANSPORT_ABI_VERSION 8
 
 /* An offset with this bit set addresses the program's global and static variables (its data
  * segment) instead of the heap: the rest is the offset from each PE's own segment base, which
@@ -55,6 +55,13 @@ typedef struct vshmem_transport_host {
   int (*copy_start)(void* ctx, void* dst, const void* src, size_t bytes, uint64_t* ticket,
                     char* err, size_t errlen);
   int (*copy_test)(void* ctx, uint64_t ticket, int* done, char* err, size_t errlen);
+  /* Host memory the plugin got elsewhere (staging buffers that UCX allocated in shared memory, or
+   * a same-host peer's, mapped here) made a buffer that copy and copy_start move to and from the
+   * heap at full speed, as alloc_staging's are: page-locked for the GPU's copy engines
+   * (cuMemHostRegister) for a GPU heap; nothing to do for a host heap. unregister_host undoes
+   * it, before the memory goes. Since ABI 8. */
+  int (*register_host)(void* ctx, void* p, size_t bytes, char* err, size_t errlen);
+  void (*unregister_host)(void* ctx, void* p);
 } vshmem_transport_host;
 
 typedef struct vshmem_transport_init_args {
@@ -78,6 +85,7 @@ typedef struct vshmem_transport_init_args {
   long stage_chunks;          /* VSHMEM_UCX_CHUNKS */
   const char* user_tls;       /* the user's UCX_TLS, or NULL when unset or empty */
   int user_sm_error_handling; /* UCX_MM_ERROR_HANDLING or UCX_POSIX_ERROR_HANDLING is set */
+  int stage_direct;           /* VSHMEM_UCX_STAGE_DIRECT (since ABI 8) */
 } vshmem_transport_init_args;
 
 /* Capability bits of a plugin instance (like UCT_IFACE_FLAG_*). */

@@ -20,6 +20,19 @@
 // progress thread, which performs it with the memory provider (copies staged through host
 // buffers on both sides, chunks pipelined: chunk_pipeline.hpp; atomics with the provider's atomic,
 // so atomic with respect to device atomics).
+//
+// Direct staging (same host): a staged chunk's bytes need not travel in UCX messages when the
+// target can map the initiator's staging buffers. The initiator's buffers are one segment that
+// UCX allocates (ucp_mem_map, UCP_MEM_MAP_ALLOCATE: shared memory where UCX has a shared-memory
+// transport), registered with the memory provider (page-locked for the GPU's copy engines); its
+// rkey goes to the target once (TargetOp::kAttach), and the target asks ucp_rkey_ptr for a
+// pointer to it, which UCX gives only where it has a shared-memory mapping of that memory (a
+// peer on the same host; between real nodes it refuses, and the chunks travel as before). The
+// target registers the mapped segment with its provider too, and from then on its copy reads a
+// put's chunk straight from the initiator's buffer and writes a get's chunk straight into it: the
+// messages carry only where (RequestHeader::direct). Over shared memory every byte otherwise
+// crossed between the processes by host-thread copies (UCX's FIFO fragments, or cma), at about
+// 5 GB/s per thread on the H200 host, where the copy engines move 50+ GB/s.
 #include <poll.h>
 #include <sched.h>
 #include <sys/epoll.h>
@@ -69,11 +82,18 @@ constexpr uint16_t kAmReply = 18;
 constexpr uint16_t kAmHello = 19;
 // A signal (signal_add): SignalHeader, performed on receipt, not answered.
 constexpr uint16_t kAmSignal = 20;
+// After our network puts to a peer completed (quiet): the peer drops it, but its arrival wakes a
+// wait there that sleeps in the network's wait (wait_event) for data our puts wrote into its
+// memory without any event of its own (RDMA, cross-memory copies).
+constexpr uint16_t kAmWake = 21;
+constexpr int64_t kWakeGapNs = 1'000'000;  // see send_wakes()
 // Target ops: bytes per active message, and chunks in flight per transfer (defaults of
 // VSHMEM_UCX_CHUNK_KIB and VSHMEM_UCX_CHUNKS). Every chunk holds a page-locked bounce buffer on
 // each side from its first step to its last (chunk_pipeline.hpp, run_staged).
 constexpr size_t kStageChunk = 512 << 10;
 constexpr int kStageDepth = 8;
+// Direct staging: the most our staging segment (own_segment()) takes.
+constexpr size_t kSegmentMax = size_t{256} << 20;
 // Data up to this size travels in the active message itself (UCP_AM_SEND_FLAG_EAGER: one
 // message, copied out on receipt); larger payloads let UCX choose, which is rendezvous for staged
 // chunks (the receiver fetches the bytes straight into its staging buffer: over shared memory
@@ -94,7 +114,9 @@ constexpr int kHandoffMs = 1;
 // At finalize, how long we wait for our last operations and endpoint closes (peers may be gone).
 constexpr std::chrono::seconds kCloseWait{2};
 
-enum class TargetOp : uint32_t { kPut = 1, kGet = 2, kAtomic = 3 };
+// kAttach: the requester's staging segment (direct staging): operand is its address in the
+// requester's address space, compare its length, and the data its packed rkey.
+enum class TargetOp : uint32_t { kPut = 1, kGet = 2, kAtomic = 3, kAttach = 4 };
 
 struct RequestHeader {
   uint32_t op;  // TargetOp
@@ -106,6 +128,10 @@ struct RequestHeader {
   uint64_t compare;
   uint32_t amo;
   uint32_t width;
+  // A put's or get's chunk in the requester's staging segment (direct staging): its offset there
+  // + 1; 0: a put's data travels in the message and a get's in the reply. Defaulted, so that
+  // requests built without it (atomics, signals) need not name it.
+  uint64_t direct = 0;
 };
 
 // As small as it can be: a barrier round is one such message.
@@ -212,9 +238,24 @@ struct Peer {
   std::atomic<ucp_ep_h> ep{nullptr};  // set once the endpoint is wired up
   std::mutex connect_mutex;           // one thread creates and wires up the endpoint
   std::atomic<int> failure{UCS_OK};   // set by the error handler
+  std::atomic<bool> wake_due{false};  // network puts to it since our last quiet (kAmWake)
+  std::atomic<int64_t> woken_ns{0};   // when we last sent it kAmWake (steady clock)
   bool device_heap = false;
   class UcxPath* owner = nullptr;
+  // Direct staging to this peer (our transfers): kDirectUnknown until the first staged transfer
+  // asks the peer to map our staging segment (direct_to()).
+  std::atomic<int> direct{0};
+  std::mutex direct_mutex;
+  // Direct staging from this peer (its transfers, performed here): its staging segment, mapped
+  // here by its kAttach (ucp_rkey_ptr) and registered with the provider.
+  std::mutex mapped_mutex;
+  ucp_rkey_h mapped_rkey = nullptr;
+  std::atomic<uint8_t*> mapped_base{nullptr};
+  std::atomic<size_t> mapped_bytes{0};
 };
+constexpr int kDirectUnknown = 0;
+constexpr int kDirectYes = 1;
+constexpr int kDirectNo = 2;
 
 class UcxPath {
  public:
@@ -261,6 +302,8 @@ class UcxPath {
   // An _nbi operation's request, completed at quiet.
   void keep_nbi(int pe, void* request);
   int flush_worker(char* err, size_t errlen);
+  // kAmWake to every peer our network puts reached since the last call (quiet).
+  void send_wakes();
   void progress() {
     note_app_poll();
     progress_once();
@@ -332,32 +375,88 @@ class UcxPath {
     reply->data.resize(bytes);
     return reply->data.data();
   }
-  // stage_depth_ buffers for one staged transfer of ours, taken on first use.
+  // stage_depth_ buffers for one staged transfer of ours, taken on first use: with `direct`,
+  // slots of our staging segment (the target maps it) while it has free ones, else ordinary
+  // staging buffers (whose chunks travel in the messages).
   class StagingSet {
    public:
-    explicit StagingSet(UcxPath& path)
-        : path_(path), bufs_(static_cast<size_t>(path.stage_depth_), nullptr) {}
+    StagingSet(UcxPath& path, bool direct)
+        : path_(path),
+          direct_(direct),
+          bufs_(static_cast<size_t>(path.stage_depth_), nullptr),
+          offsets_(static_cast<size_t>(path.stage_depth_), kNone) {}
     ~StagingSet() {
-      for (void* p : bufs_) {
-        if (p != nullptr && !abandoned_) path_.give_staging(p);
+      if (abandoned_) return;  // UCX or the peer may still use them: never handed out again
+      for (size_t i = 0; i < bufs_.size(); ++i) {
+        if (bufs_[i] == nullptr) continue;
+        if (offsets_[i] != kNone) {
+          path_.give_segment_slot(offsets_[i]);
+        } else {
+          path_.give_staging(bufs_[i]);
+        }
       }
     }
     int get(int slot, void** out, char* err, size_t errlen) {
-      void*& b = bufs_[static_cast<size_t>(slot)];
-      if (b == nullptr) {
-        if (int r = path_.take_staging(&b, err, errlen)) return r;
+      const auto i = static_cast<size_t>(slot);
+      if (bufs_[i] == nullptr) {
+        if (direct_ && path_.take_segment_slot(&offsets_[i])) {
+          bufs_[i] = path_.segment_.base + offsets_[i];
+        } else if (int r = path_.take_staging(&bufs_[i], err, errlen)) {
+          return r;
+        }
       }
-      *out = b;
+      *out = bufs_[i];
       return 0;
     }
-    void* at(int slot) const { return bufs_[static_cast<size_t>(slot)]; }
+    // The slot's offset in our staging segment, or kNone (an ordinary staging buffer).
+    size_t segment_offset(int slot) const { return offsets_[static_cast<size_t>(slot)]; }
     void abandon() { abandoned_ = true; }
+    static constexpr size_t kNone = ~size_t{0};
 
    private:
     UcxPath& path_;
+    const bool direct_;
     std::vector<void*> bufs_;
+    std::vector<size_t> offsets_;
     bool abandoned_ = false;
   };
+  // Direct staging (see the top of the file): our staging segment, made on the first staged
+  // transfer that may use it (own_segment()), cut into slots of stage_chunk_ bytes.
+  struct Segment {
+    bool tried = false;
+    std::string failure;  // why there is none
+    ucp_mem_h memh = nullptr;
+    uint8_t* base = nullptr;
+    size_t bytes = 0;
+    bool registered = false;  // with the provider (host_.register_host)
+    std::vector<uint8_t> packed;
+    std::vector<size_t> free;  // offsets of the free slots
+  };
+  std::mutex segment_mutex_;
+  Segment segment_;
+  // Makes our staging segment on the first call; false (with *why) when UCX or the provider
+  // would not.
+  bool own_segment(std::string* why);
+  bool take_segment_slot(size_t* offset) {
+    std::lock_guard<std::mutex> lock(segment_mutex_);
+    if (segment_.free.empty()) return false;
+    *offset = segment_.free.back();
+    segment_.free.pop_back();
+    return true;
+  }
+  void give_segment_slot(size_t offset) {
+    std::lock_guard<std::mutex> lock(segment_mutex_);
+    segment_.free.push_back(offset);
+  }
+  // Whether our staged transfers to PE pe use direct staging: asked once per peer (the peer maps
+  // our segment, or says why it cannot); an error only when the peer did not answer.
+  int direct_to(int pe, ucp_ep_h ep, bool* direct, char* err, size_t errlen);
+  // The target's side of kAttach: maps the requester's segment; "" or why not.
+  std::string attach_peer(const Work& w);
+  // [offset, offset + bytes) of PE pe's staging segment, mapped here; null (with *why) if not.
+  uint8_t* peer_segment(int pe, uint64_t offset, uint64_t bytes, std::string* why);
+  // Staged chunks of ours, by how their bytes crossed (logged at VSHMEM_DEBUG=info at the end).
+  std::atomic<uint64_t> chunks_direct_{0}, chunks_carried_{0};
   std::mutex staging_mutex_;
   std::vector<void*> staging_free_;
   std::vector<void*> staging_all_;
@@ -471,6 +570,7 @@ class UcxPath {
   // time went, summed in nanoseconds: logged at VSHMEM_DEBUG=info when the path closes.
   struct ServedStats {
     std::atomic<uint64_t> chunks{0}, bytes{0};
+    std::atomic<uint64_t> direct{0};    // of the chunks: direct staging (no data in the messages)
     std::atomic<uint64_t> fetch_ns{0};  // request arrived -> its data is here (rendezvous)
     std::atomic<uint64_t> queue_ns{0};  // data here -> a thread starts performing it
     std::atomic<uint64_t> copy_ns{0};   // performing (the copy into or out of the heap) -> reply
@@ -487,6 +587,7 @@ class UcxPath {
     const Clock::time_point now = Clock::now();
     const Clock::time_point in = w.data_in == Clock::time_point{} ? w.arrived : w.data_in;
     served_.chunks.fetch_add(1, std::memory_order_relaxed);
+    if (w.header.direct != 0) served_.direct.fetch_add(1, std::memory_order_relaxed);
     served_.bytes.fetch_add(w.header.bytes, std::memory_order_relaxed);
     served_.fetch_ns.fetch_add(ns(in - w.arrived), std::memory_order_relaxed);
     served_.queue_ns.fetch_add(ns(performed - in), std::memory_order_relaxed);
@@ -530,6 +631,7 @@ class UcxPath {
   // Staged transfers (target ops): bytes per chunk (and per staging buffer), chunks in flight.
   size_t stage_chunk_ = kStageChunk;
   int stage_depth_ = kStageDepth;
+  bool stage_direct_ = true;  // VSHMEM_UCX_STAGE_DIRECT
   struct AppWait {
     explicit AppWait(UcxPath& p) : path(p) { path.app_waiters_.fetch_add(1); }
     ~AppWait() {
@@ -697,6 +799,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   }
   stage_chunk_ = static_cast<size_t>(chunk_kib) << 10;
   stage_depth_ = static_cast<int>(depth);
+  stage_direct_ = args.stage_direct != 0;
   ucp_config_t* config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) {
@@ -779,6 +882,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   for (auto [id, cb] : {std::pair<uint16_t, ucp_am_recv_callback_t>{kAmRequest, &on_request},
                         {kAmReply, &on_reply},
                         {kAmHello, drop},
+                        {kAmWake, drop},
                         {kAmSignal, &on_signal}}) {
     ucp_am_handler_param_t h{};
     h.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
@@ -879,12 +983,19 @@ void UcxPath::shutdown() {
     const auto us = [n](const std::atomic<uint64_t>& ns) {
       return static_cast<double>(ns.load()) / 1e3 / static_cast<double>(n);
     };
-    log(2, format("ucx: served %llu staged chunks of peers (%.1f MiB): per chunk, data fetched "
-                  "%.1f us after the request (rendezvous), queued %.1f us, copied and answered "
-                  "in %.1f us",
+    log(2, format("ucx: served %llu staged chunks of peers (%.1f MiB, %llu direct): per chunk, "
+                  "data fetched %.1f us after the request (rendezvous), queued %.1f us, copied "
+                  "and answered in %.1f us",
                   static_cast<unsigned long long>(n),
-                  static_cast<double>(served_.bytes.load()) / (1 << 20), us(served_.fetch_ns),
+                  static_cast<double>(served_.bytes.load()) / (1 << 20),
+                  static_cast<unsigned long long>(served_.direct.load()), us(served_.fetch_ns),
                   us(served_.queue_ns), us(served_.copy_ns)));
+  }
+  if (const uint64_t d = chunks_direct_.load(), c = chunks_carried_.load();
+      d + c != 0 && log_enabled(2)) {
+    log(2, format("ucx: staged chunks of ours: %llu direct (the target's copy read or wrote our "
+                  "staging buffers), %llu carried in UCX messages",
+                  static_cast<unsigned long long>(d), static_cast<unsigned long long>(c)));
   }
   stopping_.store(true);
   wake();
@@ -959,8 +1070,24 @@ void UcxPath::shutdown() {
       copies_.clear();
       copies_count_.store(0);
     }
+    // Peers' staging segments mapped here (direct staging): no copy of ours uses them now.
+    for (Peer& p : peers_) {
+      std::lock_guard<std::mutex> lock(p.mapped_mutex);
+      uint8_t* base = p.mapped_base.exchange(nullptr);
+      if (base != nullptr) host_.unregister_host(host_.ctx, base);
+      if (p.mapped_rkey != nullptr) ucp_rkey_destroy(p.mapped_rkey);
+      p.mapped_rkey = nullptr;
+    }
     ucp_worker_destroy(worker_);
     worker_ = nullptr;
+  }
+  // Our staging segment, after the worker (UCX may have used it until then). A peer that still
+  // maps it keeps the shared memory alive until it unmaps it or exits.
+  if (segment_.memh != nullptr) {
+    if (segment_.registered) host_.unregister_host(host_.ctx, segment_.base);
+    ucp_mem_unmap(context_, segment_.memh);
+    segment_.memh = nullptr;
+    segment_.registered = false;
   }
   // After the worker: UCX may have used them until then.
   for (void* p : staging_all_) host_.free_staging(host_.ctx, p);
@@ -1249,8 +1376,31 @@ int UcxPath::quiet(char* err, size_t errlen) {
     uint64_t f = flushed_.load(std::memory_order_relaxed);
     while (f < posted && !flushed_.compare_exchange_weak(f, posted)) {
     }
+    send_wakes();
   }
   return done;
+}
+
+void UcxPath::send_wakes() {
+  // Posted, not waited for: a lost wake costs the sleeper only its bounded sleep. At most one per
+  // peer per kWakeGapNs: a wait sleeps only after it has lasted that long
+  // (Backoff::kNetworkSleepAfterNs), and a put+quiet loop must not pay a message per quiet (up
+  // to 2x the 8-byte put+quiet latency over shared memory on the loaded 2-core box). A put that
+  // falls in the gap is seen at the end of the sleeper's bounded sleep (VSHMEM_WAIT_LOOK_US).
+  const int64_t now = Clock::now().time_since_epoch().count();
+  for (Peer& peer : peers_) {
+    if (!peer.wake_due.load(std::memory_order_relaxed)) continue;
+    if (now - peer.woken_ns.load(std::memory_order_relaxed) < kWakeGapNs) continue;
+    if (!peer.wake_due.exchange(false)) continue;
+    peer.woken_ns.store(now, std::memory_order_relaxed);
+    ucp_ep_h ep = peer.ep.load(std::memory_order_acquire);
+    if (ep == nullptr || peer.failure.load(std::memory_order_acquire) != UCS_OK) continue;
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK;
+    param.flags = UCP_AM_SEND_FLAG_EAGER;
+    param.cb.send = [](void* request, ucs_status_t, void*) { ucp_request_free(request); };
+    (void)ucp_am_send_nbx(ep, kAmWake, &my_pe_, sizeof(my_pe_), nullptr, 0, &param);
+  }
 }
 
 int UcxPath::flush_worker(char* err, size_t errlen) {
@@ -1448,6 +1598,7 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
       void* req =
           ucp_put_nbx(ep, from + done, span, remote_address(pe, offset + done), rkey, &param);
       if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
+      peers_[pe].wake_due.store(true, std::memory_order_relaxed);
       // The source must stay untouched until the put is locally complete (blocking forms), or
       // until quiet (nbi forms, as OpenSHMEM says).
       if (nbi) {
@@ -1673,8 +1824,8 @@ int UcxPath::wait_op(PendingOp& op, uint64_t token, int pe, const char* what, ch
 // started and polled (host_.copy_start), so they overlap the network legs of other chunks.
 class UcxPath::StagedOps {
  public:
-  StagedOps(UcxPath& path, bool put, int pe, ucp_ep_h ep, uint64_t offset, void* local, char* err,
-            size_t errlen)
+  StagedOps(UcxPath& path, bool put, int pe, ucp_ep_h ep, uint64_t offset, void* local, bool direct,
+            char* err, size_t errlen)
       : path_(path),
         put_(put),
         pe_(pe),
@@ -1684,7 +1835,7 @@ class UcxPath::StagedOps {
         err_(err),
         errlen_(errlen),
         what_(put ? "put to" : "get from"),
-        bounce_(path),
+        bounce_(path, direct),
         slots_(static_cast<size_t>(path.stage_depth_)),
         last_move_(Clock::now()) {}
 
@@ -1723,11 +1874,15 @@ class UcxPath::StagedOps {
     Slot& slot = slots_[static_cast<size_t>(c.slot)];
     void* buf = nullptr;
     if (int r = bounce_.get(c.slot, &buf, err_, errlen_)) return r;
+    // A slot of our staging segment: the target's copy reads or writes it where it is (direct
+    // staging), and the messages carry no data.
+    const size_t at = bounce_.segment_offset(c.slot);
+    const bool direct = at != StagingSet::kNone;
     slot.op.done.store(false);
     slot.op.status = 0;
     slot.op.text.clear();
-    slot.op.data = put_ ? nullptr : buf;  // a get's reply lands here
-    slot.op.bytes = put_ ? 0 : c.bytes;
+    slot.op.data = put_ || direct ? nullptr : buf;  // a get's reply lands here
+    slot.op.bytes = put_ || direct ? 0 : c.bytes;
     slot.send = nullptr;
     slot.net_t0 = Clock::now();
     slot.token = path_.register_op(&slot.op);
@@ -1739,8 +1894,11 @@ class UcxPath::StagedOps {
                                 0,
                                 0,
                                 0,
-                                0};
-    return path_.send_request(pe_, ep_, slot.header, put_ ? buf : nullptr, put_ ? c.bytes : 0,
+                                0,
+                                direct ? at + 1 : 0};
+    (direct ? path_.chunks_direct_ : path_.chunks_carried_).fetch_add(1, std::memory_order_relaxed);
+    const bool carried = put_ && !direct;
+    return path_.send_request(pe_, ep_, slot.header, carried ? buf : nullptr, carried ? c.bytes : 0,
                               &slot.send, what_, err_, errlen_);
   }
   // Done when the target has answered and our send is complete (UCX no longer reads the bounce
@@ -1847,16 +2005,22 @@ class UcxPath::StagedOps {
 int UcxPath::target_transfer(bool put, int pe, ucp_ep_h ep, uint64_t offset, void* local,
                              size_t bytes, char* err, size_t errlen) {
   AppWait app(*this);
-  StagedOps ops(*this, put, pe, ep, offset, local, err, errlen);
+  // Direct staging for chunks larger than an eager message (smaller ones cost one message
+  // either way, and a small transfer needs no set-up on its path).
+  bool direct = false;
+  if (bytes > kEagerMax) {
+    if (int r = direct_to(pe, ep, &direct, err, errlen)) return r;
+  }
+  StagedOps ops(*this, put, pe, ep, offset, local, direct, err, errlen);
   const Clock::time_point t0 = Clock::now();
   const int rc = vshmem::run_staged(bytes, stage_chunk_, stage_depth_, put, ops);
   if (rc == 0 && bytes >= static_cast<size_t>(stage_depth_) * stage_chunk_ && log_enabled(2)) {
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     log(2, format("ucx: staged %s PE %d: %zu bytes in %.3f ms (%.2f GB/s; chunks of %zu KiB, %d "
-                  "in flight): %s",
+                  "in flight, %s): %s",
                   put ? "put to" : "get from", pe, bytes, s * 1e3,
                   static_cast<double>(bytes) / s / 1e9, stage_chunk_ >> 10, stage_depth_,
-                  ops.summary().c_str()));
+                  direct ? "direct" : "carried in messages", ops.summary().c_str()));
   }
   return rc;
 }
@@ -1870,6 +2034,180 @@ int UcxPath::target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source
 int UcxPath::target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t bytes, char* err,
                         size_t errlen) {
   return target_transfer(false, pe, ep, offset, dest, bytes, err, errlen);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Direct staging (see the top of the file).
+
+bool UcxPath::own_segment(std::string* why) {
+  std::lock_guard<std::mutex> lock(segment_mutex_);
+  Segment& g = segment_;
+  if (g.tried) {
+    *why = g.failure;
+    return g.memh != nullptr;
+  }
+  g.tried = true;
+  // Two transfers' worth of slots (a third transfer at once, the proxy thread's and the
+  // application's, takes ordinary staging buffers for its chunks), kSegmentMax at most: the
+  // largest chunks and depths (64 MiB x 64) would otherwise ask for 8 GiB of shared memory.
+  const size_t slots = std::max<size_t>(
+      1, std::min(2 * static_cast<size_t>(stage_depth_), kSegmentMax / stage_chunk_));
+  ucp_mem_map_params_t mp{};
+  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                  UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+  mp.address = nullptr;
+  mp.length = slots * stage_chunk_;
+  mp.flags = UCP_MEM_MAP_ALLOCATE;
+  ucs_status_t s = ucp_mem_map(context_, &mp, &g.memh);
+  if (s != UCS_OK) {
+    g.memh = nullptr;
+    g.failure = format("ucp_mem_map(%zu bytes, ALLOCATE): %s", mp.length, ucs_status_string(s));
+    *why = g.failure;
+    return false;
+  }
+  ucp_mem_attr_t attr{};
+  attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
+  s = ucp_mem_query(g.memh, &attr);
+  void* packed = nullptr;
+  size_t packed_bytes = 0;
+  if (s == UCS_OK) s = ucp_rkey_pack(context_, g.memh, &packed, &packed_bytes);
+  char e[512] = {};
+  int rc = 0;
+  if (s == UCS_OK) {
+    g.base = static_cast<uint8_t*>(attr.address);
+    g.bytes = attr.length;
+    g.packed.assign(static_cast<uint8_t*>(packed), static_cast<uint8_t*>(packed) + packed_bytes);
+    ucp_rkey_buffer_release(packed);
+    rc = host_.register_host(host_.ctx, g.base, g.bytes, e, sizeof(e));
+  }
+  if (s != UCS_OK || rc != 0) {
+    g.failure = s != UCS_OK ? format("ucp_mem_query/ucp_rkey_pack: %s", ucs_status_string(s))
+                            : format("registering it with the memory provider: %s", e);
+    ucp_mem_unmap(context_, g.memh);
+    g.memh = nullptr;
+    g.base = nullptr;
+    *why = g.failure;
+    return false;
+  }
+  g.registered = true;
+  for (size_t i = slots; i-- > 0;) g.free.push_back(i * stage_chunk_);
+  return true;
+}
+
+int UcxPath::direct_to(int pe, ucp_ep_h ep, bool* direct, char* err, size_t errlen) {
+  Peer& peer = peers_[pe];
+  int mode = peer.direct.load(std::memory_order_acquire);
+  if (mode == kDirectUnknown) {
+    std::lock_guard<std::mutex> lock(peer.direct_mutex);
+    mode = peer.direct.load(std::memory_order_acquire);
+    if (mode == kDirectUnknown) {
+      std::string why;
+      if (!stage_direct_) {
+        why = "VSHMEM_UCX_STAGE_DIRECT=0";
+      } else if (own_segment(&why)) {
+        // The peer maps our segment (kAttach), or says why it cannot.
+        PendingOp pending;
+        const uint64_t token = register_op(&pending);
+        RequestHeader h{static_cast<uint32_t>(TargetOp::kAttach),
+                        my_pe_,
+                        token,
+                        0,
+                        segment_.packed.size(),
+                        reinterpret_cast<uintptr_t>(segment_.base),
+                        segment_.bytes,
+                        0,
+                        0,
+                        0};
+        const char* what = "mapping staging buffers on";
+        void* send = nullptr;
+        if (int r = send_request(pe, ep, h, segment_.packed.data(), segment_.packed.size(), &send,
+                                 what, err, errlen)) {
+          forget_op(token);
+          return r;
+        }
+        int r = wait_op(pending, token, pe, what, err, errlen);
+        forget_op(token);
+        const int w = wait(send, pe, what, err, errlen);
+        if (r == 0) r = w;
+        if (r != 0 && pending.status == 0) return r;  // no answer: the peer failed
+        if (pending.status != 0)
+          why = format("PE %d cannot map them: %s", pe, pending.text.c_str());
+      }
+      mode = why.empty() ? kDirectYes : kDirectNo;
+      peer.direct.store(mode, std::memory_order_release);
+      if (mode == kDirectYes) {
+        log(2, format("ucx: staged transfers to PE %d: direct (PE %d's copies read and write our "
+                      "page-locked staging buffers, %zu bytes, through UCX's shared memory; the "
+                      "messages carry no data)",
+                      pe, pe, segment_.bytes));
+      } else {
+        log(2, format("ucx: staged transfers to PE %d: data carried in UCX messages (%s)", pe,
+                      why.c_str()));
+      }
+    }
+  }
+  *direct = mode == kDirectYes;
+  return 0;
+}
+
+std::string UcxPath::attach_peer(const Work& w) {
+  const RequestHeader& h = w.header;
+  const int pe = h.from_pe;
+  if (pe < 0 || pe >= n_pes_ || pe == my_pe_ || w.data == nullptr || h.bytes == 0 ||
+      h.compare == 0) {
+    return "malformed request";
+  }
+  Peer& peer = peers_[pe];
+  std::lock_guard<std::mutex> lock(peer.mapped_mutex);
+  if (peer.mapped_base.load() != nullptr) return "";  // asked again (another thread of it)
+  ucp_ep_h ep = nullptr;
+  char err[512] = {};
+  if (ep_of(pe, "mapping the staging buffers of", &ep, err, sizeof(err)) != 0) return err;
+  ucp_rkey_h rkey = nullptr;
+  ucs_status_t s = ucp_ep_rkey_unpack(ep, w.data, &rkey);
+  if (s != UCS_OK) return format("ucp_ep_rkey_unpack: %s", ucs_status_string(s));
+  void* p = nullptr;
+  s = ucp_rkey_ptr(rkey, h.operand, &p);
+  if (s != UCS_OK) {
+    ucp_rkey_destroy(rkey);
+    // UCS_ERR_UNREACHABLE: no shared-memory mapping of that memory (another host, or transports
+    // without one).
+    return format("ucp_rkey_ptr: %s (UCX has no shared-memory mapping of PE %d's memory here)",
+                  ucs_status_string(s), pe);
+  }
+  if (int rc = host_.register_host(host_.ctx, p, h.compare, err, sizeof(err))) {
+    (void)rc;
+    ucp_rkey_destroy(rkey);
+    return format("registering the mapping with the memory provider: %s", err);
+  }
+  peer.mapped_rkey = rkey;
+  peer.mapped_bytes.store(h.compare, std::memory_order_relaxed);
+  peer.mapped_base.store(static_cast<uint8_t*>(p), std::memory_order_release);
+  log(2, format("ucx: PE %d's staging buffers (%llu bytes) mapped here: its staged chunks are "
+                "copied straight from and into them",
+                pe, static_cast<unsigned long long>(h.compare)));
+  return "";
+}
+
+uint8_t* UcxPath::peer_segment(int pe, uint64_t offset, uint64_t bytes, std::string* why) {
+  if (pe < 0 || pe >= n_pes_) {
+    *why = "malformed request";
+    return nullptr;
+  }
+  const Peer& peer = peers_[pe];
+  uint8_t* base = peer.mapped_base.load(std::memory_order_acquire);
+  const uint64_t have = peer.mapped_bytes.load(std::memory_order_relaxed);
+  if (base == nullptr) {
+    *why = format("PE %d's staging buffers are not mapped on PE %d", pe, my_pe_);
+    return nullptr;
+  }
+  if (bytes > have || offset > have - bytes) {
+    *why = format("[%llu, +%llu bytes) is beyond PE %d's %llu bytes of staging buffers",
+                  static_cast<unsigned long long>(offset), static_cast<unsigned long long>(bytes),
+                  pe, static_cast<unsigned long long>(have));
+    return nullptr;
+  }
+  return base + offset;
 }
 
 int UcxPath::target_atomic(int pe, ucp_ep_h ep, int op, uint64_t offset, unsigned width,
@@ -1886,7 +2224,8 @@ int UcxPath::target_atomic(int pe, ucp_ep_h ep, int op, uint64_t offset, unsigne
                   operand,
                   compare,
                   static_cast<uint32_t>(op),
-                  width};
+                  width,
+                  0};
   void* send = nullptr;
   if (int r = send_request(pe, ep, h, nullptr, 0, &send, what, err, errlen)) {
     forget_op(token);
@@ -1969,7 +2308,9 @@ ucs_status_t UcxPath::on_request(void* arg, const void* header, size_t header_le
   auto w = std::make_unique<Work>();
   std::memcpy(&w->header, header, sizeof(w->header));
   w->arrived = Clock::now();
-  if (w->header.op == static_cast<uint32_t>(TargetOp::kPut) && w->header.bytes != length) {
+  // A put's data is in the message, or (direct staging) in the requester's staging segment.
+  const uint64_t carried = w->header.direct != 0 ? 0 : w->header.bytes;
+  if (w->header.op == static_cast<uint32_t>(TargetOp::kPut) && carried != length) {
     w->header.op = 0;  // malformed: answered with an error
   }
   // An atomic on host memory (a host heap, or the global and static variables) is applied right
@@ -2047,7 +2388,8 @@ ucs_status_t UcxPath::on_signal(void* arg, const void* header, size_t header_len
                             h.value,
                             0,
                             static_cast<uint32_t>(VSHMEM_TRANSPORT_AMO_FETCH_ADD),
-                            8};
+                            8,
+                            0};
   self->queue(std::move(w));
   return UCS_OK;
 }
@@ -2117,7 +2459,17 @@ void UcxPath::perform(Work& w) {
   const auto op = static_cast<TargetOp>(h.op);
   const bool is_static = (h.offset & kStatic) != 0;
   const uint64_t static_offset = h.offset & ~kStatic;
-  if (op != TargetOp::kPut && op != TargetOp::kGet && op != TargetOp::kAtomic) {
+  // Direct staging: the chunk is in the requester's staging segment, mapped here.
+  uint8_t* direct = nullptr;
+  if (h.direct != 0 && (op == TargetOp::kPut || op == TargetOp::kGet)) {
+    direct = peer_segment(h.from_pe, h.direct - 1, h.bytes, &bad);
+  }
+  if (!bad.empty()) {
+    // Said above.
+  } else if (op == TargetOp::kAttach) {
+    bad = h.token != 0 ? attach_peer(w) : "malformed request";
+    if (!bad.empty()) reply->header.status = kUnsupported;
+  } else if (op != TargetOp::kPut && op != TargetOp::kGet && op != TargetOp::kAtomic) {
     bad = "malformed request";
   } else if (is_static) {
     if (h.bytes > static_size_ || static_offset > static_size_ - h.bytes) {
@@ -2142,13 +2494,20 @@ void UcxPath::perform(Work& w) {
       reinterpret_cast<void*>(is_static ? static_base_ + static_offset : heap_base_ + h.offset);
   char err[512] = {};
   int rc = 0;
-  if (bad.empty() && is_static) {
+  // A put's data (in the message, or in the requester's segment), where a get's data goes.
+  const void* in = direct != nullptr ? direct : w.data;
+  const auto out = [&]() -> void* {
+    return direct != nullptr ? direct : reply_buffer(reply.get(), h.bytes);
+  };
+  if (op == TargetOp::kAttach) {
+    // Answered below (bad says why it failed).
+  } else if (bad.empty() && is_static) {
     // Our own host memory: the CPU reaches it directly (the provider is for the heap, which may
     // be GPU memory).
     if (op == TargetOp::kPut) {
-      std::memcpy(target, w.data, h.bytes);
+      std::memcpy(target, in, h.bytes);
     } else if (op == TargetOp::kGet) {
-      std::memcpy(reply_buffer(reply.get(), h.bytes), target, h.bytes);
+      std::memcpy(out(), target, h.bytes);
     } else {
       reply->header.value =
           h.width == 4
@@ -2161,9 +2520,9 @@ void UcxPath::perform(Work& w) {
       // while it runs (finish_copies() answers once it is done; the staging buffer stays with
       // it until then).
       void* dst = target;
-      const void* src = w.data;
+      const void* src = in;
       if (op == TargetOp::kGet) {
-        dst = reply_buffer(reply.get(), h.bytes);
+        dst = out();
         src = target;
       }
       uint64_t ticket = 0;
@@ -2185,7 +2544,7 @@ void UcxPath::perform(Work& w) {
     rc = kInvalidArgument;
   }
   if (!bad.empty()) {
-    reply->header.status = rc != 0 ? rc : kInvalidArgument;
+    if (reply->header.status == 0) reply->header.status = rc != 0 ? rc : kInvalidArgument;
     reply->staged.reset();
     reply->data.assign(bad.begin(), bad.end());
   }

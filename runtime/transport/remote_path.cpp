@@ -76,6 +76,12 @@ struct RemotePath::Host {
   static void free_staging(void* ctx, void* p) {
     static_cast<Host*>(ctx)->provider.free_staging(p);
   }
+  static int register_host(void* ctx, void* p, size_t bytes, char* err, size_t errlen) {
+    return write_err(err, errlen, static_cast<Host*>(ctx)->provider.register_host(p, bytes));
+  }
+  static void unregister_host(void* ctx, void* p) {
+    static_cast<Host*>(ctx)->provider.unregister_host(p);
+  }
   static void log_message(void*, int level, const char* message) {
     log::message(static_cast<log::Level>(level), "%s", message);
   }
@@ -194,9 +200,10 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
     args.static_size = options.statics->size;
   }
   args.timeout_ms = static_cast<long>(options.timeout.count());
-  args.host = {path->host_.get(),  &Host::allgather,   &Host::copy,          &Host::atomic,
-               &Host::log_message, &Host::log_enabled, &Host::alloc_staging, &Host::free_staging,
-               &Host::copy_start,  &Host::copy_test};
+  args.host = {path->host_.get(),    &Host::allgather,     &Host::copy,
+               &Host::atomic,        &Host::log_message,   &Host::log_enabled,
+               &Host::alloc_staging, &Host::free_staging,  &Host::copy_start,
+               &Host::copy_test,     &Host::register_host, &Host::unregister_host};
   // The plugin's settings come from the configuration table (already checked at shmem_init):
   // the plugin reads no variable itself.
   args.rma_at_target = strcasecmp(env::text("VSHMEM_UCX_RMA").c_str(), "target") == 0 ? 1 : 0;
@@ -211,6 +218,9 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   args.spin_us = static_cast<long>(spin.value());
   args.stage_chunk_kib = static_cast<long>(chunk_kib.value());
   args.stage_chunks = static_cast<long>(chunks.value());
+  Result<bool> stage_direct = env::bool_var("VSHMEM_UCX_STAGE_DIRECT", true);
+  VSHMEM_RETURN_IF_ERROR(stage_direct.status());
+  args.stage_direct = stage_direct.value() ? 1 : 0;
   const std::optional<std::string> user_tls = env::get("UCX_TLS");
   args.user_tls = user_tls ? user_tls->c_str() : nullptr;
   args.user_sm_error_handling =

@@ -212,10 +212,13 @@ Result<std::unique_ptr<Transport>> Transport::create(Bootstrap& bootstrap,
   t->progress_on_wait_ = plan.job_has_remote;
   t->static_path_ = std::make_unique<StaticPath>(me, provider, t->remote_.get(), unavailable);
   t->path_.resize(static_cast<size_t>(n));
+  bool others_remote = n > 1 && t->remote_ != nullptr;
   for (int p = 0; p < n; ++p) {
     t->path_[p] = plan.path[p] == PathKind::kRemote ? static_cast<PeerPath*>(t->remote_.get())
                                                     : t->mapped_.get();
+    if (p != me && plan.path[p] != PathKind::kRemote) others_remote = false;
   }
+  if (others_remote) t->sole_writers_path_ = t->remote_.get();
   return t;
 }
 

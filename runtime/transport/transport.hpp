@@ -94,6 +94,10 @@ class Transport {
   bool statics_reach_peers() const { return static_path_->reaches_peers(); }
   MappedPath& mapped() const { return *mapped_; }
   RemotePath* remote() const { return remote_.get(); }
+  // The remote path when every other PE is reached through it (none maps our memory): then every
+  // write to our memory by another PE arrives over the network, and a long wait may sleep until
+  // the network has a message for us (Backoff). Null otherwise.
+  RemotePath* sole_writers_path() const { return sole_writers_path_; }
 
   // shmem_fence / shmem_quiet over every path this PE uses.
   Status fence();
@@ -159,6 +163,7 @@ class Transport {
   std::unique_ptr<MappedPath> mapped_;
   std::unique_ptr<RemotePath> remote_;
   std::vector<PeerPath*> path_;  // per PE
+  RemotePath* sole_writers_path_ = nullptr;
 };
 
 }  // namespace vshmem

@@ -49,6 +49,43 @@ endforeach()
 vshmem_add_mpe_test(NAME ucx_target_ops_remote TARGET mpe_remote NPES 2 4 LAUNCHERS vshmemrun
   TIMEOUT 60 NO_GPU_RERUN ENV UCX_TLS=sm,self VSHMEM_UCX_RMA=target VSHMEM_UCX_ATOMICS=target)
 
+# Staged transfers between simulated nodes of one host (the path a GPU heap takes; the host heap
+# with VSHMEM_UCX_RMA=target): odd sizes and offsets, checked byte by byte. Over shared memory the
+# target's copies must use the initiator's staging buffers directly (ucp_rkey_ptr), as PE 0's
+# closing info line says; with VSHMEM_UCX_STAGE_DIRECT=0, and over TCP (where UCX has no
+# shared-memory mapping to offer, the capability check), the chunks travel in the messages.
+vshmem_add_mpe_test(NAME ucx_sm_staged_direct TARGET mpe_remote ARGS staged NPES 2 4
+  LAUNCHERS vshmemrun TIMEOUT 90
+  ENV UCX_TLS=sm,self VSHMEM_UCX_RMA=target VSHMEM_DEBUG=info SHMEM_SYMMETRIC_SIZE=64M
+  OUTPUT_REGEX "PE 0: info: ucx: staged transfers to PE [0-9]+: direct.*PE 0: info: ucx: staged chunks of ours: [1-9][0-9]* direct")
+vshmem_add_mpe_test(NAME ucx_sm_staged_carried TARGET mpe_remote ARGS staged NPES 2
+  LAUNCHERS vshmemrun TIMEOUT 90 NO_GPU_RERUN
+  ENV UCX_TLS=sm,self VSHMEM_UCX_RMA=target VSHMEM_UCX_STAGE_DIRECT=0 VSHMEM_DEBUG=info
+      SHMEM_SYMMETRIC_SIZE=64M
+  OUTPUT_REGEX "PE 0: info: ucx: staged chunks of ours: 0 direct[^,]*, [1-9][0-9]* carried")
+vshmem_add_mpe_test(NAME ucx_tcp_staged TARGET mpe_remote ARGS staged NPES 2
+  LAUNCHERS vshmemrun TIMEOUT 90 NO_GPU_RERUN
+  ENV UCX_TLS=tcp UCX_NET_DEVICES=lo VSHMEM_UCX_RMA=target VSHMEM_DEBUG=info
+      SHMEM_SYMMETRIC_SIZE=64M
+  OUTPUT_REGEX "PE 0: info: ucx: staged transfers to PE 1: data carried in UCX messages \\(PE 1 cannot map them")
+# A peer killed (kill -9) during a stream of direct staged puts: named, no hang.
+vshmem_add_mpe_test(NAME ucx_sm_staged_peer_killed TARGET mpe_remote ARGS peer_killed NPES 2
+  LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
+  ENV UCX_TLS=sm,self VSHMEM_UCX_RMA=target VSHMEM_BOOTSTRAP_TIMEOUT=5
+  WILL_FAIL_REGEX "shmem_(putmem|long_p|quiet): put to PE [0-9]+: (PE [0-9]+ failed or exited|no (progress|answer) for 5 s)|job watch: PE [0-9]+ \\((pid [0-9]+, on this node|on another node)\\) (exited|failed)|PE [0-9]+ \\(pid [0-9]+\\) was killed by signal 9")
+
+# A long wait on data that only remote peers write sleeps in the network's wait instead of
+# polling (the waiter's CPU), and still returns soon after the put, over shared memory and TCP.
+foreach(_tls sm tcp)
+  if(_tls STREQUAL "sm")
+    set(_ucx_env "UCX_TLS=sm,self")
+  else()
+    set(_ucx_env "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
+  endif()
+  vshmem_add_mpe_test(NAME ucx_${_tls}_wait_wake TARGET mpe_remote ARGS wait_wake NPES 2
+    LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env})
+endforeach()
+
 # A peer that dies or hangs mid-job: the next remote call fails with a message naming it,
 # within the time limit, instead of hanging.
 foreach(_tls sm tcp)

@@ -418,6 +418,16 @@ CUresult fk_cuMemHostAlloc(void** p, size_t bytes, unsigned int flags) {
   *p = m;
   return CUDA_SUCCESS;
 }
+// Host registration of memory allocated elsewhere (the UCX plugin's shared staging buffers):
+// accepted and counted; the fake's copies reach any host memory anyway.
+CUresult fk_cuMemHostRegister(void* p, size_t bytes, unsigned int) {
+  count("cuMemHostRegister");
+  return p != nullptr && bytes != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult fk_cuMemHostUnregister(void* p) {
+  count("cuMemHostUnregister");
+  return p != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
 CUresult fk_cuMemFreeHost(void* p) {
   count("cuMemFreeHost");
   {
