@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "runtime/api/wait_policy.hpp"
 #include "vshmem/device/impl/mc_barrier.h"
 
 using namespace vshmem;
@@ -406,9 +407,11 @@ void group_wait(Runtime& rt, const Group& g, int from_world, const char* call) {
   const uint64_t want = ++g_pool.seen[idx];
   uint64_t* counter = &g_pool.signals[idx];
   const HostSyncArea* node = rt.transport->mapped().node_barrier();
-  Backoff backoff(call, node != nullptr ? node->wake_word(rt.my_pe) : WakeWord{});
   auto met = [&] { return load_counter(rt, counter, call) >= want; };
-  while (!met()) backoff.pause(met);
+  if (!met() && !yield_until(met)) {
+    Backoff backoff(call, node != nullptr ? node->wake_word(rt.my_pe) : WakeWord{});
+    while (!met()) backoff.pause(met);
+  }
   std::atomic_thread_fence(std::memory_order_acquire);
 }
 

@@ -1,7 +1,9 @@
 #include "runtime/api/wait_policy.hpp"
 
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -108,6 +110,51 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
 }
 
 bool waits_spin() { return g_spin.load(std::memory_order_relaxed); }
+
+namespace {
+// Monotonic time before which this process's waits do not yield (a yield took long), and how long
+// the next long yield keeps them from it: doubled at each long yield, back to the minimum once a
+// wait is answered while it yields, so that a busy process that stays costs a time slice once a
+// second at most, and one that is gone (or a PE of ours that merely computed) costs little.
+std::atomic<uint64_t> g_no_yield_until_ns{0};
+std::atomic<uint64_t> g_no_yield_ns{YieldPhase::kMinNoYieldNs};
+
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+}  // namespace
+
+YieldPhase::YieldPhase() {
+  if (waits_spin()) return;
+  const uint64_t now = monotonic_ns();
+  if (now < g_no_yield_until_ns.load(std::memory_order_relaxed)) return;
+  start_ns_ = now;
+}
+
+bool YieldPhase::yield() {
+  if (start_ns_ == 0) return false;
+  const uint64_t before = monotonic_ns();
+  if (before - start_ns_ >= kYieldPhaseNs) {
+    start_ns_ = 0;
+    return false;
+  }
+  sched_yield();
+  const uint64_t after = monotonic_ns();
+  if (after - before >= kLongYieldNs) {
+    // Another process held the core for a time slice: sleep instead, for a while.
+    const uint64_t window = g_no_yield_ns.load(std::memory_order_relaxed);
+    g_no_yield_until_ns.store(after + window, std::memory_order_relaxed);
+    g_no_yield_ns.store(std::min(2 * window, kMaxNoYieldNs), std::memory_order_relaxed);
+    start_ns_ = 0;
+  }
+  return true;  // the caller looks at its condition once more either way
+}
+
+void YieldPhase::answered() {
+  if (start_ns_ != 0) g_no_yield_ns.store(kMinNoYieldNs, std::memory_order_relaxed);
+}
 
 uint64_t data_sleep_limit_ns() { return g_data_look_ns.load(std::memory_order_relaxed); }
 

@@ -53,4 +53,49 @@ bool waits_spin();
 // puts and atomics wake it, stores through shmem_ptr do not.
 uint64_t data_sleep_limit_ns();
 
+// The first phase of a wait for another PE of this node when PEs outnumber the CPUs (waits do not
+// spin): yield the core rather than sleep, as long as yielding hands it to PEs of this job.
+//
+// A sleep costs a futex wait, the waker's futex wake and the wake-up's trip through the scheduler
+// on every dependent step; a yield to a PE that has work costs a context switch, and the yielder
+// sees the result as soon as it runs again (Open MPI's OSHMEM waits this way when oversubscribed).
+// But a yield to another process that wants the core (a busy loop, a compiler) lasts that
+// process's time slice (0.75-3 ms on EEVDF): then sleeping is better, since the woken sleeper is
+// placed ahead of it. So each yield is timed: one that lasted kLongYieldNs or more ends the phase
+// and keeps this process's waits from yielding for a while (they sleep at once, as without this
+// phase): kMinNoYieldNs, doubled at each long yield up to kMaxNoYieldNs, back to kMinNoYieldNs
+// once a wait is answered while it yields. The phase also ends after kYieldPhaseNs, to leave a
+// long wait's core to work that needs it.
+class YieldPhase {
+ public:
+  static constexpr uint64_t kLongYieldNs = 300'000;
+  static constexpr uint64_t kMinNoYieldNs = 10'000'000;
+  static constexpr uint64_t kMaxNoYieldNs = 1'000'000'000;
+  static constexpr uint64_t kYieldPhaseNs = 2'000'000;
+  // Active when waits do not spin and no yield of this process took long lately.
+  YieldPhase();
+  bool active() const { return start_ns_ != 0; }
+  // One sched_yield; false (and no yield) once the phase is over.
+  bool yield();
+  // The wait's condition held after a yield of this phase.
+  void answered();
+
+ private:
+  uint64_t start_ns_ = 0;
+};
+
+// Yields (YieldPhase) until met() holds: true when it does, false when the phase ended first (the
+// caller then sleeps). met() reads the condition with at least acquire ordering.
+template <typename Met>
+bool yield_until(Met&& met) {
+  YieldPhase phase;
+  while (phase.yield()) {
+    if (met()) {
+      phase.answered();
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace vshmem::detail
