@@ -64,14 +64,15 @@ uint64_t data_sleep_limit_ns();
 // placed ahead of it. So each yield is timed: one that lasted kLongYieldNs or more ends the phase
 // and keeps this process's waits from yielding for a while (they sleep at once, as without this
 // phase): kMinNoYieldNs, doubled at each long yield up to kMaxNoYieldNs, back to kMinNoYieldNs
-// once a wait is answered while it yields. The phase also ends after kYieldPhaseNs, to leave a
-// long wait's core to work that needs it.
+// once a wait is answered while it yields. The phase also ends after kYieldPhaseNs: a yield that
+// returns at once finds no other work for the core, and a long wait should not burn it (a sleeping
+// waiter uses well under a millisecond of CPU: tests/mpe/wait_sleep.c).
 class YieldPhase {
  public:
   static constexpr uint64_t kLongYieldNs = 300'000;
   static constexpr uint64_t kMinNoYieldNs = 10'000'000;
   static constexpr uint64_t kMaxNoYieldNs = 1'000'000'000;
-  static constexpr uint64_t kYieldPhaseNs = 2'000'000;
+  static constexpr uint64_t kYieldPhaseNs = 500'000;
   // Active when waits do not spin and no yield of this process took long lately.
   YieldPhase();
   bool active() const { return start_ns_ != 0; }
