@@ -48,7 +48,7 @@ void sync_all(Runtime& rt, const char* call) {
       wake(shared->wake_word(peer));
       const uint64_t* own = shared->counter(rt.my_pe, k);
       auto met = [&] { return __atomic_load_n(own, __ATOMIC_ACQUIRE) >= epoch; };
-      if (met() || yield_until(shared->yield_pause(), met)) continue;
+      if (met() || yield_until(met)) continue;
       Backoff backoff(call, shared->wake_word(rt.my_pe));
       while (!met()) backoff.pause(met);
     } else {

@@ -414,7 +414,7 @@ void group_wait(Runtime& rt, const Group& g, int from_world, const char* call) {
   uint64_t* counter = &g_pool.signals[idx];
   const HostSyncArea* node = rt.transport->mapped().node_barrier();
   auto met = [&] { return load_counter(rt, counter, call) >= want; };
-  if (!met() && !yield_until(node != nullptr ? node->yield_pause() : nullptr, met)) {
+  if (!met() && !yield_until(met)) {
     Backoff backoff(call, node != nullptr ? node->wake_word(rt.my_pe) : WakeWord{});
     while (!met()) backoff.pause(met);
   }
@@ -447,8 +447,8 @@ int group_take_ready(Runtime& rt, const Group& g, std::vector<int>& from_world, 
       }
       return false;
     };
-    const HostSyncArea* node = rt.transport->mapped().node_barrier();
-    if (!yield_until(node != nullptr ? node->yield_pause() : nullptr, any)) {
+    if (!yield_until(any)) {
+      const HostSyncArea* node = rt.transport->mapped().node_barrier();
       Backoff backoff(call, node != nullptr ? node->wake_word(rt.my_pe) : WakeWord{});
       while (!any()) backoff.pause(any);
     }

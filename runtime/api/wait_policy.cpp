@@ -126,11 +126,10 @@ uint64_t monotonic_ns() {
 }
 }  // namespace
 
-YieldPhase::YieldPhase(uint64_t* node_pause) : node_pause_(node_pause) {
+YieldPhase::YieldPhase() {
   if (waits_spin()) return;
   const uint64_t now = monotonic_ns();
   if (now < g_no_yield_until_ns.load(std::memory_order_relaxed)) return;
-  if (node_pause_ != nullptr && now < __atomic_load_n(node_pause_, __ATOMIC_RELAXED)) return;
   start_ns_ = now;
 }
 
@@ -147,7 +146,6 @@ bool YieldPhase::yield() {
     // Another process held the core for a time slice: sleep instead, for a while.
     const uint64_t window = g_no_yield_ns.load(std::memory_order_relaxed);
     g_no_yield_until_ns.store(after + window, std::memory_order_relaxed);
-    if (node_pause_ != nullptr) __atomic_store_n(node_pause_, after + window, __ATOMIC_RELAXED);
     g_no_yield_ns.store(std::min(2 * window, kMaxNoYieldNs), std::memory_order_relaxed);
     start_ns_ = 0;
   }

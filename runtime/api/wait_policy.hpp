@@ -62,23 +62,19 @@ uint64_t data_sleep_limit_ns();
 // But a yield to another process that wants the core (a busy loop, a compiler) lasts that
 // process's time slice (0.75-3 ms on EEVDF): then sleeping is better, since the woken sleeper is
 // placed ahead of it. So each yield is timed: one that lasted kLongYieldNs or more ends the phase
-// and keeps the waits of this process, and of every PE of the node that shares `node_pause` (the
-// PEs share their CPUs, and a PE that yields keeps its CPU from looking idle to the scheduler,
-// which then places the sleepers' wake-ups next to the busy process), from yielding for a while
-// (they sleep at once, as without this phase): kMinNoYieldNs, doubled at each long yield of this
-// process up to kMaxNoYieldNs, back to kMinNoYieldNs once a wait is answered while it yields. The
-// phase also ends after kYieldPhaseNs: a yield that returns at once finds no other work for the
-// core, and a long wait should not burn it (a sleeping waiter uses well under a millisecond of CPU:
-// tests/mpe/wait_sleep.c).
+// and keeps this process's waits from yielding for a while (they sleep at once, as without this
+// phase): kMinNoYieldNs, doubled at each long yield up to kMaxNoYieldNs, back to kMinNoYieldNs
+// once a wait is answered while it yields. The phase also ends after kYieldPhaseNs: a yield that
+// returns at once finds no other work for the core, and a long wait should not burn it (a sleeping
+// waiter uses well under a millisecond of CPU: tests/mpe/wait_sleep.c).
 class YieldPhase {
  public:
   static constexpr uint64_t kLongYieldNs = 300'000;
   static constexpr uint64_t kMinNoYieldNs = 10'000'000;
   static constexpr uint64_t kMaxNoYieldNs = 1'000'000'000;
   static constexpr uint64_t kYieldPhaseNs = 500'000;
-  // Active when waits do not spin and no yield of this process (or of the node's PEs, through
-  // node_pause: HostSyncArea::yield_pause, or null) took long lately.
-  explicit YieldPhase(uint64_t* node_pause = nullptr);
+  // Active when waits do not spin and no yield of this process took long lately.
+  YieldPhase();
   bool active() const { return start_ns_ != 0; }
   // One sched_yield; false (and no yield) once the phase is over.
   bool yield();
@@ -86,16 +82,14 @@ class YieldPhase {
   void answered();
 
  private:
-  uint64_t* node_pause_;
   uint64_t start_ns_ = 0;
 };
 
-// Yields (YieldPhase, with the node's pause word or null) until met() holds: true when it does,
-// false when the phase ended first (the caller then sleeps). met() reads the condition with at
-// least acquire ordering.
+// Yields (YieldPhase) until met() holds: true when it does, false when the phase ended first (the
+// caller then sleeps). met() reads the condition with at least acquire ordering.
 template <typename Met>
-bool yield_until(uint64_t* node_pause, Met&& met) {
-  YieldPhase phase(node_pause);
+bool yield_until(Met&& met) {
+  YieldPhase phase;
   while (phase.yield()) {
     if (met()) {
       phase.answered();

@@ -1,7 +1,5 @@
 #include "runtime/transport/host_sync.hpp"
 
-#include <algorithm>
-
 #include "runtime/common/log.hpp"
 #include "runtime/ipc/handle_exchange.hpp"
 
@@ -57,8 +55,6 @@ Result<std::unique_ptr<HostSyncArea>> HostSyncArea::create(FdExchange& exchange,
     area->base_[pe] = static_cast<uint64_t*>(m->address());
     area->mappings_.push_back(std::move(m));
   }
-  area->first_ = my_pe;
-  for (int pe : peers) area->first_ = std::min(area->first_, pe);
   return area;
 }
 

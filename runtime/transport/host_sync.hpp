@@ -27,12 +27,8 @@ class HostSyncArea {
   // (what shmem_wait_until, shmem_signal_wait_until and the lock sleep on). Apart from the
   // barrier's word, so that the data a collective moves does not wake the collective's waits.
   static constexpr size_t kDataWakeOffset = 1088;
-  // The node's yield pause (runtime/api/wait_policy.hpp, YieldPhase): until when (CLOCK_MONOTONIC,
-  // ns) the waits of every PE of the node sleep instead of yielding, in the first PE's page.
-  static constexpr size_t kYieldPauseOffset = 1152;
   static_assert(kCounters * sizeof(uint64_t) + 64 <= kWakeOffset);
   static_assert(kWakeOffset + 64 <= kDataWakeOffset);
-  static_assert(kDataWakeOffset + 64 <= kYieldPauseOffset && kYieldPauseOffset + 64 <= 4096);
 
   // Collective among `peers` (the node-local PEs, without my_pe) over `exchange`.
   static Result<std::unique_ptr<HostSyncArea>> create(FdExchange& exchange,
@@ -48,8 +44,6 @@ class HostSyncArea {
     auto* words = reinterpret_cast<uint32_t*>(base_[pe] + kWakeOffset / sizeof(uint64_t));
     return WakeWord{words, words + 1};
   }
-  // The node's yield pause word (kYieldPauseOffset), shared by every PE of the node.
-  uint64_t* yield_pause() const { return base_[first_] + kYieldPauseOffset / sizeof(uint64_t); }
   // PE pe's data wake word (kDataWakeOffset); empty for a PE not shared with us.
   WakeWord data_wake_word(int pe) const {
     if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return {};
@@ -62,7 +56,6 @@ class HostSyncArea {
   std::unique_ptr<MemoryProvider> provider_;
   std::vector<std::unique_ptr<Mapping>> mappings_;
   std::vector<uint64_t*> base_;  // per PE; null for PEs not shared with us
-  int first_ = 0;                // the node's first PE (the lowest number)
 };
 
 }  // namespace vshmem

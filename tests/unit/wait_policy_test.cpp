@@ -119,16 +119,6 @@ TEST(YieldPhase, YieldsUntilItsTimeLimitWhileYieldsAreShort) {
   EXPECT_FALSE(phase.yield());
 }
 
-// Another PE of the node saw a long yield (it wrote the node's pause word): this one sleeps too.
-TEST(YieldPhase, APauseOfTheNodeStopsTheYields) {
-  ASSERT_TRUE(yields_allowed_within(std::chrono::milliseconds(1000)));
-  uint64_t node_pause = now_ns() + 1'000'000'000ull;
-  EXPECT_FALSE(YieldPhase(&node_pause).active());
-  EXPECT_FALSE(YieldPhase(&node_pause).yield());
-  node_pause = now_ns();  // over
-  EXPECT_TRUE(YieldPhase(&node_pause).active());
-}
-
 // Another thread that wants this CPU: a yield hands it over for a whole time slice, so the phase
 // ends at once and the next waits (of every thread of the process) sleep instead of yielding.
 TEST(YieldPhase, AYieldToABusyThreadEndsYieldingForAWhile) {
@@ -147,8 +137,7 @@ TEST(YieldPhase, AYieldToABusyThreadEndsYieldingForAWhile) {
     while (!stop.load(std::memory_order_relaxed)) running.store(true, std::memory_order_relaxed);
   });
   while (!running.load()) std::this_thread::yield();
-  uint64_t node_pause = 0;  // as HostSyncArea::yield_pause: shared by the node's PEs
-  YieldPhase phase(&node_pause);
+  YieldPhase phase;
   ASSERT_TRUE(phase.active());
   int yields = 0;
   uint64_t longest = 0;
@@ -163,8 +152,6 @@ TEST(YieldPhase, AYieldToABusyThreadEndsYieldingForAWhile) {
   sched_setaffinity(0, sizeof(mask), &mask);
   EXPECT_GE(longest, YieldPhase::kLongYieldNs) << yields << " yields";
   EXPECT_FALSE(YieldPhase().active()) << "a yield of " << longest / 1000 << " us";
-  // The other PEs of the node learn it through the shared word.
-  EXPECT_GT(node_pause, now_ns());
   // And they yield again later.
   EXPECT_TRUE(yields_allowed_within(std::chrono::nanoseconds(YieldPhase::kMaxNoYieldNs) +
                                     std::chrono::milliseconds(500)));
