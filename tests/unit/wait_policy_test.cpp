@@ -93,14 +93,41 @@ uint64_t now_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// A process's waits stop yielding for a while after a long yield: wait for that to pass.
+// A process's waits stop yielding for a while after a long yield: wait for that to pass. (The
+// machine's other runnable work is left out: set_host_pes_for_wait(1 << 20).)
 bool yields_allowed_within(std::chrono::nanoseconds limit) {
+  set_host_pes_for_wait(1 << 20);
   const auto end = std::chrono::steady_clock::now() + limit;
   while (!YieldPhase().active()) {
     if (std::chrono::steady_clock::now() > end) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return true;
+}
+
+TEST(YieldPhase, CountsTheMachinesRunnableTasksAgainstThePes) {
+  EXPECT_FALSE(others_runnable_in("0.52 0.58 0.59 4/467 12345\n", 4));
+  EXPECT_TRUE(others_runnable_in("0.52 0.58 0.59 5/467 12345\n", 4));
+  EXPECT_TRUE(others_runnable_in("3.00 2.00 1.00 12/300 999\n", 2));
+  EXPECT_FALSE(others_runnable_in("1.00 1.00 1.00 1/300 999\n", 2));
+  EXPECT_FALSE(others_runnable_in("garbage", 1));  // unreadable: no evidence of other work
+}
+
+// Other work on the machine (a thread that never waits, beyond the one PE this process counts as):
+// waits sleep at once instead of yielding.
+TEST(YieldPhase, OtherRunnableWorkKeepsWaitsFromYielding) {
+  std::atomic<bool> stop{false}, running{false};
+  std::thread busy([&] {
+    while (!stop.load(std::memory_order_relaxed)) running.store(true, std::memory_order_relaxed);
+  });
+  while (!running.load()) std::this_thread::yield();
+  set_host_pes_for_wait(1);  // this thread and the busy one are runnable: 2 > 1
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the last look
+  const bool active = YieldPhase().active();
+  stop = true;
+  busy.join();
+  set_host_pes_for_wait(1 << 20);  // the other tests: as on a machine with nothing else to run
+  EXPECT_FALSE(active);
 }
 
 // Outside a job the policy is "do not spin" (no shmem_init chose otherwise): waits yield first.
