@@ -65,13 +65,14 @@ uint64_t data_sleep_limit_ns();
 // looked at every 10 ms at most) are no more than this job's PEs on it: measured on 4 PEs under
 // taskset on 2 CPUs with one busy process on one of them (bench/RESULTS.md, issue #15 session 9),
 // yielding there made the broadcast 8 B 2.55 us (median of 9 runs) against 0.36 for sleeping at
-// once, while without the busy process it took the time from 2.69 to 1.76 us. And each yield is
-// timed: one that lasted kLongYieldNs or more ends the phase
-// and keeps this process's waits from yielding for a while (they sleep at once, as without this
-// phase): kMinNoYieldNs, doubled at each long yield up to kMaxNoYieldNs, back to kMinNoYieldNs
-// once a wait is answered while it yields. The phase also ends after kYieldPhaseNs: a yield that
-// returns at once finds no other work for the core, and a long wait should not burn it (a sleeping
-// waiter uses well under a millisecond of CPU: tests/mpe/wait_sleep.c).
+// once, while without the busy process it took the time from 2.69 to 1.76 us. PEs asleep are not
+// runnable, so with some of them asleep a busy process can go unseen: then each yield is the
+// guard. It is timed: one that lasted kLongYieldNs or more ends the phase and keeps this
+// process's waits from yielding for a while (they sleep at once, as without this phase):
+// kMinNoYieldNs, doubled at each long yield up to kMaxNoYieldNs, back to kMinNoYieldNs once a wait
+// is answered while it yields. The phase also ends after kYieldPhaseNs: a yield that returns at
+// once finds no other work for the core, and a long wait should not burn it (a sleeping waiter
+// uses well under a millisecond of CPU: tests/mpe/wait_sleep.c).
 class YieldPhase {
  public:
   static constexpr uint64_t kLongYieldNs = 300'000;
