@@ -134,52 +134,98 @@ __global__ void barrier_kernel(unsigned long long* counter, int barriers, int* e
   }
 }
 
-__global__ void coll_kernel(shmem_team_t world, int form, int root, double* bsrc, double* bdst,
-                            int* fsrc, int* fdst, uint64_t* asrc, uint64_t* adst, size_t nelems,
-                            int* rsrc, int* rsum, int* rmin, int* rmax, double* dsrc, double* dsum,
-                            uint64_t* usrc, uint64_t* uxor, uint64_t* uand, uint64_t* uor,
-                            long* inplace, int* prod_src, int* prod_dst) {
+struct CollArgs {
+  shmem_team_t world;
+  int root;
+  double *bsrc, *bdst;
+  int *fsrc, *fdst;
+  uint64_t *asrc, *adst;
+  size_t nelems;
+  int *rsrc, *rsum, *rmin, *rmax;
+  double *dsrc, *dsum;
+  uint64_t *usrc, *uxor, *uand, *uor;
+  long* inplace;
+  int *prod_src, *prod_dst;
+};
+
+// One function per collective and form, kept out of line: inlined into one kernel, the 36 calls
+// made ~300k lines of PTX that ptxas took 4-5 minutes of one core to compile (the longest step of
+// the whole build, on CI and on the GPU machine); as 36 functions they take it seconds. What
+// runs on the GPU is the same calls in the same order.
+#define VSHMEM_TEST_COLL(name, thread_call, warp_call, block_call) \
+  template <int Form>                                              \
+  __device__ __noinline__ void name(const CollArgs& a) {           \
+    if constexpr (Form == 0) {                                     \
+      thread_call;                                                 \
+    } else if constexpr (Form == 1) {                              \
+      warp_call;                                                   \
+    } else {                                                       \
+      block_call;                                                  \
+    }                                                              \
+  }
+VSHMEM_TEST_COLL(broadcast, shmem_double_broadcast(a.world, a.bdst, a.bsrc, a.nelems, a.root),
+                 shmemx_double_broadcast_warp(a.world, a.bdst, a.bsrc, a.nelems, a.root),
+                 shmemx_double_broadcast_block(a.world, a.bdst, a.bsrc, a.nelems, a.root))
+VSHMEM_TEST_COLL(fcollect, shmem_int_fcollect(a.world, a.fdst, a.fsrc, a.nelems),
+                 shmemx_int_fcollect_warp(a.world, a.fdst, a.fsrc, a.nelems),
+                 shmemx_int_fcollect_block(a.world, a.fdst, a.fsrc, a.nelems))
+VSHMEM_TEST_COLL(alltoall, shmem_uint64_alltoall(a.world, a.adst, a.asrc, a.nelems),
+                 shmemx_uint64_alltoall_warp(a.world, a.adst, a.asrc, a.nelems),
+                 shmemx_uint64_alltoall_block(a.world, a.adst, a.asrc, a.nelems))
+VSHMEM_TEST_COLL(int_sum, shmem_int_sum_reduce(a.world, a.rsum, a.rsrc, a.nelems),
+                 shmemx_int_sum_reduce_warp(a.world, a.rsum, a.rsrc, a.nelems),
+                 shmemx_int_sum_reduce_block(a.world, a.rsum, a.rsrc, a.nelems))
+VSHMEM_TEST_COLL(int_min, shmem_int_min_reduce(a.world, a.rmin, a.rsrc, a.nelems),
+                 shmemx_int_min_reduce_warp(a.world, a.rmin, a.rsrc, a.nelems),
+                 shmemx_int_min_reduce_block(a.world, a.rmin, a.rsrc, a.nelems))
+VSHMEM_TEST_COLL(int_max, shmem_int_max_reduce(a.world, a.rmax, a.rsrc, a.nelems),
+                 shmemx_int_max_reduce_warp(a.world, a.rmax, a.rsrc, a.nelems),
+                 shmemx_int_max_reduce_block(a.world, a.rmax, a.rsrc, a.nelems))
+VSHMEM_TEST_COLL(double_sum, shmem_double_sum_reduce(a.world, a.dsum, a.dsrc, a.nelems),
+                 shmemx_double_sum_reduce_warp(a.world, a.dsum, a.dsrc, a.nelems),
+                 shmemx_double_sum_reduce_block(a.world, a.dsum, a.dsrc, a.nelems))
+VSHMEM_TEST_COLL(u64_xor, shmem_uint64_xor_reduce(a.world, a.uxor, a.usrc, a.nelems),
+                 shmemx_uint64_xor_reduce_warp(a.world, a.uxor, a.usrc, a.nelems),
+                 shmemx_uint64_xor_reduce_block(a.world, a.uxor, a.usrc, a.nelems))
+VSHMEM_TEST_COLL(u64_and, shmem_uint64_and_reduce(a.world, a.uand, a.usrc, a.nelems),
+                 shmemx_uint64_and_reduce_warp(a.world, a.uand, a.usrc, a.nelems),
+                 shmemx_uint64_and_reduce_block(a.world, a.uand, a.usrc, a.nelems))
+VSHMEM_TEST_COLL(u64_or, shmem_uint64_or_reduce(a.world, a.uor, a.usrc, a.nelems),
+                 shmemx_uint64_or_reduce_warp(a.world, a.uor, a.usrc, a.nelems),
+                 shmemx_uint64_or_reduce_block(a.world, a.uor, a.usrc, a.nelems))
+VSHMEM_TEST_COLL(long_sum_inplace, shmem_long_sum_reduce(a.world, a.inplace, a.inplace, a.nelems),
+                 shmemx_long_sum_reduce_warp(a.world, a.inplace, a.inplace, a.nelems),
+                 shmemx_long_sum_reduce_block(a.world, a.inplace, a.inplace, a.nelems))
+VSHMEM_TEST_COLL(int_prod, shmem_int_prod_reduce(a.world, a.prod_dst, a.prod_src, a.nelems),
+                 shmemx_int_prod_reduce_warp(a.world, a.prod_dst, a.prod_src, a.nelems),
+                 shmemx_int_prod_reduce_block(a.world, a.prod_dst, a.prod_src, a.nelems))
+#undef VSHMEM_TEST_COLL
+
+template <int Form>
+__device__ void all_collectives(const CollArgs& a) {
+  broadcast<Form>(a);
+  fcollect<Form>(a);
+  alltoall<Form>(a);
+  int_sum<Form>(a);
+  int_min<Form>(a);
+  int_max<Form>(a);
+  double_sum<Form>(a);
+  u64_xor<Form>(a);
+  u64_and<Form>(a);
+  u64_or<Form>(a);
+  long_sum_inplace<Form>(a);
+  int_prod<Form>(a);
+}
+
+__global__ void coll_kernel(CollArgs a, int form) {
   if (form == 0) {
     if (threadIdx.x != 0) return;
-    shmem_double_broadcast(world, bdst, bsrc, nelems, root);
-    shmem_int_fcollect(world, fdst, fsrc, nelems);
-    shmem_uint64_alltoall(world, adst, asrc, nelems);
-    shmem_int_sum_reduce(world, rsum, rsrc, nelems);
-    shmem_int_min_reduce(world, rmin, rsrc, nelems);
-    shmem_int_max_reduce(world, rmax, rsrc, nelems);
-    shmem_double_sum_reduce(world, dsum, dsrc, nelems);
-    shmem_uint64_xor_reduce(world, uxor, usrc, nelems);
-    shmem_uint64_and_reduce(world, uand, usrc, nelems);
-    shmem_uint64_or_reduce(world, uor, usrc, nelems);
-    shmem_long_sum_reduce(world, inplace, inplace, nelems);
-    shmem_int_prod_reduce(world, prod_dst, prod_src, nelems);
+    all_collectives<0>(a);
   } else if (form == 1) {
     if (threadIdx.x >= 32) return;
-    shmemx_double_broadcast_warp(world, bdst, bsrc, nelems, root);
-    shmemx_int_fcollect_warp(world, fdst, fsrc, nelems);
-    shmemx_uint64_alltoall_warp(world, adst, asrc, nelems);
-    shmemx_int_sum_reduce_warp(world, rsum, rsrc, nelems);
-    shmemx_int_min_reduce_warp(world, rmin, rsrc, nelems);
-    shmemx_int_max_reduce_warp(world, rmax, rsrc, nelems);
-    shmemx_double_sum_reduce_warp(world, dsum, dsrc, nelems);
-    shmemx_uint64_xor_reduce_warp(world, uxor, usrc, nelems);
-    shmemx_uint64_and_reduce_warp(world, uand, usrc, nelems);
-    shmemx_uint64_or_reduce_warp(world, uor, usrc, nelems);
-    shmemx_long_sum_reduce_warp(world, inplace, inplace, nelems);
-    shmemx_int_prod_reduce_warp(world, prod_dst, prod_src, nelems);
+    all_collectives<1>(a);
   } else {  // forms 2 and 3: the block form, launched with 256 and with 100 threads
-    shmemx_double_broadcast_block(world, bdst, bsrc, nelems, root);
-    shmemx_int_fcollect_block(world, fdst, fsrc, nelems);
-    shmemx_uint64_alltoall_block(world, adst, asrc, nelems);
-    shmemx_int_sum_reduce_block(world, rsum, rsrc, nelems);
-    shmemx_int_min_reduce_block(world, rmin, rsrc, nelems);
-    shmemx_int_max_reduce_block(world, rmax, rsrc, nelems);
-    shmemx_double_sum_reduce_block(world, dsum, dsrc, nelems);
-    shmemx_uint64_xor_reduce_block(world, uxor, usrc, nelems);
-    shmemx_uint64_and_reduce_block(world, uand, usrc, nelems);
-    shmemx_uint64_or_reduce_block(world, uor, usrc, nelems);
-    shmemx_long_sum_reduce_block(world, inplace, inplace, nelems);
-    shmemx_int_prod_reduce_block(world, prod_dst, prod_src, nelems);
+    all_collectives<2>(a);
   }
 }
 
@@ -320,9 +366,29 @@ int main() {
     poison(fdst, ne * n * sizeof(int));
     poison(adst, ne * n * sizeof(uint64_t));
     sync_device_and_pes();
-    coll_kernel<<<1, form == 3 ? 100 : 256>>>(SHMEM_TEAM_WORLD, form, root, bsrc, bdst, fsrc, fdst,
-                                              asrc, adst, ne, rsrc, rsum, rmin, rmax, dsrc, dsum,
-                                              usrc, uxor, uand, uor, inplace, psrc, pdst);
+    const CollArgs args{SHMEM_TEAM_WORLD,
+                        root,
+                        bsrc,
+                        bdst,
+                        fsrc,
+                        fdst,
+                        asrc,
+                        adst,
+                        ne,
+                        rsrc,
+                        rsum,
+                        rmin,
+                        rmax,
+                        dsrc,
+                        dsum,
+                        usrc,
+                        uxor,
+                        uand,
+                        uor,
+                        inplace,
+                        psrc,
+                        pdst};
+    coll_kernel<<<1, form == 3 ? 100 : 256>>>(args, form);
     sync_device_and_pes();
     auto gb = to_host(bdst, ne);
     auto gf = to_host(fdst, ne * n);
