@@ -85,7 +85,8 @@ if(_vshmem_no_pip EQUAL 0)
   add_test(NAME python.pip_install COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR}
            -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DWORK_DIR=${PROJECT_BINARY_DIR}/python-pip-test
            -DPYTHON=${Python3_EXECUTABLE} -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/pip_install_test.cmake)
-  set_tests_properties(python.pip_install PROPERTIES LABELS "python;install" TIMEOUT 300)
+  set_tests_properties(python.pip_install PROPERTIES LABELS "python;install" TIMEOUT 300
+                   COST 1000)
 else()
   message(STATUS "vshmem: python.pip_install off (${Python3_EXECUTABLE} has no pip)")
 endif()

@@ -14,7 +14,9 @@ endif()
 # with address checks compiled out (release, NDEBUG) and always on (VSHMEM_DEVICE_DEBUG=1, as in
 # debug builds); any kernel above 64 registers fails the test, before and after the device link
 # with libvshmem_device (which gives a kernel the registers of the library functions it may
-# call). Runs wherever nvcc is, no GPU.
+# call). Runs wherever nvcc is, no GPU. COST (here and on the other nvcc-driven tests and
+# python.pip_install): these take one to four minutes of a core each, so a parallel ctest without
+# timing history (CI's fresh checkout) starts them first instead of finishing on one of them alone.
 if(TARGET vshmem_device)
   foreach(_mode release:-DNDEBUG checked:-DVSHMEM_DEVICE_DEBUG=1)
     string(REPLACE ":" ";" _mode "${_mode}")
@@ -27,7 +29,8 @@ if(TARGET vshmem_device)
                      -DFLAGS=${_flag} -DLIMIT=64 -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}
                      -DDEVICE_LIB=$<TARGET_FILE:vshmem_device>
                      -P ${PROJECT_SOURCE_DIR}/tests/tools/register_budget.cmake)
-    set_tests_properties(unit.register_budget_${_name} PROPERTIES LABELS "unit" TIMEOUT 300)
+    set_tests_properties(unit.register_budget_${_name} PROPERTIES LABELS "unit" TIMEOUT 300
+                         COST 900)
   endforeach()
   # The same budget for bench/copy_shapes.cu (a loop over pieces around the library's group copy,
   # built as the benchmarks are: VSHMEM_DEVICE_DEBUG=0): at 66 registers its 1024-thread launch
@@ -39,7 +42,8 @@ if(TARGET vshmem_device)
                    -DFLAGS=-DVSHMEM_DEVICE_DEBUG=0 -DLIMIT=64
                    -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}
                    -P ${PROJECT_SOURCE_DIR}/tests/tools/register_budget.cmake)
-  set_tests_properties(unit.register_budget_copy_shapes PROPERTIES LABELS "unit" TIMEOUT 300)
+  set_tests_properties(unit.register_budget_copy_shapes PROPERTIES LABELS "unit" TIMEOUT 300
+                       COST 500)
 endif()
 
 # The hot loops of the device calls in sm_90 PTX (issue #18, issue #21 item 3; no GPU needed):
@@ -52,7 +56,8 @@ if(TARGET vshmem_device)
              COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tools/device_loops_ptx.py
                      ${CMAKE_CUDA_COMPILER} ${PROJECT_SOURCE_DIR}/include
                      ${CMAKE_CURRENT_LIST_DIR}/device_loops_ptx.cu ${CMAKE_CURRENT_BINARY_DIR})
-    set_tests_properties(unit.device_loops_ptx PROPERTIES LABELS "unit" TIMEOUT 300)
+    set_tests_properties(unit.device_loops_ptx PROPERTIES LABELS "unit" TIMEOUT 300
+                         COST 400)
   endif()
 endif()
 
@@ -63,5 +68,5 @@ if(TARGET vshmem_device)
                    -DSOURCE=${CMAKE_CURRENT_LIST_DIR}/multimem_ptx.cu
                    -DINCLUDE=${PROJECT_SOURCE_DIR}/include -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}
                    -P ${PROJECT_SOURCE_DIR}/tests/tools/multimem_ptx.cmake)
-  set_tests_properties(unit.multimem_ptx PROPERTIES LABELS "unit" TIMEOUT 300)
+  set_tests_properties(unit.multimem_ptx PROPERTIES LABELS "unit" TIMEOUT 300 COST 600)
 endif()
