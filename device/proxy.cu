@@ -88,11 +88,12 @@ __device__ Slot* begin(const char* call, int pe, uint32_t op, uint32_t flags, ui
 // Waits for the answer of a kFlagWait request; the caller reads it, then releases the slot.
 __device__ void await(const char* call, Slot* slot, uint64_t ticket, int pe) {
   vshmem::device::SlowPoll slow;
-  if (int w = ring_wait_done(vshmemi_device_state.proxy, slot, ticket, ServeInbound{&slow, call});
+  int32_t status = kOk;  // from the done word: no second read across PCIe
+  if (int w = ring_wait_done(vshmemi_device_state.proxy, slot, ticket, ServeInbound{&slow, call},
+                             &status);
       w != kWaitOk) {
     wait_failed(call, w, pe);
   }
-  const int32_t status = ring_load32(&slot->status);
   if (status == kOk) return;
   ring_release(slot, ticket);
   proxy_fail(call, pe,

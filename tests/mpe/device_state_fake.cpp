@@ -189,8 +189,9 @@ int ring_test(const std::string& mode) {
             all_zero(inbound.box, sizeof(*inbound.box)) && *inbound.claimed == 0,
         "the state names no zeroed inbound atomic mailbox in device-mapped host memory with a "
         "claim word in device memory");
-  check(vshmem::testing::fake_device_alloc_bytes(ring.tickets) == sizeof(uint64_t),
-        "the ticket counter is not an 8-byte cuMemAlloc allocation");
+  check(vshmem::testing::fake_device_alloc_bytes(ring.tickets) == 2 * sizeof(uint64_t),
+        "the ticket counter and the producers' view of consumed are not a 16-byte cuMemAlloc "
+        "allocation");
   check(ring.n_slots == 128 && ring.timeout_ns == 7'000'000'000ull,
         "a ring of " + std::to_string(ring.n_slots) + " slots and " +
             std::to_string(ring.timeout_ns) +
