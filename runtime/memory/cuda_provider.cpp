@@ -1092,6 +1092,7 @@ class CudaProvider final : public MemoryProvider {
   Result<bool> copy_test(uint64_t ticket) override {
     if (ticket == 0) return true;
     CUstream stream = nullptr;
+    StartedCopy started;  // what copy_start recorded: read once, with the stream, per poll
     {
       std::lock_guard<std::mutex> lock(started_mu_);
       if (ticket > started_streams_.size()) {
@@ -1099,6 +1100,7 @@ class CudaProvider final : public MemoryProvider {
                                                          static_cast<unsigned long long>(ticket)));
       }
       stream = started_streams_[ticket - 1];
+      started = started_at_[ticket - 1];
     }
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
@@ -1106,12 +1108,13 @@ class CudaProvider final : public MemoryProvider {
     if (r == CUDA_ERROR_NOT_READY) {
       // A started copy is polled, not waited for, so the stall watch cannot see it: say once
       // when one is stuck (its stream may share a hardware queue with this process's kernels
-      // that wait for a remote PE: README, shared hardware queues).
+      // that wait for a remote PE: README, shared hardware queues). The lock again only then.
+      const double age =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started.since).count();
+      if (started.warned || age <= 5.0) return false;
       std::lock_guard<std::mutex> lock(started_mu_);
       StartedCopy& c = started_at_[ticket - 1];
-      const double age =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - c.since).count();
-      if (!c.warned && age > 5.0) {
+      if (!c.warned) {
         c.warned = true;
         VSHMEM_WARN(
             "cuda provider: a copy of %zu bytes started %.1f s ago has not completed (its stream "
