@@ -33,6 +33,7 @@ InboundMailbox::InboundMailbox(const proxy::MailboxView& view, uint64_t timeout_
     : view_(view),
       timeout_ns_(timeout_ns),
       launch_(std::move(launch)),
+      look_ns_(look_ns),
       bounce_(static_cast<unsigned char*>(bounce)),
       bounce_bytes_(bounce != nullptr ? bounce_bytes : 0) {
   // Before the first request, and before the device state names the mailbox.
@@ -51,10 +52,16 @@ Status InboundMailbox::post(const Fill& fill, const void* address, uint64_t* res
   __atomic_store_n(&box->posted, seq, __ATOMIC_RELEASE);
 
   const uint64_t start = proxy::ring_now_ns();
+  // When a waiting kernel performed the last request, one is likely still waiting: give it a few
+  // of its look times before launching a fallback (a launch is microseconds of this thread, in
+  // which it does not see the answer, and the kernel it queues would find nothing to do).
+  const uint64_t grace =
+      waiter_served_last_ ? std::min<uint64_t>(4 * look_ns_ + 4000, kMaxGraceNs) : 0;
   for (;;) {
     if (load_acquire(&box->done) == seq) {
       if (result != nullptr) *result = __atomic_load_n(&box->result, __ATOMIC_RELAXED);
-      if (__atomic_load_n(&box->waiter_done, __ATOMIC_RELAXED) == seq) ++served_waiting_;
+      waiter_served_last_ = __atomic_load_n(&box->waiter_done, __ATOMIC_RELAXED) == seq;
+      if (waiter_served_last_) ++served_waiting_;
       const uint64_t ns = proxy::ring_now_ns() - start;
       times_.total_ns += ns;
       times_.max_ns = std::max(times_.max_ns, ns);
@@ -62,7 +69,8 @@ Status InboundMailbox::post(const Fill& fill, const void* address, uint64_t* res
     }
     // Keep one fallback kernel queued while nobody holds the request: a new one only when the
     // last one ran (it then found nothing to claim, or ran before this request was posted).
-    if (load_acquire(&box->fallback_ran) == launched_ && load_acquire(&box->claimed_seen) != seq) {
+    if (load_acquire(&box->fallback_ran) == launched_ && load_acquire(&box->claimed_seen) != seq &&
+        (grace == 0 || proxy::ring_now_ns() - start >= grace)) {
       if (Status st = launch_(launched_ + 1); !st) {
         broken_ = "the fallback kernel could not be launched: " + st.message();
         return st.with_context(log::format("%p: ", address));

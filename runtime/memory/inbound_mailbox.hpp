@@ -64,15 +64,20 @@ class InboundMailbox {
   template <class Fill>
   Status post(const Fill& fill, const void* address, uint64_t* result);
 
+  // The longest wait for a waiting kernel before a fallback is launched after all.
+  static constexpr uint64_t kMaxGraceNs = 1'000'000;
+
   proxy::MailboxView view_;
   uint64_t timeout_ns_;
   Launch launch_;
+  uint64_t look_ns_;
   unsigned char* bounce_;
   size_t bounce_bytes_;
-  mutable std::mutex mu_;        // one request in the mailbox at a time
-  uint64_t seq_ = 0;             // the last posted sequence
-  uint64_t launched_ = 0;        // the last fallback launch number
-  uint64_t served_waiting_ = 0;  // requests a waiting kernel performed (Mailbox::waiter_done)
+  mutable std::mutex mu_;            // one request in the mailbox at a time
+  uint64_t seq_ = 0;                 // the last posted sequence
+  uint64_t launched_ = 0;            // the last fallback launch number
+  uint64_t served_waiting_ = 0;      // requests a waiting kernel performed (Mailbox::waiter_done)
+  bool waiter_served_last_ = false;  // the last request was performed by a waiting kernel
   std::string broken_;  // why the mailbox is out of use (a request timed out); empty: in use
   Times times_;
 };

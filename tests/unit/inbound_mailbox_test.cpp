@@ -429,6 +429,36 @@ TEST(InboundMailbox, TheFallbackKernelCopiesWhenNoKernelWaits) {
   EXPECT_EQ(static_cast<uint64_t>(queue.launched()), m.requests());
 }
 
+// While a kernel waits and performs the requests, the host launches no fallback kernel per
+// request (a launch costs the host microseconds in which it does not see the answer, and the
+// kernel finds nothing to do): after a request a waiter performed, it gives the waiter a few look
+// times first. Here every fallback runs late, after its request was done (the queue is free
+// between requests): before, each request launched one.
+TEST(InboundMailbox, WhileAKernelWaitsNoFallbackIsLaunchedPerRequest) {
+  MailboxMemory mem;
+  Queue queue(mem.view(), /*held=*/true);
+  InboundMailbox m(mem.view(), kLong, queue.launcher(), /*look_ns=*/250'000);
+  alignas(8) uint64_t word = std::random_device{}() | 1;
+  const uint64_t start = word;
+  constexpr int kRequests = 40;
+  {
+    Waiters waiters(mem.view(), 1);
+    for (int i = 0; i < kRequests; ++i) {
+      ASSERT_TRUE(m.perform(req(AtomicOp::kFetchAdd, &word, 8, 1), nullptr).is_ok());
+      queue.run_pending();  // the fallback of this request, if any, runs late and does nothing
+    }
+  }
+  EXPECT_EQ(word, start + kRequests);
+  EXPECT_GE(m.served_waiting(), static_cast<uint64_t>(kRequests / 2));
+  EXPECT_LE(queue.launched(), kRequests / 2) << "a fallback kernel launched for most requests";
+  // Once no kernel waits, the fallback performs the request after the grace.
+  queue.set_held(false);
+  const int launched = queue.launched();
+  ASSERT_TRUE(m.perform(req(AtomicOp::kFetchAdd, &word, 8, 1), nullptr).is_ok());
+  EXPECT_EQ(word, start + kRequests + 1);
+  EXPECT_EQ(queue.launched(), launched + 1);
+}
+
 // Copies and atomics from several host threads, servers racing: each done exactly once.
 TEST(InboundMailbox, CopiesAndAtomicsMixExactlyOnce) {
   MailboxMemory mem;
