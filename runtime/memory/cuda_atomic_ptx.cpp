@@ -3,9 +3,12 @@
 // PTX text, JIT-compiled by the driver (cuModuleLoadData), so libvshmem needs no nvcc-built
 // object and runs on any sm_70+ device. A unit test runs ptxas on this text. With the inbound
 // mailbox (vshmem/device/impl/proxy_mailbox.h) the provider launches vshmem_mailbox_serve instead,
-// which performs whatever request is pending in the mailbox unless a waiting kernel claimed it.
-#include "runtime/memory/cuda_provider.hpp"
+// which performs whatever request (an atomic, or a copy of up to 4 KiB) is pending in the mailbox
+// unless a waiting kernel claimed it. The text is generated once, from one ladder of the atomics
+// for both widths and both kernels.
 #include <string>
+
+#include "runtime/memory/cuda_provider.hpp"
 
 namespace vshmem::detail {
 namespace {
