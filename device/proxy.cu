@@ -88,11 +88,12 @@ __device__ Slot* begin(const char* call, int pe, uint32_t op, uint32_t flags, ui
 // Waits for the answer of a kFlagWait request; the caller reads it, then releases the slot.
 __device__ void await(const char* call, Slot* slot, uint64_t ticket, int pe) {
   vshmem::device::SlowPoll slow;
-  if (int w = ring_wait_done(vshmemi_device_state.proxy, slot, ticket, ServeInbound{&slow, call});
+  int32_t status = kOk;  // from the done word: no second read across PCIe
+  if (int w = ring_wait_done(vshmemi_device_state.proxy, slot, ticket, ServeInbound{&slow, call},
+                             &status);
       w != kWaitOk) {
     wait_failed(call, w, pe);
   }
-  const int32_t status = ring_load32(&slot->status);
   if (status == kOk) return;
   ring_release(slot, ticket);
   proxy_fail(call, pe,
@@ -151,6 +152,24 @@ __device__ __noinline__ void proxy_rma_one(const char* call, int kind, void* des
   await(call, slot, t, pe);
   if (small) copy_out(static_cast<unsigned char*>(dest), slot->data, bytes);
   ring_release(slot, t);
+}
+
+// A waiting thread's look: performs a pending inbound request, and ends the wait once the proxy
+// failed a request.
+__device__ __noinline__ void proxy_look(const char* call) {
+  const GpuState& s = vshmemi_device_state;
+  if (s.inbound.box != nullptr) mailbox_serve(s.inbound, true);
+  if (s.proxy.control == nullptr) return;
+  const int32_t failed = ring_load32(&s.proxy.control->failed);
+  // kErrStopped: shmem_finalize stopped the proxy; a kernel still waiting then is the caller's.
+  if (failed == 0 || failed == kErrStopped) return;
+  const int pe = *reinterpret_cast<volatile int32_t*>(&s.proxy.control->failed_pe);
+  printf(
+      "vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): the device proxy failed a request to "
+      "PE %d (the host printed the cause): this wait may depend on PE %d and is ended\n",
+      s.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z, pe,
+      pe);
+  __trap();
 }
 
 }  // namespace
@@ -278,18 +297,11 @@ __device__ void vshmemi_proxy_order(int quiet) {
 
 __device__ __noinline__ void vshmemi_proxy_wait_slow(const char* call) {
   const GpuState& s = vshmemi_device_state;
-  if (s.inbound.box != nullptr) mailbox_serve(s.inbound, true);
-  if (s.proxy.control == nullptr) return;
-  const int32_t failed = ring_load32(&s.proxy.control->failed);
-  // kErrStopped: shmem_finalize stopped the proxy; a kernel still waiting then is the caller's.
-  if (failed == 0 || failed == kErrStopped) return;
-  const int pe = *reinterpret_cast<volatile int32_t*>(&s.proxy.control->failed_pe);
-  printf(
-      "vshmem: PE %d: %s (block %d,%d,%d thread %d,%d,%d): the device proxy failed a request to "
-      "PE %d (the host printed the cause): this wait may depend on PE %d and is ended\n",
-      s.my_pe, call, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z, pe,
-      pe);
-  __trap();
+  // One look per look_ns between all waiting threads of this process (impl/proxy_mailbox.h): the
+  // shared look time is a GPU word, the mailbox and the failure word are across PCIe. This part
+  // runs at every kMailboxPollEvery-th poll, so it stays small (the look is a call of its own).
+  if (s.inbound.box != nullptr && !mailbox_look_due(s.inbound, ring_now_ns())) return;
+  proxy_look(call);
 }
 
 }  // extern "C"

@@ -156,7 +156,15 @@ void add_proxy_ring(Runtime& rt, const std::vector<int64_t>& deltas, GpuState* s
   s->proxy = rt.proxy_ring->view();
   // The remote PEs' atomics on our heap, for our waiting kernels to perform (the provider keeps
   // it from the first call on); without it they wait for a free hardware queue, as before.
-  Result<proxy::MailboxView> inbound = rt.provider->inbound_mailbox(s->proxy.timeout_ns);
+  MemoryProvider::InboundSettings inbound_settings;
+  inbound_settings.timeout_ns = s->proxy.timeout_ns;
+  inbound_settings.look_ns =
+      static_cast<uint64_t>(value_or(env::int_var("VSHMEM_INBOUND_LOOK_US", 2, 0, 1000000), 2LL)) *
+      1000;
+  inbound_settings.copy_max = static_cast<size_t>(
+      value_or(env::size_var("VSHMEM_INBOUND_COPY_MAX", proxy::kMailboxBounceBytes),
+               proxy::kMailboxBounceBytes));
+  Result<proxy::MailboxView> inbound = rt.provider->inbound_mailbox(inbound_settings);
   if (inbound) {
     s->inbound = *inbound;
   } else {

@@ -143,6 +143,18 @@ inline constexpr Var kVars[] = {
      "request slots of the device proxy's ring (rounded up to a power of two; 256 bytes each, "
      "pinned host memory)",
      nullptr, 1, 1 << 20},
+    {"VSHMEM_INBOUND_LOOK_US", Type::kInt, "2",
+     "where PEs sit behind the device proxy: how often (microseconds) this PE's kernels that wait "
+     "in a vshmem call look, between them all, for a remote PE's atomic or small copy on this "
+     "GPU (the inbound mailbox; each look is a read across PCIe); `0`: at every eighth poll of "
+     "each wait",
+     nullptr, 0, 1000000},
+    {"VSHMEM_INBOUND_COPY_MAX", Type::kSize, "4k",
+     "copies between this GPU and host memory that the remote path makes (a remote PE's put "
+     "into this GPU's heap or get from it, this PE's side of a staged transfer) up to this size "
+     "go through the inbound mailbox (a waiting kernel, else a one-thread kernel) instead of a "
+     "stream copy, which may wait in a hardware queue behind kernels that wait for that very "
+     "copy; at most 4k, `0`: never"},
     {"VSHMEM_PLUGIN_PATH", Type::kText, "", "extra folders (`:`-separated) searched for plugins"},
     {"VSHMEM_DEBUG", Type::kChoice, "warn",
      "messages: `error`, `warn`, `info`, `trace` (or 0-3); wins over `SHMEM_DEBUG` and "

@@ -515,18 +515,26 @@ class CudaProvider final : public MemoryProvider {
   ~CudaProvider() override {
     ScopedContext scope(*device_);
     if (mailbox_ != nullptr && log::enabled(log::Level::kInfo)) {
+      const InboundMailbox::Times t = mailbox_->times();
+      const uint64_t n = std::max<uint64_t>(t.atomics + t.copies, 1);
       VSHMEM_INFO(
-          "inbound atomics on device %d: %llu, %llu of them performed by waiting kernels, "
-          "%llu one-thread kernels launched",
+          "inbound mailbox on device %d: %llu requests (%llu atomics, %llu copies of %llu bytes), "
+          "%llu of them performed by waiting kernels, %llu one-thread kernels launched; posted to "
+          "done: mean %.2f us, max %.1f us",
           device_->ordinal(), static_cast<unsigned long long>(mailbox_->requests()),
+          static_cast<unsigned long long>(t.atomics), static_cast<unsigned long long>(t.copies),
+          static_cast<unsigned long long>(t.copy_bytes),
           static_cast<unsigned long long>(mailbox_->served_waiting()),
-          static_cast<unsigned long long>(mailbox_->launches()));
+          static_cast<unsigned long long>(mailbox_->launches()),
+          static_cast<double>(t.total_ns) / 1e3 / static_cast<double>(n),
+          static_cast<double>(t.max_ns) / 1e3);
     }
     // A fallback kernel still queued names the mailbox: it runs before the memory goes.
     if (mailbox_stream_ != nullptr) drv_.cuStreamSynchronize(mailbox_stream_);
     mailbox_.reset();
     mailbox_claim_.reset();
     mailbox_box_.reset();
+    mailbox_bounce_.reset();
     if (mailbox_stream_ != nullptr) drv_.cuStreamDestroy(mailbox_stream_);
     if (result_buf_ != 0) drv_.cuMemFree(result_buf_);
     if (module_ != nullptr) drv_.cuModuleUnload(module_);
@@ -1039,6 +1047,18 @@ class CudaProvider final : public MemoryProvider {
       std::memmove(dst, src, bytes);
       return uint64_t{0};
     }
+    // A small copy between this GPU and host memory: through the inbound mailbox, which a
+    // waiting kernel of ours serves (a stream copy may sit in a hardware queue behind kernels
+    // that wait for the very PE this copy serves, impl/proxy_mailbox.h). Finished at once.
+    if (InboundMailbox* mailbox = mailbox_ready();
+        mailbox != nullptr && bytes <= mailbox_copy_max_) {
+      const bool to_device = this_device_memory(dst, bytes) && host_memory(src);
+      if (to_device || (this_device_memory(src, bytes) && host_memory(dst))) {
+        const stall::Scope mailbox_watched("cuda provider: copy (inbound mailbox)", bytes);
+        VSHMEM_RETURN_IF_ERROR(mailbox->copy(dst, src, bytes, to_device));
+        return uint64_t{0};
+      }
+    }
     size_t index = 0;
     CUstream stream = nullptr;
     {
@@ -1072,6 +1092,7 @@ class CudaProvider final : public MemoryProvider {
   Result<bool> copy_test(uint64_t ticket) override {
     if (ticket == 0) return true;
     CUstream stream = nullptr;
+    StartedCopy started;  // what copy_start recorded: read once, with the stream, per poll
     {
       std::lock_guard<std::mutex> lock(started_mu_);
       if (ticket > started_streams_.size()) {
@@ -1079,6 +1100,7 @@ class CudaProvider final : public MemoryProvider {
                                                          static_cast<unsigned long long>(ticket)));
       }
       stream = started_streams_[ticket - 1];
+      started = started_at_[ticket - 1];
     }
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
@@ -1086,12 +1108,13 @@ class CudaProvider final : public MemoryProvider {
     if (r == CUDA_ERROR_NOT_READY) {
       // A started copy is polled, not waited for, so the stall watch cannot see it: say once
       // when one is stuck (its stream may share a hardware queue with this process's kernels
-      // that wait for a remote PE: README, shared hardware queues).
+      // that wait for a remote PE: README, shared hardware queues). The lock again only then.
+      const double age =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started.since).count();
+      if (started.warned || age <= 5.0) return false;
       std::lock_guard<std::mutex> lock(started_mu_);
       StartedCopy& c = started_at_[ticket - 1];
-      const double age =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - c.since).count();
-      if (!c.warned && age > 5.0) {
+      if (!c.warned) {
         c.warned = true;
         VSHMEM_WARN(
             "cuda provider: a copy of %zu bytes started %.1f s ago has not completed (its stream "
@@ -1127,6 +1150,24 @@ class CudaProvider final : public MemoryProvider {
     return drv_.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
                                       static_cast<CUdeviceptr>(a)) == CUDA_SUCCESS &&
            managed == 0;
+  }
+
+  // Whether [p, p + bytes) is GPU memory that a kernel of this device reaches: our heap and window,
+  // or a cuMemAlloc block of this device. Needs the context.
+  bool this_device_memory(const void* p, size_t bytes) const {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    if (device_->contains(a, bytes)) return true;
+    CUmemorytype type = CU_MEMORYTYPE_HOST;
+    int ordinal = -1, managed = 1;
+    const auto d = static_cast<CUdeviceptr>(a);
+    return drv_.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d) == CUDA_SUCCESS &&
+           type == CU_MEMORYTYPE_DEVICE &&
+           drv_.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, d) ==
+               CUDA_SUCCESS &&
+           managed == 0 &&
+           drv_.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, d) ==
+               CUDA_SUCCESS &&
+           ordinal == device_->ordinal();
   }
 
   // Page-locked and portable (every context may copy from it at full speed).
@@ -1234,14 +1275,20 @@ class CudaProvider final : public MemoryProvider {
     return drv_.check(drv_.cuStreamSynchronize(stream_), "fill: cuStreamSynchronize");
   }
 
-  Result<proxy::MailboxView> inbound_mailbox(uint64_t timeout_ns) override {
+  Result<proxy::MailboxView> inbound_mailbox(const InboundSettings& settings) override {
     std::lock_guard<std::mutex> lock(mailbox_mu_);
     if (mailbox_ != nullptr) return mailbox_->view();
     ScopedContext scope(*device_);
     VSHMEM_RETURN_IF_ERROR(scope.status());
-    std::unique_ptr<Buffer> box, claim;
+    std::unique_ptr<Buffer> box, claim, bounce;
     VSHMEM_ASSIGN_OR_RETURN(box, allocate(BufferKind::kDeviceMappedHost, sizeof(proxy::Mailbox)));
-    VSHMEM_ASSIGN_OR_RETURN(claim, allocate(BufferKind::kDevice, sizeof(uint64_t)));
+    VSHMEM_ASSIGN_OR_RETURN(
+        claim, allocate(BufferKind::kDevice, proxy::kMailboxGpuWords * sizeof(uint64_t)));
+    const size_t copy_max = std::min<size_t>(settings.copy_max, proxy::kMailboxBounceBytes);
+    if (copy_max > 0) {
+      VSHMEM_ASSIGN_OR_RETURN(bounce,
+                              allocate(BufferKind::kDeviceMappedHost, proxy::kMailboxBounceBytes));
+    }
     // Its own stream: a fallback kernel held in a queue must not hold up fill() and copies.
     CUstream stream = nullptr;
     VSHMEM_RETURN_IF_ERROR(drv_.check(drv_.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
@@ -1249,10 +1296,15 @@ class CudaProvider final : public MemoryProvider {
     mailbox_stream_ = stream;
     mailbox_box_ = std::move(box);
     mailbox_claim_ = std::move(claim);
+    mailbox_bounce_ = std::move(bounce);
+    mailbox_copy_max_ = copy_max;
     const proxy::MailboxView view{static_cast<proxy::Mailbox*>(mailbox_box_->address()),
                                   static_cast<uint64_t*>(mailbox_claim_->address())};
     mailbox_ = std::make_unique<InboundMailbox>(
-        view, timeout_ns, [this, view](uint64_t launch) { return launch_fallback(view, launch); });
+        view, settings.timeout_ns,
+        [this, view](uint64_t launch) { return launch_fallback(view, launch); }, settings.look_ns,
+        mailbox_bounce_ != nullptr ? mailbox_bounce_->address() : nullptr,
+        mailbox_bounce_ != nullptr ? copy_max : 0);
     return view;
   }
 
@@ -1460,6 +1512,8 @@ class CudaProvider final : public MemoryProvider {
   std::mutex mailbox_mu_;
   std::unique_ptr<Buffer> mailbox_box_;
   std::unique_ptr<Buffer> mailbox_claim_;
+  std::unique_ptr<Buffer> mailbox_bounce_;  // copies' bounce buffer (device-mapped host memory)
+  size_t mailbox_copy_max_ = 0;             // copies up to this size go through the mailbox
   CUstream mailbox_stream_ = nullptr;
   std::unique_ptr<InboundMailbox> mailbox_;
   CudaMulticast multicast_;

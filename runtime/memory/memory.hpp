@@ -298,13 +298,19 @@ class MemoryProvider {
     return Status::ok();
   }
   virtual void unregister_host(void* p) { (void)p; }
-  // The inbound atomic mailbox (vshmem/device/impl/proxy_mailbox.h), made on the first call and
-  // kept: from then on atomic() posts its requests there, for a kernel of this process that waits
-  // in a vshmem call to perform, with a one-thread kernel kept queued for when none waits; a
-  // request not performed within timeout_ns fails (and the mailbox with it). The view goes into
-  // the device state. kUnsupported for host memory.
-  virtual Result<proxy::MailboxView> inbound_mailbox(uint64_t timeout_ns) {
-    (void)timeout_ns;
+  // The inbound mailbox (vshmem/device/impl/proxy_mailbox.h), made on the first call and kept:
+  // from then on atomic() posts its requests there, and copy_start() its copies of up to
+  // settings.copy_max bytes between this GPU's memory and host memory, for a kernel of this process
+  // that waits in a vshmem call to perform, with a one-thread kernel kept queued for when none
+  // waits; a request not performed within settings.timeout_ns fails (and the mailbox with it). The
+  // view goes into the device state. kUnsupported for host memory.
+  struct InboundSettings {
+    uint64_t timeout_ns = 60'000'000'000ull;
+    uint64_t look_ns = proxy::kMailboxLookNs;      // Mailbox::look_ns
+    size_t copy_max = proxy::kMailboxBounceBytes;  // 0: copies never go through the mailbox
+  };
+  virtual Result<proxy::MailboxView> inbound_mailbox(const InboundSettings& settings) {
+    (void)settings;
     return error(Code::kUnsupported, "inbound atomic mailbox: the heap is not GPU memory");
   }
   // `bytes` of `kind`, zeroed. kUnsupported for host memory (no device to share it with).

@@ -85,7 +85,7 @@ void DeviceProxy::stop() {
     Slot& slot = ring_.slots[head_ & (ring_.n_slots - 1)];
     if (load_acquire(&slot.seq) != head_ + 1) break;
     slot.status = proxy::kErrStopped;
-    store_release(&slot.done, head_ + 1);
+    store_release(&slot.done, proxy::ring_done_word(head_, proxy::kErrStopped));
     ++head_;
     head_seen_.store(head_, std::memory_order_release);
   }
@@ -243,7 +243,7 @@ size_t DeviceProxy::poll() {
     slot.status = status;
     if (slot.flags & proxy::kFlagWait) {
       awaiting_ack_[head_ & (ring_.n_slots - 1)] = 1;
-      store_release(&slot.done, head_ + 1);
+      store_release(&slot.done, proxy::ring_done_word(head_, status));
     }
     ++head_;
     head_seen_.store(head_, std::memory_order_release);

@@ -306,7 +306,10 @@ class UcxPath {
   void send_wakes();
   void progress() {
     note_app_poll();
-    progress_once();
+    {
+      const WorkFollows follows;  // what progress_once() queues, run_work() below performs
+      progress_once();
+    }
     run_work();
   }
   uint32_t caps() const { return caps_; }
@@ -575,15 +578,34 @@ class UcxPath {
     std::atomic<uint64_t> queue_ns{0};  // data here -> a thread starts performing it
     std::atomic<uint64_t> copy_ns{0};   // performing (the copy into or out of the heap) -> reply
   } served_;
+  // Peers' small target ops (atomics, signals, puts and gets of at most kSmallOpBytes: a device
+  // call through the proxy), per kind: how many, and their time from arrival to being performed
+  // (queued) and from there to the answer (performed: the provider's atomic or copy on the heap).
+  static constexpr uint64_t kSmallOpBytes = 4096;
+  struct SmallStats {
+    std::atomic<uint64_t> count{0}, queue_ns{0}, perform_ns{0}, perform_max_ns{0};
+  } small_[3];  // put, get, atomic (signals included)
   void note_served(const Work& w, Clock::time_point performed) {
     const auto op = static_cast<TargetOp>(w.header.op);
+    const auto ns = [](Clock::duration d) {
+      return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+    };
+    if (w.arrived != Clock::time_point{} &&
+        (op == TargetOp::kAtomic ||
+         ((op == TargetOp::kPut || op == TargetOp::kGet) && w.header.bytes <= kSmallOpBytes))) {
+      SmallStats& st = small_[op == TargetOp::kPut ? 0 : op == TargetOp::kGet ? 1 : 2];
+      const uint64_t done = ns(Clock::now() - performed);
+      st.count.fetch_add(1, std::memory_order_relaxed);
+      st.queue_ns.fetch_add(ns(performed - w.arrived), std::memory_order_relaxed);
+      st.perform_ns.fetch_add(done, std::memory_order_relaxed);
+      uint64_t max = st.perform_max_ns.load(std::memory_order_relaxed);
+      while (done > max && !st.perform_max_ns.compare_exchange_weak(max, done)) {
+      }
+    }
     if (w.arrived == Clock::time_point{} || w.header.bytes == 0 ||
         (op != TargetOp::kPut && op != TargetOp::kGet)) {
       return;
     }
-    const auto ns = [](Clock::duration d) {
-      return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
-    };
     const Clock::time_point now = Clock::now();
     const Clock::time_point in = w.data_in == Clock::time_point{} ? w.arrived : w.data_in;
     served_.chunks.fetch_add(1, std::memory_order_relaxed);
@@ -606,6 +628,16 @@ class UcxPath {
   void note_app_poll() {
     app_polls_.store(app_polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
+  // Set while a thread progresses the worker and runs run_work() right after: what it queues
+  // needs no wake-up of the progress thread (an eventfd write, microseconds on the path of every
+  // remote PE's atomic, signal and small put on a GPU heap).
+  inline static thread_local bool t_work_follows = false;
+  struct WorkFollows {
+    WorkFollows() { t_work_follows = true; }
+    ~WorkFollows() { t_work_follows = false; }
+    WorkFollows(const WorkFollows&) = delete;
+    WorkFollows& operator=(const WorkFollows&) = delete;
+  };
   // Whoever progresses the worker holds this; the others skip their turn (try-lock) instead of
   // spinning on UCX's lock: a descheduled holder then costs nobody a spinning core.
   std::mutex progress_mutex_;
@@ -979,6 +1011,22 @@ bool UcxPath::probe_peer_errors() {
 }
 
 void UcxPath::shutdown() {
+  if (log_enabled(2)) {
+    std::string small;
+    const char* kinds[3] = {"puts", "gets", "atomics and signals"};
+    for (int k = 0; k < 3; ++k) {
+      const uint64_t n = small_[k].count.load();
+      if (n == 0) continue;
+      const auto us = [n](const std::atomic<uint64_t>& ns) {
+        return static_cast<double>(ns.load()) / 1e3 / static_cast<double>(n);
+      };
+      small += format("%s%llu %s (queued %.2f us, performed and answered in %.2f us, max %.1f)",
+                      small.empty() ? "" : ", ", static_cast<unsigned long long>(n), kinds[k],
+                      us(small_[k].queue_ns), us(small_[k].perform_ns),
+                      static_cast<double>(small_[k].perform_max_ns.load()) / 1e3);
+    }
+    if (!small.empty()) log(2, "ucx: peers' small target ops served, per op: " + small);
+  }
   if (const uint64_t n = served_.chunks.load(); n != 0 && log_enabled(2)) {
     const auto us = [n](const std::atomic<uint64_t>& ns) {
       return static_cast<double>(ns.load()) / 1e3 / static_cast<double>(n);
@@ -1455,14 +1503,23 @@ void UcxPath::wait_event(int timeout_us) {
   // handle, and the kernel wakes us when it does (no core spent on polling, or on yielding to
   // whoever else runs on a busy machine).
   AppWait app(*this);
-  if (progress_once() != 0 || run_work() != 0) return;
+  // What a message asks of us is performed before returning (no wake-up of the progress thread).
+  const auto serve_once = [this] {
+    unsigned moved = 0;
+    {
+      const WorkFollows follows;
+      moved = progress_once();
+    }
+    return run_work() + moved != 0;
+  };
+  if (serve_once()) return;
   // Copies of target ops are running: their answers are due within microseconds, and no event
   // of the worker's file descriptor says when.
   if (copies_count_.load(std::memory_order_acquire) != 0) return;
   // The idle spin (kIdleSpinUs): right after traffic the next message usually follows within
   // microseconds; polling for it costs less than the kernel's wake-up from ppoll.
   while (recently_busy()) {
-    if (progress_once() != 0 || run_work() != 0) return;
+    if (serve_once()) return;
   }
   ucs_status_t s = UCS_ERR_BUSY;
   {
@@ -2390,6 +2447,7 @@ ucs_status_t UcxPath::on_signal(void* arg, const void* header, size_t header_len
                             static_cast<uint32_t>(VSHMEM_TRANSPORT_AMO_FETCH_ADD),
                             8,
                             0};
+  w->arrived = Clock::now();
   self->queue(std::move(w));
   return UCS_OK;
 }
@@ -2400,7 +2458,7 @@ void UcxPath::queue(std::unique_ptr<Work> w) {
     work_.push_back(std::move(*w));
     work_count_.fetch_add(1, std::memory_order_release);
   }
-  if (std::this_thread::get_id() != progress_thread_.get_id()) wake();
+  if (!t_work_follows && std::this_thread::get_id() != progress_thread_.get_id()) wake();
 }
 
 unsigned UcxPath::finish_copies() {
@@ -2551,6 +2609,7 @@ void UcxPath::perform(Work& w) {
   if (h.token == 0) {
     // A signal (signal_add): nobody waits for an answer.
     if (!bad.empty()) log(0, format("ucx: a signal from PE %d failed: %s", h.from_pe, bad.c_str()));
+    note_served(w, performed);
     return;
   }
   note_served(w, performed);

@@ -14,7 +14,8 @@ Result<std::unique_ptr<ProxyRing>> ProxyRing::create(MemoryProvider& provider, u
   const size_t shared_bytes = sizeof(proxy::Control) + size_t{slots} * sizeof(proxy::Slot);
   VSHMEM_ASSIGN_OR_RETURN(ring->shared_,
                           provider.allocate(BufferKind::kDeviceMappedHost, shared_bytes));
-  VSHMEM_ASSIGN_OR_RETURN(ring->tickets_, provider.allocate(BufferKind::kDevice, sizeof(uint64_t)));
+  VSHMEM_ASSIGN_OR_RETURN(ring->tickets_,
+                          provider.allocate(BufferKind::kDevice, 2 * sizeof(uint64_t)));
   VSHMEM_ASSIGN_OR_RETURN(ring->stage_, provider.alloc_staging(stage_bytes));
   ring->stage_bytes_ = stage_bytes;
   auto* base = static_cast<unsigned char*>(ring->shared_->address());

@@ -40,7 +40,7 @@ class ProxyRing {
 
   MemoryProvider& provider_;
   std::unique_ptr<Buffer> shared_;   // control block, then the slots
-  std::unique_ptr<Buffer> tickets_;  // one uint64_t
+  std::unique_ptr<Buffer> tickets_;  // the counter and the producers' view of consumed
   void* stage_ = nullptr;            // provider_.alloc_staging
   size_t stage_bytes_ = 0;
   proxy::RingView view_{};

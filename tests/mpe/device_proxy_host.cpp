@@ -95,7 +95,7 @@ uint64_t pattern(uint64_t salt, int pe, uint64_t i) {
 int main() {
   g_ring.slots = g_slots;
   g_ring.control = &g_control;
-  g_ring.tickets = &g_control.host_tickets;
+  g_ring.tickets = g_control.host_tickets;
   g_ring.n_slots = 32;
   g_ring.timeout_ns = 30'000'000'000ull;
   vshmemi_set_device_proxy(&g_ring, g_stage, sizeof(g_stage), &host_copy);

@@ -18,6 +18,7 @@
 // none, and nothing is left allocated.
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -177,20 +178,26 @@ int ring_test(const std::string& mode) {
         "the control block is not cuMemHostAlloc(DEVICEMAP | PORTABLE) memory");
   check(reinterpret_cast<const unsigned char*>(ring.slots) >=
                 reinterpret_cast<const unsigned char*>(ring.control + 1) &&
-            vshmem::testing::fake_live_host_allocs(kMapped) == 2,
+            vshmem::testing::fake_live_host_allocs(kMapped) == 3,
         "the slots are not in the control block's allocation (the other device-mapped "
-        "allocation is the inbound atomic mailbox)");
+        "allocations are the inbound mailbox and its copies' bounce buffer)");
   // The inbound atomic mailbox (impl/proxy_mailbox.h): device-mapped host memory and a claim word
   // on the GPU, zeroed.
   const vshmem::proxy::MailboxView inbound = built->inbound;
   check(inbound.box != nullptr &&
             vshmem::testing::fake_host_alloc_flags(inbound.box) == static_cast<int>(kMapped) &&
-            vshmem::testing::fake_device_alloc_bytes(inbound.claimed) == sizeof(uint64_t) &&
-            all_zero(inbound.box, sizeof(*inbound.box)) && *inbound.claimed == 0,
-        "the state names no zeroed inbound atomic mailbox in device-mapped host memory with a "
-        "claim word in device memory");
-  check(vshmem::testing::fake_device_alloc_bytes(ring.tickets) == sizeof(uint64_t),
-        "the ticket counter is not an 8-byte cuMemAlloc allocation");
+            vshmem::testing::fake_device_alloc_bytes(inbound.claimed) ==
+                vshmem::proxy::kMailboxGpuWords * sizeof(uint64_t) &&
+            all_zero(inbound.box, offsetof(vshmem::proxy::Mailbox, look_ns)) &&
+            inbound.box->look_ns == vshmem::proxy::kMailboxLookNs &&
+            all_zero(&inbound.box->reserved0,
+                     sizeof(*inbound.box) - offsetof(vshmem::proxy::Mailbox, reserved0)) &&
+            all_zero(inbound.claimed, vshmem::proxy::kMailboxGpuWords * sizeof(uint64_t)),
+        "the state names no zeroed inbound mailbox in device-mapped host memory (its look time "
+        "set) with its claim words in device memory");
+  check(vshmem::testing::fake_device_alloc_bytes(ring.tickets) == 2 * sizeof(uint64_t),
+        "the ticket counter and the producers' view of consumed are not a 16-byte cuMemAlloc "
+        "allocation");
   check(ring.n_slots == 128 && ring.timeout_ns == 7'000'000'000ull,
         "a ring of " + std::to_string(ring.n_slots) + " slots and " +
             std::to_string(ring.timeout_ns) +

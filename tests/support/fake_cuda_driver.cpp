@@ -457,7 +457,8 @@ CUresult fk_cuMemHostGetDevicePointer(CUdeviceptr* d, void* p, unsigned int flag
 CUresult fk_cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
   FAKE(cuPointerGetAttribute);
   if (attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE &&
-      attribute != CU_POINTER_ATTRIBUTE_IS_MANAGED) {
+      attribute != CU_POINTER_ATTRIBUTE_IS_MANAGED &&
+      attribute != CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) {
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   const uintptr_t a = static_cast<uintptr_t>(ptr);
@@ -481,6 +482,8 @@ CUresult fk_cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUd
   if (!known) return CUDA_ERROR_INVALID_VALUE;  // memory CUDA does not know (pageable host memory)
   if (attribute == CU_POINTER_ATTRIBUTE_IS_MANAGED) {
     *static_cast<int*>(data) = 0;  // the fake has no managed memory
+  } else if (attribute == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) {
+    *static_cast<int*>(data) = 0;  // one device
   } else {
     *static_cast<CUmemorytype*>(data) = type;
   }
@@ -492,10 +495,21 @@ bool capture_forbids() {
   return g_config.global_capture_elsewhere && t_capture_mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
 }
 
+std::vector<std::function<void()>> g_held_kernels;  // launched while hold_kernels (under g_mu)
 CUresult fk_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream) {
   FAKE(cuMemcpyAsync);
   if (capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-  std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+  auto copy = [dst, src, bytes] {
+    std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+  };
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (g_config.hold_kernels) {  // the copy's stream waits behind the held kernels
+      g_held_kernels.push_back(std::move(copy));
+      return CUDA_SUCCESS;
+    }
+  }
+  copy();
   return CUDA_SUCCESS;
 }
 CUresult fk_cuMemsetD8Async(CUdeviceptr dst, unsigned char c, size_t bytes, CUstream) {
@@ -517,7 +531,11 @@ CUresult fk_cuStreamSynchronize(CUstream s) {
   }
   return g_config.stream_query_result;
 }
-CUresult fk_cuStreamQuery(CUstream) { return g_config.stream_query_result; }
+CUresult fk_cuStreamQuery(CUstream) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_config.hold_kernels && !g_held_kernels.empty()) return CUDA_ERROR_NOT_READY;
+  return g_config.stream_query_result;
+}
 CUresult fk_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
   std::swap(t_capture_mode, *mode);
   return CUDA_SUCCESS;
@@ -575,7 +593,6 @@ uint64_t host_atomic(T* p, unsigned op, T operand, T compare) {
   return static_cast<uint64_t>(old);
 }
 std::function<void()> atomic_kernel(CUfunction f, void** args);
-std::vector<std::function<void()>> g_held_kernels;  // launched while hold_kernels (under g_mu)
 CUresult fk_cuLaunchKernel(CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, CUstream, void** args, void**) {
   FAKE(cuLaunchKernel);

@@ -39,8 +39,9 @@ struct FakeDriverConfig {
   // unsafe" calls (copies, memsets, launches, stream synchronization) of a thread in the global
   // mode fail with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (and would end that capture).
   bool global_capture_elsewhere = false;
-  // The GPU's queue is held (this process's kernels wait in it): cuLaunchKernel queues the kernel,
-  // which runs only at fake_run_held_kernels(); cuStreamSynchronize does not wait for it.
+  // The GPU's queue is held (this process's kernels wait in it): cuLaunchKernel queues the kernel
+  // and cuMemcpyAsync the copy, which run only at fake_run_held_kernels(); cuStreamQuery answers
+  // CUDA_ERROR_NOT_READY while any waits; cuStreamSynchronize does not wait for them.
   bool hold_kernels = false;
   // Binds fail (with multicast_bind_result) from this bind on (0: the first); -1: never. Binds
   // are numbered from the process's first (or the last reset_fake_calls).

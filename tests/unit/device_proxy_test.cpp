@@ -171,7 +171,7 @@ struct Ring {
   explicit Ring(uint32_t n, uint64_t timeout_ns = 5'000'000'000ull) : slots(n), control() {
     view.slots = slots.data();
     view.control = &control;
-    view.tickets = &control.host_tickets;
+    view.tickets = control.host_tickets;
     view.n_slots = n;
     view.timeout_ns = timeout_ns;
   }
@@ -202,8 +202,10 @@ int post(const RingView& r, uint32_t op, uint32_t flags, int pe, uint64_t dest, 
   }
   ring_publish(s, t);
   if (!(flags & kFlagWait)) return kWaitOk;
-  if (int w = ring_wait_done(r, s, t); w != kWaitOk) return w;
-  if (status != nullptr) *status = s->status;
+  int32_t answered = -1;  // the status the done word carries (what a device producer reads)
+  if (int w = ring_wait_done(r, s, t, RingNoIdle{}, &answered); w != kWaitOk) return w;
+  EXPECT_EQ(answered, s->status) << "the done word of ticket " << t << " names another status";
+  if (status != nullptr) *status = answered;
   if (result != nullptr) *result = s->result;
   if (inline_out != nullptr) std::memcpy(inline_out, s->data, bytes);
   ring_release(s, t);
@@ -246,6 +248,9 @@ TEST(DeviceProxy, ManyProducersPutsLandInOrderAndQuietCompletesThem) {
     });
   }
   for (auto& t : threads) t.join();
+  // The producers' view of consumed: raised as they wrapped the ring, never ahead of the proxy.
+  EXPECT_GT(ring.control.host_tickets[1], 0u);
+  EXPECT_LE(ring.control.host_tickets[1], ring.control.consumed);
   for (int th = 0; th < kThreads; ++th) {
     // The last put of thread th went to PE (th + kPer - 1) % kPes with i = kPer - 1.
     const int pe = (th + kPer - 1) % kPes;

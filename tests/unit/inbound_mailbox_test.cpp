@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -33,11 +34,13 @@ namespace {
 using proxy::Mailbox;
 using proxy::MailboxView;
 
-// Zeroed mailbox memory (the provider's is device-mapped host memory and a GPU word).
+// Zeroed mailbox memory (the provider's is device-mapped host memory and GPU words), with the
+// copies' bounce buffer.
 struct MailboxMemory {
   Mailbox box{};
-  uint64_t claimed = 0;
-  MailboxView view() { return MailboxView{&box, &claimed}; }
+  uint64_t claimed[proxy::kMailboxGpuWords] = {};
+  alignas(64) unsigned char bounce[proxy::kMailboxBounceBytes] = {};
+  MailboxView view() { return MailboxView{&box, claimed}; }
 };
 
 // The GPU's queue as the fallback launches see it: launches run in order, at once (free) or only
@@ -283,8 +286,8 @@ TEST(InboundMailbox, EveryRequestIsPerformedExactlyOnce) {
   for (const auto& v : fetched) seen.insert(v.begin(), v.end());
   EXPECT_EQ(seen.size(), static_cast<size_t>(kThreads * kEach)) << "a value fetched twice";
   EXPECT_EQ(counter, start + kThreads * kEach) << "an add performed twice or not at all";
-  EXPECT_EQ(mem.claimed, static_cast<uint64_t>(kThreads * kEach));
-  EXPECT_EQ(mem.box.done, mem.claimed);
+  EXPECT_EQ(mem.claimed[0], static_cast<uint64_t>(kThreads * kEach));
+  EXPECT_EQ(mem.box.done, mem.claimed[0]);
   EXPECT_GT(m.served_waiting(), 0u);
 }
 
@@ -364,6 +367,181 @@ TEST(InboundMailbox, AFailedLaunchFailsTheRequestNamingIt) {
   EXPECT_NE(st.message().find("could not be launched"), std::string::npos) << st.message();
 }
 
+// Fresh bytes, never all zero.
+std::vector<unsigned char> fresh_bytes(std::mt19937_64& rng, size_t n) {
+  std::vector<unsigned char> v(n);
+  for (auto& b : v) b = static_cast<unsigned char>(rng() | 1);
+  return v;
+}
+
+// Copies of every shape (lengths 1..4096, aligned and not) to "GPU memory" and back, through
+// `m`; the bytes around each destination stay as they were.
+void every_copy(InboundMailbox& m, std::mt19937_64& rng) {
+  const size_t lengths[] = {1, 7, 8, 24, 64, 72, 200, 1000, 4096};
+  for (size_t len : lengths) {
+    for (size_t skew : {size_t{0}, size_t{3}}) {
+      std::vector<unsigned char> gpu = fresh_bytes(rng, len + 16);
+      const std::vector<unsigned char> gpu_before = gpu;
+      const std::vector<unsigned char> src = fresh_bytes(rng, len);
+      ASSERT_TRUE(m.copy(gpu.data() + 8 + skew, src.data(), len, /*to_device=*/true).is_ok());
+      for (size_t i = 0; i < gpu.size(); ++i) {
+        const bool inside = i >= 8 + skew && i < 8 + skew + len;
+        ASSERT_EQ(gpu[i], inside ? src[i - 8 - skew] : gpu_before[i])
+            << "to the device: " << len << " bytes at skew " << skew << ", byte " << i;
+      }
+      std::vector<unsigned char> back = fresh_bytes(rng, len + 2);
+      const unsigned char edge0 = back[0], edge1 = back[len + 1];
+      ASSERT_TRUE(m.copy(back.data() + 1, gpu.data() + 8 + skew, len, /*to_device=*/false).is_ok());
+      EXPECT_EQ(back[0], edge0);
+      EXPECT_EQ(back[len + 1], edge1);
+      EXPECT_TRUE(std::equal(src.begin(), src.end(), back.begin() + 1))
+          << "from the device: " << len << " bytes at skew " << skew;
+    }
+  }
+}
+
+// device_remote_queued's first phase on the H200: a remote PE's staged get needs a copy out of this
+// GPU while this PE's kernels wait for that PE (its stream copy sat behind them). A waiting kernel
+// performs it.
+TEST(InboundMailbox, AWaitingKernelCopiesWhileTheQueueIsHeld) {
+  std::mt19937_64 rng(std::random_device{}());
+  MailboxMemory mem;
+  Queue queue(mem.view(), /*held=*/true);
+  InboundMailbox m(mem.view(), kLong, queue.launcher(), proxy::kMailboxLookNs, mem.bounce,
+                   sizeof(mem.bounce));
+  Waiters waiters(mem.view(), 2);
+  every_copy(m, rng);
+  EXPECT_EQ(m.served_waiting(), m.requests());
+  EXPECT_EQ(queue.launched(), 1);
+  const InboundMailbox::Times t = m.times();
+  EXPECT_EQ(t.copies, m.requests());
+  EXPECT_EQ(t.atomics, 0u);
+}
+
+TEST(InboundMailbox, TheFallbackKernelCopiesWhenNoKernelWaits) {
+  std::mt19937_64 rng(std::random_device{}());
+  MailboxMemory mem;
+  Queue queue(mem.view(), /*held=*/false);
+  InboundMailbox m(mem.view(), kLong, queue.launcher(), proxy::kMailboxLookNs, mem.bounce,
+                   sizeof(mem.bounce));
+  every_copy(m, rng);
+  EXPECT_EQ(m.served_waiting(), 0u);
+  EXPECT_EQ(static_cast<uint64_t>(queue.launched()), m.requests());
+}
+
+// While a kernel waits and performs the requests, the host launches no fallback kernel per
+// request (a launch costs the host microseconds in which it does not see the answer, and the
+// kernel finds nothing to do): after a request a waiter performed, it gives the waiter a few look
+// times first. Here every fallback runs late, after its request was done (the queue is free
+// between requests): before, each request launched one.
+TEST(InboundMailbox, WhileAKernelWaitsNoFallbackIsLaunchedPerRequest) {
+  MailboxMemory mem;
+  Queue queue(mem.view(), /*held=*/true);
+  InboundMailbox m(mem.view(), kLong, queue.launcher(), /*look_ns=*/250'000);
+  alignas(8) uint64_t word = std::random_device{}() | 1;
+  const uint64_t start = word;
+  constexpr int kRequests = 40;
+  {
+    Waiters waiters(mem.view(), 1);
+    for (int i = 0; i < kRequests; ++i) {
+      ASSERT_TRUE(m.perform(req(AtomicOp::kFetchAdd, &word, 8, 1), nullptr).is_ok());
+      queue.run_pending();  // the fallback of this request, if any, runs late and does nothing
+    }
+  }
+  EXPECT_EQ(word, start + kRequests);
+  EXPECT_GE(m.served_waiting(), static_cast<uint64_t>(kRequests / 2));
+  EXPECT_LE(queue.launched(), kRequests / 2) << "a fallback kernel launched for most requests";
+  // Once no kernel waits, the fallback performs the request after the grace.
+  queue.set_held(false);
+  const int launched = queue.launched();
+  ASSERT_TRUE(m.perform(req(AtomicOp::kFetchAdd, &word, 8, 1), nullptr).is_ok());
+  EXPECT_EQ(word, start + kRequests + 1);
+  EXPECT_EQ(queue.launched(), launched + 1);
+}
+
+// Copies and atomics from several host threads, servers racing: each done exactly once.
+TEST(InboundMailbox, CopiesAndAtomicsMixExactlyOnce) {
+  MailboxMemory mem;
+  Queue queue(mem.view(), /*held=*/true);
+  InboundMailbox m(mem.view(), kLong, queue.launcher(), proxy::kMailboxLookNs, mem.bounce,
+                   sizeof(mem.bounce));
+  alignas(8) uint64_t counter = std::random_device{}() | 1;
+  const uint64_t start = counter;
+  std::atomic<bool> stop{false};
+  std::thread releaser([&] {
+    std::mt19937 rng(std::random_device{}());
+    while (!stop.load()) {
+      if (rng() % 4 == 0) queue.run_pending();
+      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 200));
+    }
+  });
+  constexpr int kThreads = 3, kEach = 150;
+  {
+    Waiters waiters(mem.view(), 3);
+    std::vector<std::thread> issuers;
+    for (int t = 0; t < kThreads; ++t) {
+      issuers.emplace_back([&, t] {
+        std::mt19937_64 rng(std::random_device{}() + static_cast<unsigned>(t));
+        for (int i = 0; i < kEach; ++i) {
+          Status st = m.perform(req(AtomicOp::kFetchAdd, &counter, 8, 1), nullptr);
+          const size_t len = 1 + rng() % proxy::kMailboxBounceBytes;
+          std::vector<unsigned char> gpu(len), src = fresh_bytes(rng, len), back(len);
+          if (st) st = m.copy(gpu.data(), src.data(), len, true);
+          if (st) st = m.copy(back.data(), gpu.data(), len, false);
+          if (!st) {
+            ADD_FAILURE() << st.message();
+            return;
+          }
+          if (back != src) {
+            ADD_FAILURE() << "thread " << t << " copy " << i << " of " << len << " bytes";
+            return;
+          }
+        }
+      });
+    }
+    for (auto& t : issuers) t.join();
+  }
+  stop.store(true);
+  releaser.join();
+  queue.run_pending();
+  EXPECT_EQ(counter, start + kThreads * kEach) << "an add performed twice or not at all";
+  EXPECT_EQ(mem.claimed[0], static_cast<uint64_t>(3 * kThreads * kEach));
+}
+
+TEST(InboundMailbox, ACopyAboveTheBounceBufferIsRefusedNamingIt) {
+  MailboxMemory mem;
+  Queue queue(mem.view(), /*held=*/false);
+  InboundMailbox m(mem.view(), kLong, queue.launcher(), proxy::kMailboxLookNs, mem.bounce, 64);
+  std::vector<unsigned char> a(65), b(65);
+  Status st = m.copy(a.data(), b.data(), 65, true);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("65 bytes"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("64 bytes"), std::string::npos) << st.message();
+  EXPECT_EQ(m.requests(), 0u);
+  InboundMailbox none(mem.view(), kLong, queue.launcher());
+  EXPECT_EQ(none.bounce_bytes(), 0u);
+  EXPECT_FALSE(none.copy(a.data(), b.data(), 1, true).is_ok());
+}
+
+// Waiting kernels share one look time: one look per look_ns, whoever comes.
+TEST(InboundMailbox, WaitingKernelsLookOncePerLookTime) {
+  MailboxMemory mem;
+  mem.box.look_ns = 1000;
+  const MailboxView v = mem.view();
+  EXPECT_TRUE(proxy::mailbox_look_due(v, 5000));
+  EXPECT_FALSE(proxy::mailbox_look_due(v, 5000));
+  EXPECT_FALSE(proxy::mailbox_look_due(v, 5999));
+  EXPECT_TRUE(proxy::mailbox_look_due(v, 6000));
+  EXPECT_EQ(mem.claimed[1], 7000u);
+  mem.box.look_ns = 0;  // VSHMEM_INBOUND_LOOK_US=0: every time
+  EXPECT_TRUE(proxy::mailbox_look_due(v, 7000));
+  EXPECT_TRUE(proxy::mailbox_look_due(v, 7000));
+  // The constructor sets the look time before the first request.
+  Queue queue(v, false);
+  InboundMailbox m(v, kLong, queue.launcher(), 12345);
+  EXPECT_EQ(mem.box.look_ns, 12345u);
+}
+
 // The provider on the fake driver, its queue held: the remote PE's atomic reaches the heap through
 // a waiting kernel. Before the mailbox, its one-thread kernel stayed in the queue (on the H200 the
 // provider then waited in cuStreamSynchronize for good; the fake returns at once) and the atomic
@@ -405,12 +583,16 @@ TEST(InboundMailboxProvider, AWaitingKernelPerformsTheProvidersAtomicWhileTheQue
   const uint64_t start = fresh(rng) >> 1;
   *h.word = start;
 
-  auto view = h.provider->inbound_mailbox(kLong);
+  MemoryProvider::InboundSettings settings;
+  settings.timeout_ns = kLong;
+  auto view = h.provider->inbound_mailbox(settings);
   ASSERT_TRUE(view.is_ok()) << view.status().message();
   EXPECT_EQ(testing::fake_host_alloc_flags(view->box),
             static_cast<int>(CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
-  EXPECT_EQ(testing::fake_device_alloc_bytes(view->claimed), sizeof(uint64_t));
-  auto again = h.provider->inbound_mailbox(kLong);
+  EXPECT_EQ(testing::fake_device_alloc_bytes(view->claimed),
+            proxy::kMailboxGpuWords * sizeof(uint64_t));
+  EXPECT_EQ(view->box->look_ns, proxy::kMailboxLookNs);
+  auto again = h.provider->inbound_mailbox(settings);
   ASSERT_TRUE(again.is_ok());
   EXPECT_EQ(again->box, view->box) << "one mailbox per provider";
 
@@ -440,6 +622,91 @@ TEST(InboundMailboxProvider, AWaitingKernelPerformsTheProvidersAtomicWhileTheQue
   ASSERT_TRUE(h.provider->atomic(req(AtomicOp::kCompareSwap, h.word, 8, 42, expect), &got).is_ok());
   EXPECT_EQ(got, expect);
   EXPECT_EQ(*h.word, 42u);
+}
+
+// The provider on the fake driver, its queue held: a remote PE's small put into the heap and get
+// out of it (the remote path's copy_start) are made by a waiting kernel. Without the mailbox
+// (copy_max 0, and the library of session 8) they are stream copies that wait behind the held
+// kernels: device_remote_queued's stall.
+TEST(InboundMailboxProvider, AWaitingKernelMakesTheProvidersSmallCopiesWhileTheQueueIsHeld) {
+  ASSERT_FALSE(testing::real_libcuda_loaded());
+  testing::FakeDriverConfig cfg;
+  HeapWord h = heap_word(cfg);
+  ASSERT_NE(h.word, nullptr);
+  std::mt19937_64 rng(std::random_device{}());
+  MemoryProvider::InboundSettings settings;
+  settings.timeout_ns = kLong;
+  auto view = h.provider->inbound_mailbox(settings);
+  ASSERT_TRUE(view.is_ok()) << view.status().message();
+  auto* heap = reinterpret_cast<unsigned char*>(h.word);
+
+  cfg.hold_kernels = true;
+  testing::fake_cuda_driver(cfg);
+  const size_t n = proxy::kMailboxBounceBytes;
+  const std::vector<unsigned char> put = fresh_bytes(rng, n);
+  std::vector<unsigned char> got(n, 0);
+  const std::vector<unsigned char> big = fresh_bytes(rng, n + 8);
+  uint64_t big_ticket = 0;
+  {
+    Waiters waiters(*view, 1);
+    auto t = h.provider->copy_start(heap + 8, put.data(), n);
+    ASSERT_TRUE(t.is_ok()) << t.status().message();
+    EXPECT_EQ(*t, 0u) << "done when copy_start returns";
+    EXPECT_TRUE(std::equal(put.begin(), put.end(), heap + 8))
+        << "the put was not made while the GPU's queue was held";
+    t = h.provider->copy_start(got.data(), heap + 8, n);
+    ASSERT_TRUE(t.is_ok()) << t.status().message();
+    EXPECT_EQ(*t, 0u);
+    EXPECT_EQ(got, put) << "the get was not made while the GPU's queue was held";
+    EXPECT_EQ(waiters.served(), 2);
+    // Above the mailbox's size: a stream copy, behind the held kernels.
+    t = h.provider->copy_start(heap + 2 * n, big.data(), big.size());
+    ASSERT_TRUE(t.is_ok()) << t.status().message();
+    big_ticket = *t;
+    EXPECT_NE(big_ticket, 0u);
+    auto done = h.provider->copy_test(big_ticket);
+    ASSERT_TRUE(done.is_ok());
+    EXPECT_FALSE(*done);
+  }
+  cfg.hold_kernels = false;
+  testing::fake_cuda_driver(cfg);
+  EXPECT_EQ(testing::fake_run_held_kernels(), 2) << "the fallback kernel and the large copy";
+  auto done = h.provider->copy_test(big_ticket);
+  ASSERT_TRUE(done.is_ok());
+  EXPECT_TRUE(*done);
+  EXPECT_TRUE(std::equal(big.begin(), big.end(), heap + 2 * n));
+  EXPECT_TRUE(std::equal(put.begin(), put.end(), heap + 8)) << "the late fallback copied again";
+}
+
+// copy_max 0 (VSHMEM_INBOUND_COPY_MAX=0): copies are stream copies, as before the mailbox took
+// them; held behind the kernels, they are not made.
+TEST(InboundMailboxProvider, WithoutMailboxCopiesTheHeldQueueHoldsThem) {
+  ASSERT_FALSE(testing::real_libcuda_loaded());
+  testing::FakeDriverConfig cfg;
+  HeapWord h = heap_word(cfg);
+  ASSERT_NE(h.word, nullptr);
+  std::mt19937_64 rng(std::random_device{}());
+  MemoryProvider::InboundSettings settings;
+  settings.timeout_ns = kLong;
+  settings.copy_max = 0;
+  auto view = h.provider->inbound_mailbox(settings);
+  ASSERT_TRUE(view.is_ok()) << view.status().message();
+  cfg.hold_kernels = true;
+  testing::fake_cuda_driver(cfg);
+  const std::vector<unsigned char> put = fresh_bytes(rng, 64);
+  auto* heap = reinterpret_cast<unsigned char*>(h.word);
+  {
+    Waiters waiters(*view, 1);
+    auto t = h.provider->copy_start(heap, put.data(), put.size());
+    ASSERT_TRUE(t.is_ok());
+    EXPECT_NE(*t, 0u);
+    EXPECT_FALSE(std::equal(put.begin(), put.end(), heap));
+    EXPECT_EQ(waiters.served(), 0);
+  }
+  cfg.hold_kernels = false;
+  testing::fake_cuda_driver(cfg);
+  EXPECT_EQ(testing::fake_run_held_kernels(), 1);
+  EXPECT_TRUE(std::equal(put.begin(), put.end(), heap));
 }
 }  // namespace
 }  // namespace vshmem

@@ -52,7 +52,8 @@ TEST(ProxyRing, MadeThroughTheDriverZeroedAndFreedWithTheRing) {
   EXPECT_EQ(reinterpret_cast<const void*>(v.slots), static_cast<const void*>(v.control + 1))
       << "the slots follow the control block in its allocation";
   EXPECT_EQ(fake_live_host_allocs(kMapped), 1);
-  EXPECT_EQ(fake_device_alloc_bytes(v.tickets), sizeof(uint64_t));
+  EXPECT_EQ(fake_device_alloc_bytes(v.tickets), 2 * sizeof(uint64_t));
+  EXPECT_EQ(v.tickets[1], 0u);
   EXPECT_EQ(v.n_slots, 64u);
   EXPECT_EQ(v.timeout_ns, 5'000'000'000ull);
   EXPECT_TRUE(all_zero(v.control, sizeof(proxy::Control)));

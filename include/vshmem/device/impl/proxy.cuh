@@ -45,17 +45,19 @@ __device__ void vshmemi_proxy_signal(const char* call, uint64_t* sig_addr, uint6
 __device__ void vshmemi_proxy_notify(const char* call, uint64_t* word, int pe);
 // shmem_fence (quiet = 0) / shmem_quiet (quiet = 1) for the requests in the proxy ring.
 __device__ void vshmemi_proxy_order(int quiet);
-// The slow part of a device wait where PEs sit behind the proxy: performs a pending inbound atomic
-// (impl/proxy_mailbox.h), and traps, naming the PE and `call`, once the proxy has failed a
-// request (a wait that depends on a PE behind a failed path would never end).
+// The slow part of a device wait where PEs sit behind the proxy: once the shared look time has
+// passed, performs a pending inbound atomic or copy (impl/proxy_mailbox.h), and traps, naming the
+// PE and `call`, once the proxy has failed a request (a wait that depends on a PE behind a failed
+// path would never end).
 __device__ void vshmemi_proxy_wait_slow(const char* call);
 }
 
 namespace vshmem::device {
 
 // Called once per poll in every device wait loop: every kMailboxPollEvery-th poll, when the job
-// has a proxy, it calls vshmemi_proxy_wait_slow. A counter and a branch not taken per poll, and no
-// load: the mapped path's loops keep their loads (tests/unit/device_loops_ptx.cu).
+// has a proxy, it calls vshmemi_proxy_wait_slow (which reads the clock and one GPU word, and looks
+// at the mailbox at most once per Mailbox::look_ns). A counter and a branch not taken per poll,
+// and no load: the mapped path's loops keep their loads (tests/unit/device_loops_ptx.cu).
 struct SlowPoll {
   unsigned polls = 0;
   __device__ __forceinline__ void operator()(const char* call) {

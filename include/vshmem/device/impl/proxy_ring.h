@@ -4,7 +4,9 @@
 //
 // Layout (one ring per PE):
 //   tickets - one counter that producers fetch-and-add (GPU memory on the GPU: an atomic on
-//             device memory, not across PCIe); ticket t owns slot t % n_slots;
+//             device memory, not across PCIe); ticket t owns slot t % n_slots; beside it
+//             (tickets[1]) the highest `consumed` a producer has read, so that a producer whose
+//             slot that value already shows free does not read it across PCIe again;
 //   slots   - n_slots request slots in pinned host memory mapped into the GPU;
 //   control - the proxy's progress (consumed: every ticket below it has left the ring) and its
 //             failure report, in the same pinned memory.
@@ -12,7 +14,8 @@
 // writes the request, then publishes it by storing seq = ticket + 1 after a system fence. The
 // proxy handles tickets in order: operations to one PE are performed in the order of their
 // tickets. A request whose producer waits (a fetching atomic, a get, quiet) is answered in the
-// slot (done = ticket + 1, result, status); the producer reads the answer and acknowledges
+// slot (result, status, then done = ticket + 1 with the status in its top byte, so that the
+// producer learns both from one read across PCIe); the producer reads the answer and acknowledges
 // (ack = ticket + 1); only then may the proxy hand the slot to ticket + n_slots.
 //
 // The producer side is written once, for the device and for host threads (the unit tests drive
@@ -114,7 +117,9 @@ struct alignas(64) Control {
   int32_t failed;     // proxy: first Error of a failed request, 0 while none
   int32_t failed_pe;  // the PE that request went to
   uint64_t failed_ticket;
-  uint64_t host_tickets;  // the ticket counter when the producers are host threads (tests)
+  // RingView::tickets when the producers are host threads (tests): the counter and the
+  // producers' view of consumed.
+  uint64_t host_tickets[2];
 };
 
 // What producers and the proxy need to know about one ring; a trivially copyable value in the
@@ -122,7 +127,7 @@ struct alignas(64) Control {
 struct RingView {
   Slot* slots;        // n_slots (a power of two), pinned host memory, device-mapped
   Control* control;   // pinned host memory, device-mapped
-  uint64_t* tickets;  // GPU memory (device producers) or &control->host_tickets (host)
+  uint64_t* tickets;  // 2 words: GPU memory (device producers) or control->host_tickets (host)
   uint32_t n_slots;
   uint32_t reserved;
   uint64_t timeout_ns;  // how long a producer waits for a free slot or an answer
@@ -178,6 +183,37 @@ VSHMEMI_RING_HD void ring_store(uint64_t* p, uint64_t v) {
 #endif
 }
 
+// The producers' view of consumed (tickets[1]): an acquire load among this GPU's threads (the
+// value came from the proxy's release through a producer's acquire, then that producer's release
+// below), and the raise of it.
+VSHMEMI_RING_HD uint64_t ring_seen_load(const uint64_t* p) {
+#if defined(__CUDA_ARCH__)
+  uint64_t v;
+  asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+VSHMEMI_RING_HD void ring_seen_raise(uint64_t* p, uint64_t v) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+  uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+  while (cur < v &&
+         !__atomic_compare_exchange_n(p, &cur, v, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+  }
+#endif
+}
+
+// done: ticket + 1 in the low 56 bits, the request's status (Error) in the top byte.
+constexpr unsigned kDoneStatusShift = 56;
+constexpr uint64_t kDoneTicketMask = (uint64_t{1} << kDoneStatusShift) - 1;
+VSHMEMI_RING_HD uint64_t ring_done_word(uint64_t ticket, int32_t status) {
+  return ((ticket + 1) & kDoneTicketMask) |
+         (static_cast<uint64_t>(static_cast<uint8_t>(status)) << kDoneStatusShift);
+}
+
 VSHMEMI_RING_HD void ring_pause() {
 #if defined(__CUDA_ARCH__)
   __nanosleep(64);
@@ -202,7 +238,12 @@ VSHMEMI_RING_HD int ring_acquire(const RingView& ring, uint64_t* ticket, Slot** 
   const uint64_t t = ring_take_ticket(ring.tickets);
   *ticket = t;
   *slot = &ring.slots[t & (ring.n_slots - 1)];
-  if (t < ring.n_slots || ring_load(&ring.control->consumed) > t - ring.n_slots) return kWaitOk;
+  if (t < ring.n_slots || ring_seen_load(ring.tickets + 1) > t - ring.n_slots) return kWaitOk;
+  // Across PCIe: consumed, then the producers' view raised to it (a producer n_slots tickets on
+  // reads it again, about once per n_slots requests while the proxy keeps up).
+  const uint64_t consumed = ring_load(&ring.control->consumed);
+  ring_seen_raise(ring.tickets + 1, consumed);
+  if (consumed > t - ring.n_slots) return kWaitOk;
   const uint64_t start = ring_now_ns();
   for (;;) {
     if (ring_load(&ring.control->consumed) > t - ring.n_slots) return kWaitOk;
@@ -218,14 +259,21 @@ VSHMEMI_RING_HD void ring_publish(Slot* slot, uint64_t ticket) {
   ring_store(&slot->seq, ticket + 1);
 }
 
-// Waits (at most ring.timeout_ns) for the proxy's answer to a kFlagWait request.
+// Waits (at most ring.timeout_ns) for the proxy's answer to a kFlagWait request; *status (when
+// not null): the request's Error, from the same read.
 template <class Idle = RingNoIdle>
 VSHMEMI_RING_HD int ring_wait_done(const RingView& ring, const Slot* slot, uint64_t ticket,
-                                   Idle idle = {}) {
-  if (ring_load(&slot->done) == ticket + 1) return kWaitOk;
+                                   Idle idle = {}, int32_t* status = nullptr) {
+  const auto answered = [&] {
+    const uint64_t d = ring_load(&slot->done);
+    if ((d & kDoneTicketMask) != ((ticket + 1) & kDoneTicketMask)) return false;
+    if (status != nullptr) *status = static_cast<int32_t>(d >> kDoneStatusShift);
+    return true;
+  };
+  if (answered()) return kWaitOk;
   const uint64_t start = ring_now_ns();
   for (;;) {
-    if (ring_load(&slot->done) == ticket + 1) return kWaitOk;
+    if (answered()) return kWaitOk;
     if (ring_now_ns() - start > ring.timeout_ns) {
       return ring_load32(&ring.control->failed) != 0 ? kWaitFailed : kWaitNoDone;
     }
