@@ -169,7 +169,7 @@ class Backoff {
       pause();
       return;
     }
-    sleep_unless(own_, met, sleep_limit_ns_);
+    own_.sleep_unless(met, sleep_limit_ns_);
     after_sleep();
   }
 
@@ -197,7 +197,7 @@ class Backoff {
   RemotePath* sleeper_ = nullptr;
   RemotePath* late_sleeper_ = nullptr;  // see the constructor
   bool late_sleeping_ = false;          // past kNetworkSleepAfterNs: every pause sleeps there
-  WakeWord own_;
+  WaitSleeps own_{WakeWord{}};          // registered from its first sleep until the wait ends
   uint64_t sleep_limit_ns_ = kSleepLimitNs;
   unsigned first_yields_ = 0;  // when PEs outnumber the cores: yields before the first sleep
   unsigned spins_ = 0;

@@ -65,20 +65,59 @@ bool barrier_with_copy_writers();
 // Returns whether it did; every process writing to copy_writers words should call it at start-up.
 bool prepare_copy_wakes();
 
-// Sleeps on w until a wake, the time limit, or `met()` is already true once this thread is
-// registered. met() reads the condition with at least acquire ordering.
+// The sleeps of one wait on w. The thread registers at the first sleep and stays registered until
+// the wait ends (the destructor): a wait whose sleeps end at their time limit (a store through
+// shmem_ptr wakes nobody, so waits on data look again every VSHMEM_WAIT_LOOK_US) registers, and
+// for copy_writers words issues the membarrier, once, not once per sleep. Measured on the 2-core
+// VM (session 10): the membarrier costs 70-80 us of the sleeper's CPU there, so per sleep it made
+// a 20 ms wait cost 1.3-1.6 ms of CPU. Staying registered keeps the protocol: a writer whose load
+// of the sleeper count comes after the first registration (and barrier) sees it and wakes; a
+// writer whose store came before is seen by every later look. Later sleeps read seq while
+// registered, then the condition: a wake after the seq read changes seq, so the futex returns.
+// Writers meanwhile pay the wake's system call for every store, as for any sleeper.
+class WaitSleeps {
+ public:
+  explicit WaitSleeps(WakeWord w) : w_(w) {}
+  ~WaitSleeps() { end(); }
+  WaitSleeps(const WaitSleeps&) = delete;
+  WaitSleeps& operator=(const WaitSleeps&) = delete;
+  explicit operator bool() const { return static_cast<bool>(w_); }
+
+  // Sleeps until a wake, the time limit, or `met()` is already true once this thread is
+  // registered. met() reads the condition with at least acquire ordering.
+  template <typename Met>
+  SleepResult sleep_unless(Met&& met, uint64_t timeout_ns) {
+    const uint32_t seq = __atomic_load_n(w_.seq, __ATOMIC_SEQ_CST);
+    if (!registered_) {
+      wake_detail::register_sleeper(w_);  // seq_cst read-modify-write: ordered before met()'s load
+      if (w_.copy_writers && !wake_detail::barrier_with_copy_writers()) {
+        wake_detail::unregister_sleeper(w_);
+        return SleepResult::kWoken;  // cannot make the writers' stores visible: look again, awake
+      }
+      registered_ = true;
+    }
+    return met() ? SleepResult::kConditionMet : wake_detail::futex_sleep(w_.seq, seq, timeout_ns);
+  }
+  // The wait is over: unregisters (the destructor does it too).
+  void end() {
+    if (!registered_) return;
+    wake_detail::unregister_sleeper(w_);
+    registered_ = false;
+  }
+  // Whether the thread is registered (between a first sleep and end()).
+  bool registered() const { return registered_; }
+
+ private:
+  WakeWord w_;
+  bool registered_ = false;
+};
+
+// One sleep on w: until a wake, the time limit, or `met()` is already true once this thread is
+// registered (a WaitSleeps of one sleep).
 template <typename Met>
 SleepResult sleep_unless(const WakeWord& w, Met&& met, uint64_t timeout_ns) {
-  const uint32_t seq = __atomic_load_n(w.seq, __ATOMIC_SEQ_CST);
-  wake_detail::register_sleeper(w);  // seq_cst read-modify-write: ordered before met()'s load
-  if (w.copy_writers && !wake_detail::barrier_with_copy_writers()) {
-    wake_detail::unregister_sleeper(w);
-    return SleepResult::kWoken;  // cannot make the writers' stores visible: look again, awake
-  }
-  const SleepResult r =
-      met() ? SleepResult::kConditionMet : wake_detail::futex_sleep(w.seq, seq, timeout_ns);
-  wake_detail::unregister_sleeper(w);
-  return r;
+  WaitSleeps sleeps(w);
+  return sleeps.sleep_unless(met, timeout_ns);
 }
 
 // Called by a writer after the store that may satisfy a sleeper of w's PE. Costs one load of the
