@@ -2,11 +2,16 @@
 # Host collectives and barrier: vshmem against Open MPI's OSHMEM in the same run (issue #15).
 #
 #   bench/osu_compare.sh [--build-dir DIR] [--npes "2 4"] [--reps N] [--ops LIST] [--max BYTES]
-#                        [--base-lib DIR] [--loads "quiet busy"]
+#                        [--base-lib DIR] [--loads "quiet busy"] [--cpus LIST]
 #
 # --base-lib DIR also runs the same vshmem program against the libvshmem.so found in DIR (with
 # LD_LIBRARY_PATH, which the build's RUNPATH yields to; the UCX plugin next to it), interleaved
 # with the others: a before/after comparison in one run.
+#
+# --cpus LIST runs every program under `taskset -c LIST` and pins the busy process to the first CPU
+# of LIST: e.g. --cpus 0,1 on a larger machine gives 4 PEs 2 cores, with one busy process on one of
+# them. Open MPI binds 2 ranks to its cores 0 and 1 itself (whatever taskset allowed): choose LIST
+# as the first CPU of cores 0 and 1 (`lscpu -p=CPU,CORE`) so that both libraries use the same CPUs.
 #
 # Builds bench/osu_coll.c with oshcc (OSHMEM) next to the vshmem build's vshmem_bench_osu_coll,
 # then for each PE count, quiet and with one busy background process (`yes > /dev/null`), runs
@@ -22,6 +27,7 @@ ops=barrier,broadcast,collect,fcollect,alltoall,reduce
 max=1048576
 base_lib=
 loads="quiet busy"
+cpus=
 while (($#)); do
   case $1 in
     --build-dir) build=$2; shift ;;
@@ -31,6 +37,7 @@ while (($#)); do
     --max) max=$2; shift ;;
     --base-lib) base_lib=$2; shift ;;
     --loads) loads=$2; shift ;;
+    --cpus) cpus=$2; shift ;;
     *) echo "osu_compare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -41,19 +48,22 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; [ -n "${busy:-}" ] && kill "$busy" 2>/dev/null || true' EXIT
 oshcc -O2 "$repo/bench/osu_coll.c" -o "$tmp/osu_coll_oshmem"
 export SHMEM_SYMMETRIC_SIZE=512M VSHMEM_BACKEND=host
+pin=()
+busy_pin=()
+if [ -n "$cpus" ]; then pin=(taskset -c "$cpus"); busy_pin=(taskset -c "${cpus%%,*}"); fi
 for n in $npes; do
   for load in $loads; do
     busy=
-    if [ $load = busy ]; then yes >/dev/null & busy=$!; fi
+    if [ $load = busy ]; then "${busy_pin[@]}" yes >/dev/null & busy=$!; fi
     for ((r = 0; r < reps; ++r)); do
       # OSHMEM may crash in its own finalize after printing every figure: keep what it printed.
-      "$build/bin/vshmemrun" -n "$n" "$vbin" "$ops" "$max" 2>/dev/null |
+      "${pin[@]}" "$build/bin/vshmemrun" -n "$n" "$vbin" "$ops" "$max" 2>/dev/null |
         sed "s/^/vshmem $n $load /" >>"$tmp/all" || true
       if [ -n "$base_lib" ]; then
-        LD_LIBRARY_PATH=$base_lib "$build/bin/vshmemrun" -n "$n" "$vbin" "$ops" "$max" 2>/dev/null |
+        LD_LIBRARY_PATH=$base_lib "${pin[@]}" "$build/bin/vshmemrun" -n "$n" "$vbin" "$ops" "$max" 2>/dev/null |
           sed "s/^/base $n $load /" >>"$tmp/all" || true
       fi
-      oshrun --allow-run-as-root --oversubscribe -np "$n" "$tmp/osu_coll_oshmem" "$ops" "$max" \
+      "${pin[@]}" oshrun --allow-run-as-root --oversubscribe -np "$n" "$tmp/osu_coll_oshmem" "$ops" "$max" \
         2>/dev/null | grep -E '^[a-z]+ [0-9]+ [0-9.]+$' | sed "s/^/oshmem $n $load /" >>"$tmp/all" ||
         true
     done

@@ -603,21 +603,31 @@ bool alltoall_pushed(Runtime& rt, const Group& g, char* dest, const char* source
   const std::vector<unsigned char*> to =
       mapped_copies(rt, g, dest, bytes_of(block, static_cast<size_t>(n), call));
   if (to.empty()) return false;
-  thread_local std::vector<int> others;
+  thread_local std::vector<int> others, index_of;
   others.clear();
-  for (int k = 1; k < n; ++k) others.push_back(g.members[(me + k) % n]);
-  for (int m : others) group_post(rt, g, m, call);  // our dest is ready
-  group_wake(rt, others.data(), static_cast<int>(others.size()));
+  index_of.resize(rt.n_pes);
   for (int k = 1; k < n; ++k) {
-    const int i = (me + k) % n;  // start after ourselves: spreads the writes over the members
-    group_wait(rt, g, g.members[i], call);  // i's dest is ready
-    std::memcpy(to[i] + static_cast<size_t>(me) * block, source + static_cast<size_t>(i) * block,
-                block);
-    group_signal(rt, g, g.members[i], call);  // i's block from us is there
+    others.push_back(g.members[(me + k) % n]);
+    index_of[g.members[(me + k) % n]] = (me + k) % n;
+  }
+  group_post_all(rt, g, others, call);  // our dest is ready
+  // Write each member as soon as it has entered, whichever enters first: when PEs outnumber the
+  // cores, a member that is not running would otherwise hold up the writes to those that are.
+  thread_local std::vector<int> written;
+  while (!others.empty()) {
+    const int ready = group_take_ready(rt, g, others, call);
+    written.assign(others.end() - ready, others.end());
+    others.resize(others.size() - ready);
+    for (int m : written) {
+      const size_t i = static_cast<size_t>(index_of[m]);
+      std::memcpy(to[i] + static_cast<size_t>(me) * block, source + i * block, block);
+      group_post(rt, g, m, call);  // m's block from us is there
+    }
+    group_wake(rt, written.data(), static_cast<int>(written.size()));
   }
   std::memcpy(dest + static_cast<size_t>(me) * block, source + static_cast<size_t>(me) * block,
               block);
-  // Member me - k wrote us in its k-th step: wait in that order.
+  // Every member's block for us (in any order: all of them are needed).
   for (int k = 1; k < n; ++k) group_wait(rt, g, g.members[(me - k + n) % n], call);
   return true;
 }

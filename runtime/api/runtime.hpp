@@ -127,10 +127,10 @@ uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call
 // Waits whose writers wake this PE after their store (the collectives' signals and the node
 // barrier's counters, on one node: runtime/transport/host_wake.hpp) pass `own`, this PE's wake
 // word, and poll with pause(met): instead of yielding or napping, such a wait sleeps on the word
-// and is woken by the store it waits for. When PEs outnumber the cores it sleeps after the first
-// few spins: the core goes to the PE it waits for, and the wake gives it back at once (a yield
-// loop keeps competing for the core, and on EEVDF each yield pushes the waiter back). When they
-// do not, it spins as pause() does and sleeps where pause() would nap.
+// and is woken by the store it waits for. When PEs outnumber the cores the barrier and collective
+// waits first yield while yielding hands the core to this job's PEs (YieldPhase,
+// wait_policy.hpp), then sleep: the core goes to the PE it waits for, and the wake gives it back
+// at once. When they do not, it spins as pause() does and sleeps where pause() would nap.
 class Backoff {
  public:
   explicit Backoff(const char* call) : call_(call) {}

@@ -2,6 +2,7 @@
 #include <atomic>
 
 #include "runtime/api/runtime.hpp"
+#include "runtime/api/wait_policy.hpp"
 #include "shmem.h"
 
 namespace vshmem::detail {
@@ -46,8 +47,9 @@ void sync_all(Runtime& rt, const char* call) {
       __atomic_fetch_add(shared->counter(peer, k), 1, __ATOMIC_SEQ_CST);
       wake(shared->wake_word(peer));
       const uint64_t* own = shared->counter(rt.my_pe, k);
-      Backoff backoff(call, shared->wake_word(rt.my_pe));
       auto met = [&] { return __atomic_load_n(own, __ATOMIC_ACQUIRE) >= epoch; };
+      if (met() || yield_until(met)) continue;
+      Backoff backoff(call, shared->wake_word(rt.my_pe));
       while (!met()) backoff.pause(met);
     } else {
       // The one PE that signals us in this round: when it is remote, its signal arrives as a

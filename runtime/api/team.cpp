@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "runtime/api/wait_policy.hpp"
 #include "vshmem/device/impl/mc_barrier.h"
 
 using namespace vshmem;
@@ -395,6 +396,12 @@ void group_wake(Runtime& rt, const int* to_world, int count) {
   for (int i = 0; i < count; ++i) wake_sleepers(node->wake_word(to_world[i]));
 }
 
+void group_post_all(Runtime& rt, const Group& g, const std::vector<int>& to_world,
+                    const char* call) {
+  for (int to : to_world) group_post(rt, g, to, call);
+  group_wake(rt, to_world.data(), static_cast<int>(to_world.size()));
+}
+
 void group_signal(Runtime& rt, const Group& g, int to_world, const char* call) {
   group_post(rt, g, to_world, call);
   // A PE of this node may be asleep waiting for it (Backoff with a wake word).
@@ -406,10 +413,49 @@ void group_wait(Runtime& rt, const Group& g, int from_world, const char* call) {
   const uint64_t want = ++g_pool.seen[idx];
   uint64_t* counter = &g_pool.signals[idx];
   const HostSyncArea* node = rt.transport->mapped().node_barrier();
-  Backoff backoff(call, node != nullptr ? node->wake_word(rt.my_pe) : WakeWord{});
   auto met = [&] { return load_counter(rt, counter, call) >= want; };
-  while (!met()) backoff.pause(met);
+  if (!met() && !yield_until(met)) {
+    Backoff backoff(call, node != nullptr ? node->wake_word(rt.my_pe) : WakeWord{});
+    while (!met()) backoff.pause(met);
+  }
   std::atomic_thread_fence(std::memory_order_acquire);
+}
+
+int group_take_ready(Runtime& rt, const Group& g, std::vector<int>& from_world, const char* call) {
+  const size_t n = static_cast<size_t>(g_pool.n_pes), base = g.slot * n;
+  // Partitions from_world: not yet arrived first, arrived last (their signals consumed).
+  auto take = [&] {
+    int pending = static_cast<int>(from_world.size()), ready = 0;
+    for (int i = pending - 1; i >= 0; --i) {
+      const int from = from_world[i];
+      if (load_counter(rt, &g_pool.signals[base + from], call) <= g_pool.seen[base + from]) {
+        continue;
+      }
+      ++g_pool.seen[base + from];
+      ++ready;
+      std::swap(from_world[i], from_world[--pending]);
+    }
+    return ready;
+  };
+  int ready = take();
+  if (ready == 0 && !from_world.empty()) {
+    auto any = [&] {
+      for (int from : from_world) {
+        if (load_counter(rt, &g_pool.signals[base + from], call) > g_pool.seen[base + from]) {
+          return true;
+        }
+      }
+      return false;
+    };
+    if (!yield_until(any)) {
+      const HostSyncArea* node = rt.transport->mapped().node_barrier();
+      Backoff backoff(call, node != nullptr ? node->wake_word(rt.my_pe) : WakeWord{});
+      while (!any()) backoff.pause(any);
+    }
+    ready = take();
+  }
+  if (ready > 0) std::atomic_thread_fence(std::memory_order_acquire);
+  return ready;
 }
 
 void group_barrier(Runtime& rt, const Group& g, const char* call) {

@@ -118,8 +118,15 @@ void group_signal(Runtime& rt, const Group& g, int to_world, const char* call);
 // posts, it would keep the next member waiting for the data that is already written for it.
 void group_post(Runtime& rt, const Group& g, int to_world, const char* call);
 void group_wake(Runtime& rt, const int* to_world, int count);
+// group_post to each of `to_world`, then one group_wake for all of them.
+void group_post_all(Runtime& rt, const Group& g, const std::vector<int>& to_world,
+                    const char* call);
 // Consumes the next signal from `from_world`.
 void group_wait(Runtime& rt, const Group& g, int from_world, const char* call);
+// Waits until the next signal of at least one member in `from_world` has arrived, consumes the
+// next signal of every member whose signal has, moves those members to the end of the list and
+// returns how many they are (at least 1; 0 for an empty list).
+int group_take_ready(Runtime& rt, const Group& g, std::vector<int>& from_world, const char* call);
 // Dissemination barrier over the group's members: ceil(log2 n) rounds.
 void group_barrier(Runtime& rt, const Group& g, const char* call);
 // The symmetric scratch words of the group's slot (this PE's copy; the same address on all).

@@ -1,8 +1,12 @@
 #include "runtime/api/wait_policy.hpp"
 
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -13,6 +17,7 @@ namespace vshmem::detail {
 namespace {
 
 std::atomic<bool> g_spin{false};
+std::atomic<int> g_host_pes{1};  // this job's PEs on this host (choose_wait_policy)
 std::atomic<uint64_t> g_data_look_ns{1'000'000};
 int g_bind_cpu = -1;  // choose_wait_policy's answer for bind_to_chosen_cpu
 
@@ -100,6 +105,7 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
                     : forced && *forced == "yield" ? false
                                                    : pes <= cpus;
   g_spin = spin;
+  g_host_pes = pes;
   g_bind_cpu = spin && bind != "none" ? cpu_to_bind(all, bootstrap.rank()) : -1;
   VSHMEM_INFO("waits %s: %d PEs on this host, %d CPUs in their affinity masks%s",
               spin ? "spin" : "yield the core", pes, cpus,
@@ -108,6 +114,94 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
 }
 
 bool waits_spin() { return g_spin.load(std::memory_order_relaxed); }
+
+namespace {
+// Monotonic time before which this process's waits do not yield (a yield took long), and how long
+// the next long yield keeps them from it: doubled at each long yield, back to the minimum once a
+// wait is answered while it yields, so that a busy process that stays costs a time slice once a
+// second at most, and one that is gone (or a PE of ours that merely computed) costs little.
+std::atomic<uint64_t> g_no_yield_until_ns{0};
+std::atomic<uint64_t> g_no_yield_ns{YieldPhase::kMinNoYieldNs};
+
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The machine's runnable tasks against this job's PEs on it, looked at every kRunnableLookNs at
+// most (reading /proc/loadavg costs a few microseconds).
+constexpr uint64_t kRunnableLookNs = 10'000'000;
+std::atomic<uint64_t> g_runnable_looked_ns{0};
+std::atomic<bool> g_others_runnable{false};
+
+bool others_runnable(uint64_t now) {
+  const uint64_t looked = g_runnable_looked_ns.load(std::memory_order_relaxed);
+  if (looked != 0 && now - looked < kRunnableLookNs) {
+    return g_others_runnable.load(std::memory_order_relaxed);
+  }
+  g_runnable_looked_ns.store(now, std::memory_order_relaxed);
+  char text[128] = {};
+  const int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;  // unknown: the long-yield check still guards
+  const ssize_t n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  const bool others = n > 0 && others_runnable_in(text, g_host_pes.load(std::memory_order_relaxed));
+  g_others_runnable.store(others, std::memory_order_relaxed);
+  return others;
+}
+
+}  // namespace
+
+bool others_runnable_in(const char* loadavg, int host_pes) {
+  // "0.52 0.58 0.59 3/467 12345": the fourth field is runnable/total scheduling entities.
+  const char* p = loadavg;
+  for (int field = 0; field < 3; ++field) {
+    p = std::strchr(p, ' ');
+    if (p == nullptr) return false;
+    ++p;
+  }
+  char* end = nullptr;
+  const long runnable = std::strtol(p, &end, 10);
+  if (end == p || *end != '/') return false;
+  return runnable > host_pes;
+}
+
+void set_host_pes_for_wait(int pes) {
+  g_host_pes = pes;
+  g_runnable_looked_ns = 0;
+}
+
+YieldPhase::YieldPhase() {
+  if (waits_spin()) return;
+  const uint64_t now = monotonic_ns();
+  if (now < g_no_yield_until_ns.load(std::memory_order_relaxed)) return;
+  if (others_runnable(now)) return;
+  start_ns_ = now;
+}
+
+bool YieldPhase::yield() {
+  if (start_ns_ == 0) return false;
+  const uint64_t before = monotonic_ns();
+  if (before - start_ns_ >= kYieldPhaseNs) {
+    start_ns_ = 0;
+    return false;
+  }
+  sched_yield();
+  const uint64_t after = monotonic_ns();
+  if (after - before >= kLongYieldNs) {
+    // Another process held the core for a time slice: sleep instead, for a while.
+    const uint64_t window = g_no_yield_ns.load(std::memory_order_relaxed);
+    g_no_yield_until_ns.store(after + window, std::memory_order_relaxed);
+    g_no_yield_ns.store(std::min(2 * window, kMaxNoYieldNs), std::memory_order_relaxed);
+    start_ns_ = 0;
+  }
+  return true;  // the caller looks at its condition once more either way
+}
+
+void YieldPhase::answered() {
+  if (start_ns_ != 0) g_no_yield_ns.store(kMinNoYieldNs, std::memory_order_relaxed);
+}
 
 uint64_t data_sleep_limit_ns() { return g_data_look_ns.load(std::memory_order_relaxed); }
 

@@ -53,4 +53,65 @@ bool waits_spin();
 // puts and atomics wake it, stores through shmem_ptr do not.
 uint64_t data_sleep_limit_ns();
 
+// The first phase of a wait for another PE of this node when PEs outnumber the CPUs (waits do not
+// spin): yield the core rather than sleep, as long as yielding hands it to PEs of this job.
+//
+// A sleep costs a futex wait, the waker's futex wake and the wake-up's trip through the scheduler
+// on every dependent step; a yield to a PE that has work costs a context switch, and the yielder
+// sees the result as soon as it runs again (Open MPI's OSHMEM waits this way when oversubscribed).
+// But a yield to another process that wants the core (a busy loop, a compiler) lasts that
+// process's time slice (0.75-3 ms on EEVDF): then sleeping is better, since the woken sleeper is
+// placed ahead of it. So the phase starts only while the machine's runnable tasks (/proc/loadavg,
+// looked at every 10 ms at most) are no more than this job's PEs on it: measured on 4 PEs under
+// taskset on 2 CPUs with one busy process on one of them (bench/RESULTS.md, issue #15 session 9),
+// yielding there made the broadcast 8 B 2.55 us (median of 9 runs) against 0.36 for sleeping at
+// once, while without the busy process it took the time from 2.69 to 1.76 us. PEs asleep are not
+// runnable, so with some of them asleep a busy process can go unseen: then each yield is the
+// guard. It is timed: one that lasted kLongYieldNs or more ends the phase and keeps this
+// process's waits from yielding for a while (they sleep at once, as without this phase):
+// kMinNoYieldNs, doubled at each long yield up to kMaxNoYieldNs, back to kMinNoYieldNs once a wait
+// is answered while it yields. The phase also ends after kYieldPhaseNs: a yield that returns at
+// once finds no other work for the core, and a long wait should not burn it (a sleeping waiter
+// uses well under a millisecond of CPU: tests/mpe/wait_sleep.c).
+class YieldPhase {
+ public:
+  static constexpr uint64_t kLongYieldNs = 300'000;
+  static constexpr uint64_t kMinNoYieldNs = 10'000'000;
+  static constexpr uint64_t kMaxNoYieldNs = 1'000'000'000;
+  static constexpr uint64_t kYieldPhaseNs = 500'000;
+  // Active when waits do not spin, no yield of this process took long lately and the machine has
+  // no runnable tasks beyond this job's PEs.
+  YieldPhase();
+  bool active() const { return start_ns_ != 0; }
+  // One sched_yield; false (and no yield) once the phase is over.
+  bool yield();
+  // The wait's condition held after a yield of this phase.
+  void answered();
+
+ private:
+  uint64_t start_ns_ = 0;
+};
+
+// Whether a /proc/loadavg text counts more runnable tasks than host_pes (the job's PEs on this
+// host, which are all runnable while they yield): other work wants the CPUs.
+bool others_runnable_in(const char* loadavg, int host_pes);
+
+// For tests: the count of this job's PEs on the host that YieldPhase compares the machine's
+// runnable tasks with (choose_wait_policy sets it; 1 before).
+void set_host_pes_for_wait(int pes);
+
+// Yields (YieldPhase) until met() holds: true when it does, false when the phase ended first (the
+// caller then sleeps). met() reads the condition with at least acquire ordering.
+template <typename Met>
+bool yield_until(Met&& met) {
+  YieldPhase phase;
+  while (phase.yield()) {
+    if (met()) {
+      phase.answered();
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace vshmem::detail

@@ -102,6 +102,12 @@ vshmem_add_mpe_test(NAME coll_race SOURCES coll_race.c NPES 2 4 LAUNCHERS vshmem
 vshmem_add_mpe_test(NAME coll_race_yield TARGET mpe_coll_race NPES 3 LAUNCHERS vshmemrun
                     NO_GPU_RERUN ENV VSHMEM_WAIT=yield TIMEOUT 180)
 
+# The pushed alltoall writes the members in the order they enter the call: one member that enters
+# a second late does not hold up the blocks the others exchange (host heap: a watcher thread loads
+# dest).
+vshmem_add_mpe_test(NAME alltoall_late SOURCES alltoall_late.c NPES 3 4 LAUNCHERS vshmemrun
+                    NO_GPU_RERUN TIMEOUT 60)
+
 # Waits on one node sleep on the PE's wake word (runtime/transport/host_wake.hpp) and the store
 # they wait for wakes them: out soon after the last PE arrives, and (PEs outnumbering the cores)
 # little CPU while waiting.

@@ -3,7 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <initializer_list>
+#include <thread>
 #include <vector>
 
 namespace vshmem::detail {
@@ -78,6 +85,103 @@ TEST(WaitPolicy, APeAloneOnItsHostIsNotBound) {
   std::vector<HostCpus> all{pe(1, {0, 1}), pe(2, {0, 1})};
   EXPECT_EQ(cpu_to_bind(all, 0), -1);
   EXPECT_EQ(cpu_to_bind(all, 1), -1);
+}
+
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// A process's waits stop yielding for a while after a long yield: wait for that to pass. (The
+// machine's other runnable work is left out: set_host_pes_for_wait(1 << 20).)
+bool yields_allowed_within(std::chrono::nanoseconds limit) {
+  set_host_pes_for_wait(1 << 20);
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!YieldPhase().active()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+TEST(YieldPhase, CountsTheMachinesRunnableTasksAgainstThePes) {
+  EXPECT_FALSE(others_runnable_in("0.52 0.58 0.59 4/467 12345\n", 4));
+  EXPECT_TRUE(others_runnable_in("0.52 0.58 0.59 5/467 12345\n", 4));
+  EXPECT_TRUE(others_runnable_in("3.00 2.00 1.00 12/300 999\n", 2));
+  EXPECT_FALSE(others_runnable_in("1.00 1.00 1.00 1/300 999\n", 2));
+  EXPECT_FALSE(others_runnable_in("garbage", 1));  // unreadable: no evidence of other work
+}
+
+// Other work on the machine (a thread that never waits, beyond the one PE this process counts as):
+// waits sleep at once instead of yielding.
+TEST(YieldPhase, OtherRunnableWorkKeepsWaitsFromYielding) {
+  std::atomic<bool> stop{false}, running{false};
+  std::thread busy([&] {
+    while (!stop.load(std::memory_order_relaxed)) running.store(true, std::memory_order_relaxed);
+  });
+  while (!running.load()) std::this_thread::yield();
+  set_host_pes_for_wait(1);  // this thread and the busy one are runnable: 2 > 1
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the last look
+  const bool active = YieldPhase().active();
+  stop = true;
+  busy.join();
+  set_host_pes_for_wait(1 << 20);  // the other tests: as on a machine with nothing else to run
+  EXPECT_FALSE(active);
+}
+
+// Outside a job the policy is "do not spin" (no shmem_init chose otherwise): waits yield first.
+TEST(YieldPhase, YieldsUntilItsTimeLimitWhileYieldsAreShort) {
+  ASSERT_TRUE(yields_allowed_within(std::chrono::milliseconds(1000)));
+  YieldPhase phase;
+  ASSERT_TRUE(phase.active());
+  const uint64_t t0 = now_ns();
+  int yields = 0;
+  while (phase.yield()) ++yields;
+  const uint64_t took = now_ns() - t0;
+  EXPECT_GE(yields, 1);
+  // Over at its limit (or earlier, when another process held this CPU for a long yield); the
+  // slack covers one yield on a loaded machine.
+  EXPECT_LT(took, YieldPhase::kYieldPhaseNs + 100'000'000ull) << yields << " yields";
+  EXPECT_FALSE(phase.yield());
+}
+
+// Another thread that wants this CPU: a yield hands it over for a whole time slice, so the phase
+// ends at once and the next waits (of every thread of the process) sleep instead of yielding.
+TEST(YieldPhase, AYieldToABusyThreadEndsYieldingForAWhile) {
+  cpu_set_t mask;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &mask)) ++cpu;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  ASSERT_TRUE(yields_allowed_within(std::chrono::milliseconds(1000)));
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  std::atomic<bool> stop{false}, running{false};
+  std::thread busy([&] {
+    pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+    while (!stop.load(std::memory_order_relaxed)) running.store(true, std::memory_order_relaxed);
+  });
+  while (!running.load()) std::this_thread::yield();
+  YieldPhase phase;
+  ASSERT_TRUE(phase.active());
+  int yields = 0;
+  uint64_t longest = 0;
+  for (;;) {
+    const uint64_t t = now_ns();
+    if (!phase.yield()) break;
+    longest = std::max(longest, now_ns() - t);
+    ++yields;
+  }
+  stop = true;
+  busy.join();
+  sched_setaffinity(0, sizeof(mask), &mask);
+  EXPECT_GE(longest, YieldPhase::kLongYieldNs) << yields << " yields";
+  EXPECT_FALSE(YieldPhase().active()) << "a yield of " << longest / 1000 << " us";
+  // And they yield again later.
+  EXPECT_TRUE(yields_allowed_within(std::chrono::nanoseconds(YieldPhase::kMaxNoYieldNs) +
+                                    std::chrono::milliseconds(500)));
 }
 
 }  // namespace
