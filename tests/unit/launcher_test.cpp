@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -30,10 +31,14 @@ struct Run {
 };
 
 // Runs vshmemrun with args; stdin gets `input`; env entries "K=V" are set, "K" alone unset.
-// `during` runs while vshmemrun runs (given its pid).
+// `during` runs while vshmemrun runs (given its pid), once its standard output holds
+// `during_after_lines` lines: the PEs have started (under a sanitizer on a loaded machine that
+// took more than the 700 ms these tests used to wait, and the signal reached PEs that had not yet
+// printed their pid).
 Run vshmemrun(const std::vector<std::string>& args, const std::string& input = "",
               const std::vector<std::string>& env = {},
-              const std::function<void(pid_t)>& during = nullptr, double limit_s = 30) {
+              const std::function<void(pid_t)>& during = nullptr, size_t during_after_lines = 0,
+              double limit_s = 30) {
   int in[2], out[2], err[2];
   EXPECT_EQ(pipe(in), 0);
   EXPECT_EQ(pipe(out), 0);
@@ -64,8 +69,17 @@ Run vshmemrun(const std::vector<std::string>& args, const std::string& input = "
   close(err[1]);
   (void)!write(in[1], input.data(), input.size());
   close(in[1]);
-  if (during) during(pid);
+  bool during_done = !during;
+  const auto run_during = [&](const std::string& out) {
+    if (during_done ||
+        static_cast<size_t>(std::count(out.begin(), out.end(), '\n')) < during_after_lines) {
+      return;
+    }
+    during_done = true;
+    during(pid);
+  };
   Run r;
+  run_during(r.out);
   std::vector<pollfd> pfds{{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
   int open = 2;
   while (open > 0) {
@@ -82,6 +96,7 @@ Run vshmemrun(const std::vector<std::string>& args, const std::string& input = "
       ssize_t n = read(pfds[i].fd, buf, sizeof(buf));
       if (n > 0) {
         (i == 0 ? r.out : r.err).append(buf, n);
+        if (i == 0) run_during(r.out);
       } else {
         close(pfds[i].fd);
         pfds[i].fd = -1;
@@ -279,10 +294,13 @@ TEST(Vshmemrun, TagOutputPrefixesEveryLine) {
 
 TEST(Vshmemrun, SigtermIsForwardedAndNothingIsLeftBehind) {
   std::string seen;
-  auto r = vshmemrun({"-n", "3", "--tag-output", kHelper, "sleep"}, "", {}, [](pid_t pid) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    kill(pid, SIGTERM);
-  });
+  auto r = vshmemrun(
+      {"-n", "3", "--tag-output", kHelper, "sleep"}, "", {},
+      [](pid_t pid) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        kill(pid, SIGTERM);
+      },
+      3);
   EXPECT_EQ(r.status, 128 + SIGTERM) << r.err;
   EXPECT_TRUE(has(r.err, "forwarding it to the PEs")) << r.err;
   auto pids = pids_in(r.out);
@@ -293,10 +311,13 @@ TEST(Vshmemrun, SigtermIsForwardedAndNothingIsLeftBehind) {
 TEST(Vshmemrun, PesDieWithAKilledLauncher) {
   // Orphans are re-parented to us, so we can reap them and see that they died.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  auto r = vshmemrun({"-n", "2", "--tag-output", kHelper, "sleep"}, "", {}, [](pid_t pid) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    kill(pid, SIGKILL);
-  });
+  auto r = vshmemrun(
+      {"-n", "2", "--tag-output", kHelper, "sleep"}, "", {},
+      [](pid_t pid) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        kill(pid, SIGKILL);
+      },
+      2);
   EXPECT_EQ(r.status, 128 + SIGKILL);
   auto pids = pids_in(r.out);
   EXPECT_EQ(pids.size(), 2u) << r.out;
