@@ -758,7 +758,9 @@ __device__ __forceinline__ void ab_copy_s8(char* d, const char* s, size_t n, uns
 // 12 = 6 with session 8's copy (ab_copy_s8: a separate head pass) in place of the library's;
 // 13 and 14 = 6 with 2 and 8 words a thread in flight (ab_put_kernel); 15 = 6 with the copy's
 // alignment arithmetic on the untranslated address (copy_run16_low; the bench's messages are
-// 16-byte aligned and agree modulo 16), so that it need not wait for the peer's delta.
+// 16-byte aligned and agree modulo 16), so that it need not wait for the peer's delta; the
+// library's put does this since session 10 (copy_bytes_at), so 15 = 6 and 16 = session 9's put
+// (the copy's alignment from the translated address), the A/B of that change in one run.
 template <int kWhat>
 __global__ void ab_put_ladder_kernel(char* remote, char* local, size_t bytes, size_t chunk,
                                      int iters, int pe) {
@@ -777,6 +779,14 @@ __global__ void ab_put_ladder_kernel(char* remote, char* local, size_t bytes, si
       G::sync();
       if (d::unmapped(delta)) __trap();
       ab_copy_s8(d::at_delta(remote, delta), local, bytes, G::rank(), G::size());
+      G::sync();
+      continue;
+    }
+    if constexpr (kWhat == 16) {  // session 9's put_group: alignment from the translated address
+      const int64_t delta = d::peer_delta(pe);
+      G::sync();
+      if (d::unmapped(delta)) __trap();
+      d::copy_bytes(d::at_delta(remote, delta), local, bytes, G::rank(), G::size());
       G::sync();
       continue;
     }
@@ -935,7 +945,8 @@ void bench_ab_put(const Ctx& c, char* sym_a, char* sym_b) {
                             {"12,session8_copy_put", ab_put_ladder_kernel<12>},
                             {"13,library_put_2_in_flight", ab_put_kernel<2, true>},
                             {"14,library_put_8_in_flight", ab_put_kernel<8, true>},
-                            {"15,put_alignment_from_symmetric_address", ab_put_ladder_kernel<15>}};
+                            {"15,put_alignment_from_symmetric_address", ab_put_ladder_kernel<15>},
+                            {"16,session9_put_translated_alignment", ab_put_ladder_kernel<16>}};
   ab_put_rows(c, sym_a, sym_b, "ladder", rungs);
 #else
   (void)c, (void)sym_a, (void)sym_b;

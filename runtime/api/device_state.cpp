@@ -92,6 +92,22 @@ bool build(Runtime& rt, GpuState* s, std::vector<int64_t>* deltas) {
           s->window_base + static_cast<uint64_t>(slots[p]) * s->heap_size - s->heap_base);
     }
   }
+  // Device copies take their alignment from the untranslated symmetric address (kDeltaAlign); H,
+  // W and S are multiples of the allocation granularity, so this holds unless that changes.
+  for (size_t p = 0; p < n; ++p) {
+    const int64_t d = (*deltas)[p];
+    if (d != kUnmappedDelta && static_cast<uint64_t>(d) % device::kDeltaAlign != 0) {
+      log::message(log::Level::kError,
+                   "PE %zu's window slot is %lld bytes from the heap, not a multiple of %llu "
+                   "(heap at 0x%llx, window at 0x%llx, slot size %llu); device calls will trap",
+                   p, static_cast<long long>(d),
+                   static_cast<unsigned long long>(device::kDeltaAlign),
+                   static_cast<unsigned long long>(s->heap_base),
+                   static_cast<unsigned long long>(s->window_base),
+                   static_cast<unsigned long long>(s->heap_size));
+      return false;
+    }
+  }
   for (size_t p = 0; p < device::kInlinePeers && p < n; ++p) s->inline_delta[p] = (*deltas)[p];
 
   const TablesLayout layout(rt.n_pes);

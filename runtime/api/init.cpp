@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 
@@ -40,6 +41,42 @@ uint64_t default_heap_size(uint64_t capacity) {
   const uint64_t rounded = (capacity + kGiB - 1) / kGiB * kGiB;
   return rounded > kDefaultSymmetricSize ? rounded : kDefaultSymmetricSize;
 }
+
+// Where shmem_init's time goes (issue 18: init at 8 and 16 PEs against NVSHMEM's), one line per
+// PE at VSHMEM_DEBUG=info: the milliseconds of each step since the one before. Nothing is timed
+// below info.
+class InitSteps {
+ public:
+  InitSteps() : on_(log::enabled(log::Level::kInfo)) {
+    if (on_) last_ = start_ = std::chrono::steady_clock::now();
+  }
+  void mark(const char* step) {
+    if (!on_ || n_ == kMax) return;
+    const auto now = std::chrono::steady_clock::now();
+    steps_[n_++] = {step, std::chrono::duration<double, std::milli>(now - last_).count()};
+    last_ = now;
+  }
+  void report() const {
+    if (!on_) return;
+    std::string line;
+    for (size_t i = 0; i < n_; ++i) line += log::format("%s %.1f, ", steps_[i].name, steps_[i].ms);
+    const double total =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
+            .count();
+    VSHMEM_INFO("shmem_init steps (ms): %stotal %.1f", line.c_str(), total);
+  }
+
+ private:
+  struct Step {
+    const char* name;
+    double ms;
+  };
+  static constexpr size_t kMax = 16;
+  bool on_;
+  std::chrono::steady_clock::time_point start_, last_;
+  Step steps_[kMax] = {};
+  size_t n_ = 0;
+};
 
 void print_info_and_version(const Runtime& rt) {
   if (rt.my_pe != 0) return;
@@ -115,6 +152,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
   // would leave them waiting.
   bool multicast = false;
   VSHMEM_ASSIGN_OR_RETURN(multicast, env::bool_var("VSHMEM_ENABLE_MULTICAST"));
+  InitSteps steps;
 
   auto rt = std::make_unique<Runtime>();
   VSHMEM_ASSIGN_OR_RETURN(rt->bootstrap, create_bootstrap(options));
@@ -132,6 +170,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
                        {"VSHMEM_HANDLE_TYPE", env::text("VSHMEM_HANDLE_TYPE")},
                        {"VSHMEM_DISABLE_P2P", env::text("VSHMEM_DISABLE_P2P")},
                        {"VSHMEM_ENABLE_MULTICAST", multicast ? "1" : "0"}}));
+  steps.mark("bootstrap");
   rt->thread_level = requested < SHMEM_THREAD_SINGLE     ? SHMEM_THREAD_SINGLE
                      : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE
                                                          : requested;
@@ -148,6 +187,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
   VSHMEM_RETURN_IF_ERROR(choose_wait_policy(*rt->bootstrap));
   VSHMEM_ASSIGN_OR_RETURN(rt->peer_watch, PeerWatch::create(*rt->bootstrap, rt->topology));
   VSHMEM_ASSIGN_OR_RETURN(rt->job, agree_job_identity(*rt->bootstrap));
+  steps.mark("topology");
   VSHMEM_RETURN_IF_ERROR(check_device_library());
   ProviderOptions provider_options{rt->topology.local_rank, rt->topology.local_size};
   provider_options.auto_tries_device = device_library_linked();
@@ -165,6 +205,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
       VSHMEM_RETURN_IF_ERROR(rt->bootstrap->broadcast(&heap_size, sizeof(heap_size), 0));
     }
   }
+  steps.mark("provider");
   VSHMEM_ASSIGN_OR_RETURN(rt->plan, plan_transports(*rt->bootstrap, rt->topology, *rt->provider));
   if (rt->plan.n_mapped() > 0) {
     std::chrono::milliseconds timeout{};
@@ -176,6 +217,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
   }
   // Every handle socket listens before anyone sends to one.
   VSHMEM_RETURN_IF_ERROR(rt->bootstrap->barrier());
+  steps.mark("plan");
   HeapConfig config{heap_size, chunk, check};
   auto heap = SymmetricHeap::create(*rt->provider, *rt->bootstrap, rt->topology, rt->plan.mapped(),
                                     rt->fd_exchange.get(), config);
@@ -189,12 +231,14 @@ Status initialize(const BootstrapOptions& options, int requested) {
                                            : "the default; set SHMEM_SYMMETRIC_SIZE to change it"));
   }
   rt->heap = std::move(heap).value();
+  steps.mark("heap_range");
   if (rt->provider->is_device_memory()) {
     // The whole reserved range: the heap H and the window slots after it.
     const uintptr_t end = rt->heap->base() + rt->heap->reserved_bytes();
     install_fault_report(rt->my_pe, rt->heap->base(), end);
   }
   VSHMEM_ASSIGN_OR_RETURN(rt->statics, DataSegment::agree(*rt->bootstrap));
+  steps.mark("statics");
   VSHMEM_ASSIGN_OR_RETURN(rt->transport,
                           Transport::create(*rt->bootstrap, rt->plan, *rt->provider, *rt->heap,
                                             rt->fd_exchange.get(), rt->statics));
@@ -207,6 +251,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
   // VSHMEM_HEAP_INITIAL is the same on every PE (checked above): growth is collective.
   if (initial > 0) VSHMEM_RETURN_IF_ERROR(rt->heap->commit_at_least(initial, "shmem_init"));
   VSHMEM_RETURN_IF_ERROR(setup_multicast(*rt));
+  steps.mark("transport_multicast");
   Runtime* raw = rt.get();
   rt->heap->set_chunk_listener([raw](size_t offset, const auto& chunk) {
     if (raw->multicast) {
@@ -233,6 +278,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
   VSHMEM_ASSIGN_OR_RETURN(p,
                           rt->heap->allocate(kBarrierRounds * sizeof(uint64_t), 64, "shmem_init"));
   rt->barrier_counters = static_cast<uint64_t*>(p);
+  steps.mark("first_chunk");
   VSHMEM_RETURN_IF_ERROR(rt->provider->fill(p, 0, kBarrierRounds * sizeof(uint64_t)));
   // The device synchronization area: kDeviceSyncBytes for the world's barriers and collectives,
   // then the team barriers' counters (vshmem/device/impl/state.h, GpuState::team_sync_base).
@@ -243,18 +289,23 @@ Status initialize(const BootstrapOptions& options, int requested) {
   // The device state's tables (runtime/api/device_state.cpp), written at every publication.
   VSHMEM_ASSIGN_OR_RETURN(rt->device_tables,
                           rt->heap->allocate(device_tables_bytes(rt->n_pes), 64, "shmem_init"));
+  steps.mark("sync_area");
   // Teams' and collectives' symmetric pool (runtime/api/team.hpp).
   VSHMEM_RETURN_IF_ERROR(api_init(*rt));
+  steps.mark("teams");
   // Peers reach this PE's heap through the remote path only after the barrier below, and the
   // remote path performs their operations only from here on: after the fills above, in this
   // thread, so that a sanitizer sees them ordered before a peer's first write (a signal's add,
   // performed by the path's progress thread).
   if (RemotePath* remote = rt->transport->remote()) remote->serve();
   VSHMEM_RETURN_IF_ERROR(rt->bootstrap->barrier());
+  steps.mark("barrier");
 
   g_runtime = rt.release();
   publish_device_state(*g_runtime);
+  steps.mark("device_state");
   g_runtime->watch = JobWatch::start(*g_runtime);
+  steps.report();
   print_info_and_version(*g_runtime);
   VSHMEM_INFO("initialized: %d PEs, %d node(s), backend %s, bootstrap %s", g_runtime->n_pes,
               g_runtime->topology.n_nodes, g_runtime->provider->name(),

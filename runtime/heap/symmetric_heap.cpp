@@ -135,6 +135,13 @@ Status SymmetricHeap::grow(size_t bytes) {
   // Every PE makes and maps its own chunk, then all agree that everyone did before any handle
   // moves: a PE that ran out of memory must not leave the others waiting for its handle, nor
   // leave the heaps asymmetric.
+  // Where a growth's time goes, at VSHMEM_DEBUG=info (the first one is part of shmem_init).
+  const bool timed = log::enabled(log::Level::kInfo);
+  std::chrono::steady_clock::time_point at[6];
+  auto mark = [&](int i) {
+    if (timed) at[i] = std::chrono::steady_clock::now();
+  };
+  mark(0);
   std::shared_ptr<PhysicalAllocation> own;
   std::unique_ptr<Mapping> own_map;
   Status made;
@@ -148,8 +155,10 @@ Status SymmetricHeap::grow(size_t bytes) {
   } else {
     made = created.status();
   }
+  mark(1);
   VSHMEM_RETURN_IF_ERROR(agree_on_outcome(
       made, log::format("could not add %zu bytes of memory to %s heap", bytes, "%s")));
+  mark(2);
 
   // Then every PE imports and maps its peers' chunks. Whether that worked is agreed too: either
   // every PE keeps the new chunk or none does, and every PE names the first PE that failed and
@@ -157,12 +166,25 @@ Status SymmetricHeap::grow(size_t bytes) {
   std::vector<std::unique_ptr<Mapping>> peer_maps;
   std::vector<std::vector<uint64_t>> peer_sizes(bootstrap_.size());
   for (int p : mapped_peers_) peer_sizes[p] = {bytes};
-  Status mapped = map_peer_pieces({own}, peer_sizes, offset, 1, tag, &peer_maps);
+  std::chrono::steady_clock::time_point* exchanged = timed ? &at[3] : nullptr;
+  Status mapped = map_peer_pieces({own}, peer_sizes, offset, 1, tag, &peer_maps, exchanged);
+  mark(4);
   VSHMEM_RETURN_IF_ERROR(agree_on_outcome(
       mapped, log::format("could not map the new %zu-byte chunks of %s peers", bytes, "%s")));
   // The transport registers the chunk with the network in this same collective step; it agrees
   // on the outcome itself (every PE fails when one could not register).
   if (region_hook_) VSHMEM_RETURN_IF_ERROR(region_hook_(offset, bytes));
+  mark(5);
+  if (timed) {
+    if (at[3] < at[2]) at[3] = at[2];  // no exchange (no mapped peer)
+    auto ms = [&](int a, int b) {
+      return std::chrono::duration<double, std::milli>(at[b] - at[a]).count();
+    };
+    VSHMEM_INFO(
+        "heap growth by %zu bytes (ms): create and map own %.1f, agree %.1f, export and "
+        "exchange handles %.1f, import and map %zu peers %.1f, agree and register %.1f",
+        bytes, ms(0, 1), ms(1, 2), ms(2, 3), mapped_peers_.size(), ms(3, 4), ms(4, 5));
+  }
   mappings_.push_back(std::move(own_map));
   for (auto& m : peer_maps) mappings_.push_back(std::move(m));
   allocator_.grow(bytes);
@@ -300,7 +322,8 @@ constexpr size_t kMaxPieces = 128;
 Status SymmetricHeap::map_peer_pieces(const std::vector<std::shared_ptr<PhysicalAllocation>>& own,
                                       const std::vector<std::vector<uint64_t>>& peer_sizes,
                                       size_t offset, size_t max_pieces, uint64_t tag,
-                                      std::vector<std::unique_ptr<Mapping>>* peer_maps) {
+                                      std::vector<std::unique_ptr<Mapping>>* peer_maps,
+                                      std::chrono::steady_clock::time_point* exchanged) {
   // Fabric handles travel in an allgather of every PE, so every PE takes part, mapped peers or
   // not, and also after a failed export (the outcome agreement after it fails the step
   // everywhere).
@@ -317,6 +340,7 @@ Status SymmetricHeap::map_peer_pieces(const std::vector<std::shared_ptr<Physical
   HandleExchange::Received received;
   VSHMEM_ASSIGN_OR_RETURN(received,
                           handles_.exchange(mapped_peers_, mine, exported, max_pieces, tag));
+  if (exchanged != nullptr) *exchanged = std::chrono::steady_clock::now();
   for (int p : mapped_peers_) {
     std::vector<ShareableHandle> hs;
     VSHMEM_ASSIGN_OR_RETURN(

@@ -7,6 +7,7 @@
 // its own memory is addressed at H only, so no alias of it exists (DESIGN.md, virtual aliasing).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -115,10 +116,12 @@ class SymmetricHeap {
   // Every mapped peer's pieces (their sizes: peer_sizes[p]) imported and mapped at `offset` of
   // the peer's slot, in order (into *peer_maps); ours exported. At most max_pieces per PE, the
   // same on every PE. Collective: a growth's new chunk (one piece) and a registered buffer's.
+  // `exchanged` (optional) gets the time the handles had arrived (growth's info line).
   Status map_peer_pieces(const std::vector<std::shared_ptr<PhysicalAllocation>>& own,
                          const std::vector<std::vector<uint64_t>>& peer_sizes, size_t offset,
                          size_t max_pieces, uint64_t tag,
-                         std::vector<std::unique_ptr<Mapping>>* peer_maps);
+                         std::vector<std::unique_ptr<Mapping>>* peer_maps,
+                         std::chrono::steady_clock::time_point* exchanged = nullptr);
   Status check_symmetric(const char* call, uint64_t op, uint64_t a, uint64_t b);
 
   MemoryProvider& provider_;

@@ -64,3 +64,9 @@ vshmem_add_mpe_test(NAME device_state_version TARGET mpe_device_state ARGS versi
 # VSHMEM_HEAP_INITIAL: committed at init, so that allocations within it never grow the heap.
 vshmem_add_mpe_test(NAME heap_initial TARGET mpe_device_state NPES 1 2 4
   ENV VSHMEM_HEAP_INITIAL=67108864 VSHMEM_HEAP_CHUNK_SIZE=1M SHMEM_SYMMETRIC_SIZE=256M)
+# Where shmem_init's time goes, at VSHMEM_DEBUG=info (issue 18 item 5): every step of init and the
+# first heap growth's parts (export, exchange, import and map of the peers' chunks), one line each
+# per PE.
+vshmem_add_mpe_test(NAME init_steps TARGET mpe_device_state NPES 1 2 LAUNCHERS vshmemrun
+  NO_GPU_RERUN ENV VSHMEM_DEBUG=info
+  OUTPUT_REGEX "heap growth by [0-9]+ bytes \\(ms\\): create and map own [0-9.]+, agree [0-9.]+, export and exchange handles [0-9.]+, import and map [01] peers [0-9.]+, agree and register [0-9.]+.*shmem_init steps \\(ms\\): bootstrap [0-9.]+, topology [0-9.]+, provider [0-9.]+, plan [0-9.]+, heap_range [0-9.]+, statics [0-9.]+, transport_multicast [0-9.]+, first_chunk [0-9.]+, sync_area [0-9.]+, teams [0-9.]+, barrier [0-9.]+, device_state [0-9.]+, total [0-9.]+")

@@ -104,6 +104,11 @@ void check_deltas(long* x) {
                                                                 reinterpret_cast<uint64_t>(x));
     CHECK(table[p] == want, "PE %d's delta is %lld in the table, shmem_ptr says %lld", p,
           (long long)table[p], (long long)want);
+    // Device copies take their alignment from the untranslated address (impl/memory.cuh).
+    CHECK(want == vshmem::device::kUnmappedDelta ||
+              static_cast<uint64_t>(want) % vshmem::device::kDeltaAlign == 0,
+          "PE %d's delta %lld is not a multiple of %llu", p, (long long)want,
+          (unsigned long long)vshmem::device::kDeltaAlign);
     if (p < vshmem::device::kInlinePeers) {
       CHECK(g_seen.inline_delta[p] == want, "PE %d's inline delta is %lld, shmem_ptr says %lld", p,
             (long long)g_seen.inline_delta[p], (long long)want);

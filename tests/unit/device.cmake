@@ -61,6 +61,18 @@ if(TARGET vshmem_device)
   endif()
 endif()
 
+# The group copy's index arithmetic on the host (no nvcc, no GPU): copy_bytes_at as put and get
+# call it, every byte checked, 16-byte accesses checked for alignment by the sanitizer, and a
+# delta that breaks kDeltaAlign must be caught (issue #18).
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME unit.copy_emulation
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tools/copy_emulation.py
+                   ${CMAKE_CXX_COMPILER} ${PROJECT_SOURCE_DIR}/include/vshmem/device/impl/memory.cuh
+                   ${CMAKE_CURRENT_BINARY_DIR}/copy_emulation)
+  set_tests_properties(unit.copy_emulation PROPERTIES LABELS "unit" TIMEOUT 300)
+endif()
+
 # The multicast device code compiled for sm_90 and its PTX checked (issue #17); no GPU needed.
 if(TARGET vshmem_device)
   add_test(NAME unit.multimem_ptx

@@ -4,7 +4,8 @@
 //    (the operation chose .gpu or .sys once), not a branch between both at every instruction;
 //  - copy_*: every loop of a group copy issues two or more 16-byte loads before its first store
 //    (a one-load loop leaves one round trip of latency per word: 16 KiB by 512 threads took two
-//    round trips instead of one).
+//    round trips instead of one), and takes its alignment from the untranslated symmetric address
+//    (a put's destination, a get's source), not from the peer's copy, which waits for the delta.
 #include <shmem.h>
 #include <shmemx.h>
 
@@ -42,4 +43,14 @@ __global__ void copy_put_block_kernel(char* remote, const char* local, size_t by
 }
 __global__ void copy_get_warp_kernel(char* local, const char* remote, size_t bytes, int pe) {
   shmemx_getmem_warp(local, remote, bytes, pe);
+}
+__global__ void copy_get_block_kernel(char* local, const char* remote, size_t bytes, int pe) {
+  shmemx_getmem_block(local, remote, bytes, pe);
+}
+__global__ void copy_put_warp_kernel(char* remote, const char* local, size_t bytes, int pe) {
+  shmemx_putmem_warp(remote, local, bytes, pe);
+}
+__global__ void copy_put_signal_block_kernel(char* remote, const char* local, size_t bytes,
+                                             uint64_t* sig, int pe) {
+  shmemx_putmem_signal_block(remote, local, bytes, sig, 1, SHMEM_SIGNAL_SET, pe);
 }

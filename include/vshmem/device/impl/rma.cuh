@@ -30,8 +30,9 @@ __device__ __forceinline__ void put_group(const char* call, void* dest, const vo
     G::sync();
     return;
   }
-  copy_bytes<kUnroll, kFast>(at_delta(static_cast<char*>(dest), d), source, bytes, G::rank(),
-                             G::size());
+  copy_bytes_at<kUnroll, kFast>(at_delta(static_cast<char*>(dest), d), source, bytes, G::rank(),
+                                G::size(), reinterpret_cast<uintptr_t>(dest),
+                                reinterpret_cast<uintptr_t>(source));
   G::sync();
 }
 
@@ -46,7 +47,8 @@ __device__ __forceinline__ void get_group(const char* call, void* dest, const vo
     G::sync();
     return;
   }
-  copy_bytes(dest, at_delta(static_cast<const char*>(source), d), bytes, G::rank(), G::size());
+  copy_bytes_at(dest, at_delta(static_cast<const char*>(source), d), bytes, G::rank(), G::size(),
+                reinterpret_cast<uintptr_t>(dest), reinterpret_cast<uintptr_t>(source));
   G::sync();  // every member sees the whole of `dest`
 }
 

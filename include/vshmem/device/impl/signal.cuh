@@ -57,7 +57,8 @@ __device__ __forceinline__ void put_signal_group(const char* call, void* dest, c
     G::sync();
     return;
   }
-  copy_bytes(at_delta(static_cast<char*>(dest), d), source, bytes, G::rank(), G::size());
+  copy_bytes_at(at_delta(static_cast<char*>(dest), d), source, bytes, G::rank(), G::size(),
+                reinterpret_cast<uintptr_t>(dest), reinterpret_cast<uintptr_t>(source));
   G::sync();
   if (G::rank() == 0) signal_op(call, sig_addr, signal, sig_op, pe);
   G::sync();

@@ -19,6 +19,11 @@ namespace vshmem::device {
 // constant-cache read instead of a global load.
 constexpr int kInlinePeers = 64;
 constexpr int64_t kUnmappedDelta = INT64_MIN;
+// Every mapped delta is a multiple of this (H, W and S are multiples of the allocation
+// granularity; libvshmem refuses a state where one is not): a peer's copy of a symmetric address
+// has the address's own low 9 bits, so that a group copy can take its alignment from the
+// untranslated address and need not wait for the delta's load (impl/memory.cuh, copy_bytes_at).
+constexpr uint64_t kDeltaAlign = 512;
 
 // A team as device code reads it (one per team slot; size 0: this PE holds no team there).
 struct GpuTeam {
