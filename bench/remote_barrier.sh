@@ -89,7 +89,7 @@ tcp_sent() {
 # run NAME CMD...: one process pair that runs every operation of $ops in turn; appends
 # "OP NAME us bytes segs_out*10 segs_in*10" (per operation) to $tmp/all for each.
 run() {
-  local name=$1 out=$tmp/out pid= s1= s2= us= op= line=
+  local name=$1 out=$tmp/out pid='' s1='' s2='' us='' op='' line=''
   shift
   : >"$out"
   timeout 300 "$@" "$iters" "$pause" "${ops// /,}" >"$out" 2>/dev/null &
@@ -108,7 +108,7 @@ run() {
   line=$(wait_line '^pid ')
   pid=${line#pid }
   for op in $ops; do
-    s1= s2= us=
+    s1='' s2='' us=''
     [ -n "$pid" ] && [ -n "$(wait_line "^ready $op\$")" ] && s1=$(tcp_sent "$pid")
     line=$(wait_line "^$op ")
     us=${line#"$op "}
