@@ -292,15 +292,21 @@ TEST(Vshmemrun, TagOutputPrefixesEveryLine) {
   EXPECT_TRUE(has(r.out, "[PE 1] no newline at the end\n")) << r.out;
 }
 
+// Runs n PEs of the helper's "sleep" mode (each prints its pid, then sleeps) and sends vshmemrun
+// `sig` once every PE has printed its pid.
+Run signal_sleeping_pes(int n, int sig) {
+  return vshmemrun(
+      {"-n", std::to_string(n), "--tag-output", kHelper, "sleep"}, "", {},
+      [sig](pid_t pid) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        kill(pid, sig);
+      },
+      static_cast<size_t>(n));
+}
+
 TEST(Vshmemrun, SigtermIsForwardedAndNothingIsLeftBehind) {
   std::string seen;
-  auto r = vshmemrun(
-      {"-n", "3", "--tag-output", kHelper, "sleep"}, "", {},
-      [](pid_t pid) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        kill(pid, SIGTERM);
-      },
-      3);
+  auto r = signal_sleeping_pes(3, SIGTERM);
   EXPECT_EQ(r.status, 128 + SIGTERM) << r.err;
   EXPECT_TRUE(has(r.err, "forwarding it to the PEs")) << r.err;
   auto pids = pids_in(r.out);
@@ -311,13 +317,7 @@ TEST(Vshmemrun, SigtermIsForwardedAndNothingIsLeftBehind) {
 TEST(Vshmemrun, PesDieWithAKilledLauncher) {
   // Orphans are re-parented to us, so we can reap them and see that they died.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  auto r = vshmemrun(
-      {"-n", "2", "--tag-output", kHelper, "sleep"}, "", {},
-      [](pid_t pid) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        kill(pid, SIGKILL);
-      },
-      2);
+  auto r = signal_sleeping_pes(2, SIGKILL);
   EXPECT_EQ(r.status, 128 + SIGKILL);
   auto pids = pids_in(r.out);
   EXPECT_EQ(pids.size(), 2u) << r.out;
