@@ -5,13 +5,13 @@
 if(NOT VSHMEM_HAVE_UCX)
   return()
 endif()
+# The environment of a test over UCX's shared memory, over TCP loopback, or with UCX's own choice.
+set(_ucx_env_sm "UCX_TLS=sm,self")
+set(_ucx_env_tcp "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
+set(_ucx_env_default "")
 set(_ucx_suite rma api_amo heap api_signal_wait api_team_coll api_reduce api_lock teardown)
 foreach(_tls sm tcp)
-  if(_tls STREQUAL "sm")
-    set(_ucx_env "UCX_TLS=sm,self")
-  else()
-    set(_ucx_env "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
-  endif()
+  set(_ucx_env ${_ucx_env_${_tls}})
   foreach(_t IN LISTS _ucx_suite)
     # UCX's tcp transport allocates about 1 MiB once per process at a varying moment, which the
     # teardown test's address-space check (cycle 2 against cycle 1) takes for a leak.
@@ -77,11 +77,7 @@ vshmem_add_mpe_test(NAME ucx_sm_staged_peer_killed TARGET mpe_remote ARGS peer_k
 # A long wait on data that only remote peers write sleeps in the network's wait instead of
 # polling (the waiter's CPU), and still returns soon after the put, over shared memory and TCP.
 foreach(_tls sm tcp)
-  if(_tls STREQUAL "sm")
-    set(_ucx_env "UCX_TLS=sm,self")
-  else()
-    set(_ucx_env "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
-  endif()
+  set(_ucx_env ${_ucx_env_${_tls}})
   vshmem_add_mpe_test(NAME ucx_${_tls}_wait_wake TARGET mpe_remote ARGS wait_wake NPES 2
     LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env})
 endforeach()
@@ -89,11 +85,7 @@ endforeach()
 # A peer that dies or hangs mid-job: the next remote call fails with a message naming it,
 # within the time limit, instead of hanging.
 foreach(_tls sm tcp)
-  if(_tls STREQUAL "sm")
-    set(_ucx_env "UCX_TLS=sm,self")
-  else()
-    set(_ucx_env "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
-  endif()
+  set(_ucx_env ${_ucx_env_${_tls}})
   # The put fails naming the dead PE, or the job watch (runtime/api/job_watch.hpp) of a PE on
   # its node, or one whose connection to it broke, names it first.
   vshmem_add_mpe_test(NAME ucx_${_tls}_peer_dies TARGET mpe_remote ARGS peer_dies NPES 2 4
@@ -126,11 +118,7 @@ vshmem_add_mpe_test(NAME ucx_unloadable TARGET mpe_remote NPES 2 LAUNCHERS vshme
 # flight when shmem_finalize starts (flush, then endpoints closed in flush mode), over TCP and
 # shared memory, with the target's thread performing everything too.
 foreach(_tls sm tcp)
-  if(_tls STREQUAL "sm")
-    set(_ucx_env "UCX_TLS=sm,self")
-  else()
-    set(_ucx_env "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
-  endif()
+  set(_ucx_env ${_ucx_env_${_tls}})
   vshmem_add_mpe_test(NAME ucx_${_tls}_order TARGET mpe_remote ARGS order NPES 2 4
     LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env})
   vshmem_add_mpe_test(NAME ucx_${_tls}_finalize_inflight TARGET mpe_remote ARGS finalize NPES 2 4
@@ -150,13 +138,7 @@ vshmem_add_mpe_test(NAME device_proxy_host_tcp TARGET mpe_device_proxy_host LAUN
 # Endpoints created from both sides at once, with the first operations posted while the
 # connections are still being set up (over TCP, UCX's default choice, and shared memory).
 foreach(_tls default tcp sm)
-  if(_tls STREQUAL "sm")
-    set(_ucx_env "UCX_TLS=sm,self")
-  elseif(_tls STREQUAL "tcp")
-    set(_ucx_env "UCX_TLS=tcp" "UCX_NET_DEVICES=lo")
-  else()
-    set(_ucx_env "")
-  endif()
+  set(_ucx_env ${_ucx_env_${_tls}})
   # UCX's default under mpirun too (mpe.remote.pmix aborted on the GPU machine's UCX 1.16).
   set(_launchers vshmemrun)
   if(_tls STREQUAL "default")
