@@ -85,6 +85,32 @@ class Queue {
   std::atomic<int> launched_{0};
 };
 
+// The GPU finishing this process's kernels at random moments: releases a held queue's launches now
+// and then until stopped; stop() also runs what is still pending.
+class RandomReleaser {
+ public:
+  explicit RandomReleaser(Queue& queue)
+      : queue_(queue), thread_([this] {
+          std::mt19937 rng(std::random_device{}());
+          while (!stop_.load()) {
+            if (rng() % 4 == 0) queue_.run_pending();
+            std::this_thread::sleep_for(std::chrono::microseconds(rng() % 200));
+          }
+        }) {}
+  ~RandomReleaser() { stop(); }
+  void stop() {
+    if (!thread_.joinable()) return;
+    stop_.store(true);
+    thread_.join();
+    queue_.run_pending();
+  }
+
+ private:
+  Queue& queue_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;  // last: starts once the members it reads exist
+};
+
 // Kernels of this process waiting in vshmem calls: each looks at the mailbox on every poll.
 class Waiters {
  public:
@@ -251,14 +277,7 @@ TEST(InboundMailbox, EveryRequestIsPerformedExactlyOnce) {
   InboundMailbox m(mem.view(), kLong, queue.launcher());
   alignas(8) uint64_t counter = std::random_device{}() | 1;
   const uint64_t start = counter;
-  std::atomic<bool> stop{false};
-  std::thread releaser([&] {
-    std::mt19937 rng(std::random_device{}());
-    while (!stop.load()) {
-      if (rng() % 4 == 0) queue.run_pending();
-      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 200));
-    }
-  });
+  RandomReleaser releaser(queue);
   constexpr int kThreads = 3, kEach = 400;
   std::vector<std::vector<uint64_t>> fetched(kThreads);
   {
@@ -279,9 +298,7 @@ TEST(InboundMailbox, EveryRequestIsPerformedExactlyOnce) {
     }
     for (auto& t : issuers) t.join();
   }
-  stop.store(true);
-  releaser.join();
-  queue.run_pending();
+  releaser.stop();
   std::set<uint64_t> seen;
   for (const auto& v : fetched) seen.insert(v.begin(), v.end());
   EXPECT_EQ(seen.size(), static_cast<size_t>(kThreads * kEach)) << "a value fetched twice";
@@ -467,14 +484,7 @@ TEST(InboundMailbox, CopiesAndAtomicsMixExactlyOnce) {
                    sizeof(mem.bounce));
   alignas(8) uint64_t counter = std::random_device{}() | 1;
   const uint64_t start = counter;
-  std::atomic<bool> stop{false};
-  std::thread releaser([&] {
-    std::mt19937 rng(std::random_device{}());
-    while (!stop.load()) {
-      if (rng() % 4 == 0) queue.run_pending();
-      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 200));
-    }
-  });
+  RandomReleaser releaser(queue);
   constexpr int kThreads = 3, kEach = 150;
   {
     Waiters waiters(mem.view(), 3);
@@ -501,9 +511,7 @@ TEST(InboundMailbox, CopiesAndAtomicsMixExactlyOnce) {
     }
     for (auto& t : issuers) t.join();
   }
-  stop.store(true);
-  releaser.join();
-  queue.run_pending();
+  releaser.stop();
   EXPECT_EQ(counter, start + kThreads * kEach) << "an add performed twice or not at all";
   EXPECT_EQ(mem.claimed[0], static_cast<uint64_t>(3 * kThreads * kEach));
 }
