@@ -3,6 +3,8 @@
 
 #include "runtime/api/runtime.hpp"
 #include "runtime/api/wait_policy.hpp"
+#include "runtime/transport/host_sync.hpp"
+#include "runtime/transport/host_wake.hpp"
 #include "shmem.h"
 
 namespace vshmem::detail {
@@ -20,6 +22,43 @@ void fence(Runtime& rt, const char* call) {
   Status st = rt.transport->fence();
   if (!st) fail(call, st);
 }
+
+namespace {
+
+// The node's barrier when the waits of every PE yield the core (PEs outnumber the CPUs; the choice
+// is the same on every PE: barrier_gathers): each PE but PE 0 adds its arrival to PE 0's count,
+// the one whose add completes it wakes PE 0, and PE 0 publishes the epoch to all at once (one
+// store, one futex wake for every member asleep on the release word). Against the dissemination
+// barrier's ceil(log2 n) rounds in which every PE waits and is woken, every PE waits once, and
+// PE 0 leaves first, so the root of a following rooted collective (OSU's: PE 0) pushes before
+// its members look: measured on 2 cores, 7 interleaved runs each (bench/RESULTS.md, issue #15
+// session 11), barrier_all at 4 PEs 11.9 against 12.9 us, at 8 PEs 39.8 against 62.3, and the
+// broadcast after it 0.62 against 5.28 us at 4 PEs (OSHMEM: 2.0). Session 8 measured a central
+// barrier released by PE 0 1.3-2.6x slower than dissemination, on a box that other sessions
+// loaded to 8-12 runnable tasks, before waits yielded before they slept (wait_policy.hpp).
+void gathered_barrier(Runtime& rt, HostSyncArea& shared, uint64_t epoch, const char* call) {
+  uint64_t* arrived = shared.counter(0, HostSyncArea::kArrivedCounter);
+  const uint64_t* release = shared.counter(0, HostSyncArea::kReleaseCounter);
+  const uint64_t all_arrived = epoch * static_cast<uint64_t>(rt.n_pes - 1);
+  auto wait_for = [&](WakeWord word, auto&& met) {
+    if (met() || yield_until(met)) return;
+    Backoff backoff(call, word);
+    while (!met()) backoff.pause(met);
+  };
+  if (rt.my_pe == 0) {
+    wait_for(shared.wake_word(0),
+             [&] { return __atomic_load_n(arrived, __ATOMIC_ACQUIRE) >= all_arrived; });
+    __atomic_store_n(shared.counter(0, HostSyncArea::kReleaseCounter), epoch, __ATOMIC_SEQ_CST);
+    wake(shared.release_wake_word(0));
+    return;
+  }
+  // The add is seq_cst, as wake() requires of the store that may satisfy a sleeper.
+  if (__atomic_add_fetch(arrived, 1, __ATOMIC_SEQ_CST) == all_arrived) wake(shared.wake_word(0));
+  wait_for(shared.release_wake_word(0),
+           [&] { return __atomic_load_n(release, __ATOMIC_ACQUIRE) >= epoch; });
+}
+
+}  // namespace
 
 void sync_all(Runtime& rt, const char* call) {
   if (rt.n_pes == 1) return;
@@ -40,6 +79,11 @@ void sync_all(Runtime& rt, const char* call) {
   // update through their paths to us.
   HostSyncArea* shared = rt.transport->mapped().node_barrier();
   const uint64_t epoch = ++rt.barrier_epoch;
+  if (kind == Transport::BarrierKind::kNodeShared && barrier_gathers()) {
+    gathered_barrier(rt, *shared, epoch, call);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return;
+  }
   for (int k = 0; (1 << k) < rt.n_pes; ++k) {
     int peer = (rt.my_pe + (1 << k)) % rt.n_pes;
     if (kind == Transport::BarrierKind::kNodeShared) {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "runtime/common/env.hpp"
@@ -17,7 +18,8 @@ namespace vshmem::detail {
 namespace {
 
 std::atomic<bool> g_spin{false};
-std::atomic<int> g_host_pes{1};  // this job's PEs on this host (choose_wait_policy)
+std::atomic<bool> g_gathers{false};  // barrier_gathers()
+std::atomic<int> g_host_pes{1};      // this job's PEs on this host (choose_wait_policy)
 std::atomic<uint64_t> g_data_look_ns{1'000'000};
 int g_bind_cpu = -1;  // choose_wait_policy's answer for bind_to_chosen_cpu
 
@@ -60,6 +62,36 @@ int cpu_to_bind(const std::vector<HostCpus>& all, int me) {
   return -1;
 }
 
+bool pe_spins(const std::vector<HostCpus>& all, int i) {
+  if (all[i].forced == kWaitSpin) return true;
+  if (all[i].forced == kWaitYield) return false;
+  int pes = 0, cpus = 0;
+  host_load(all, i, &pes, &cpus);
+  return pes <= cpus;
+}
+
+bool any_pe_spins(const std::vector<HostCpus>& all) {
+  // host_load per host, once (not once per PE: jobs of thousands of PEs).
+  struct Load {
+    int pes = 0;
+    cpu_set_t cpus;
+  };
+  std::map<uint64_t, Load> hosts;
+  for (const HostCpus& h : all) {
+    auto [it, fresh] = hosts.try_emplace(h.host);
+    if (fresh) CPU_ZERO(&it->second.cpus);
+    ++it->second.pes;
+    CPU_OR(&it->second.cpus, &it->second.cpus, &h.cpus);
+  }
+  for (const HostCpus& h : all) {
+    if (h.forced == kWaitSpin) return true;
+    if (h.forced == kWaitYield) continue;
+    const Load& load = hosts[h.host];
+    if (load.pes <= CPU_COUNT(&load.cpus)) return true;
+  }
+  return false;
+}
+
 void bind_to_chosen_cpu(int my_pe) {
   if (g_bind_cpu < 0) return;
   cpu_set_t one;
@@ -94,6 +126,9 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
     return error(Code::kInvalidArgument,
                  log::format("VSHMEM_BIND='%s' is not one of auto|none", bind.c_str()));
   }
+  mine.forced = !forced || forced->empty() || *forced == "auto" ? kWaitAuto
+                : *forced == "spin"                             ? kWaitSpin
+                                                                : kWaitYield;
   VSHMEM_ASSIGN_OR_RETURN(const long long look_us,
                           env::int_var("VSHMEM_WAIT_LOOK_US", 1000, 10, 100000000));
   g_data_look_ns = static_cast<uint64_t>(look_us) * 1000;
@@ -101,19 +136,23 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
   VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&mine, all.data(), sizeof(mine)));
   int pes = 0, cpus = 0;
   host_load(all, bootstrap.rank(), &pes, &cpus);
-  const bool spin = forced && *forced == "spin"    ? true
-                    : forced && *forced == "yield" ? false
-                                                   : pes <= cpus;
+  const bool spin = pe_spins(all, bootstrap.rank());
   g_spin = spin;
+  g_gathers = !any_pe_spins(all);
   g_host_pes = pes;
   g_bind_cpu = spin && bind != "none" ? cpu_to_bind(all, bootstrap.rank()) : -1;
-  VSHMEM_INFO("waits %s: %d PEs on this host, %d CPUs in their affinity masks%s",
-              spin ? "spin" : "yield the core", pes, cpus,
-              forced && *forced != "auto" ? " (VSHMEM_WAIT)" : "");
+  VSHMEM_INFO(
+      "waits %s: %d PEs on this host, %d CPUs in their affinity masks%s; a one-node "
+      "barrier_all %s",
+      spin ? "spin" : "yield the core", pes, cpus,
+      forced && *forced != "auto" ? " (VSHMEM_WAIT)" : "",
+      g_gathers ? "gathers at PE 0 (no PE spins)" : "disseminates (a PE spins)");
   return Status::ok();
 }
 
 bool waits_spin() { return g_spin.load(std::memory_order_relaxed); }
+
+bool barrier_gathers() { return g_gathers.load(std::memory_order_relaxed); }
 
 namespace {
 // Monotonic time before which this process's waits do not yield (a yield took long), and how long

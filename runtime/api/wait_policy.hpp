@@ -19,17 +19,32 @@ namespace vshmem::detail {
 
 // What one PE reports.
 struct HostCpus {
-  uint64_t host = 0;  // hash of the host name
-  cpu_set_t cpus;     // the PE's affinity mask
+  uint64_t host = 0;   // hash of the host name
+  cpu_set_t cpus;      // the PE's affinity mask
+  int32_t forced = 0;  // the PE's VSHMEM_WAIT: kWaitAuto, kWaitSpin or kWaitYield
 };
+constexpr int32_t kWaitAuto = 0, kWaitSpin = 1, kWaitYield = 2;
 
 // For the PE at index me of all: how many PEs share its host, and how many distinct CPUs their
 // masks cover together.
 void host_load(const std::vector<HostCpus>& all, int me, int* pes, int* cpus);
 
+// Whether the waits of the PE at index i of all spin: its VSHMEM_WAIT, else whether its host's PEs
+// do not outnumber the CPUs of their masks (host_load).
+bool pe_spins(const std::vector<HostCpus>& all, int i);
+
+// Whether the waits of any PE of all spin (pe_spins of each, in one pass).
+bool any_pe_spins(const std::vector<HostCpus>& all);
+
 // Collective over the bootstrap: chooses the policy for this process (logged at
 // VSHMEM_DEBUG=info).
 Status choose_wait_policy(Bootstrap& bootstrap);
+
+// Whether shmem_barrier_all on one node gathers at PE 0 (sync.cpp) rather than disseminating:
+// when the waits of no PE of the job spin (any_pe_spins over what every PE reported at
+// choose_wait_policy), so the answer is the same on every PE even when VSHMEM_WAIT differs
+// between them (the two barriers would not meet).
+bool barrier_gathers();
 
 // shmem_init, after choose_wait_policy, for a one-node job on the host heap without the device
 // library (no proxy or CUDA threads that binding would crowd onto the PE's CPU): binds the calling

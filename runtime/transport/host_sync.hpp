@@ -29,6 +29,13 @@ class HostSyncArea {
   static constexpr size_t kDataWakeOffset = 1088;
   static_assert(kCounters * sizeof(uint64_t) + 64 <= kWakeOffset);
   static_assert(kWakeOffset + 64 <= kDataWakeOffset);
+  // The gathered barrier (sync.cpp) uses PE 0's page only: the last two counters (arrivals, and
+  // the epoch PE 0 releases), which the dissemination barrier's rounds (one counter each, from
+  // the first) never reach, and the release wake word, which every waiting member sleeps on.
+  static constexpr int kArrivedCounter = kCounters - 1;
+  static constexpr int kReleaseCounter = kCounters - 2;
+  static constexpr size_t kReleaseWakeOffset = 1152;
+  static_assert(kDataWakeOffset + 64 <= kReleaseWakeOffset);
 
   // Collective among `peers` (the node-local PEs, without my_pe) over `exchange`.
   static Result<std::unique_ptr<HostSyncArea>> create(FdExchange& exchange,
@@ -42,6 +49,12 @@ class HostSyncArea {
   WakeWord wake_word(int pe) const {
     if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return {};
     auto* words = reinterpret_cast<uint32_t*>(base_[pe] + kWakeOffset / sizeof(uint64_t));
+    return WakeWord{words, words + 1};
+  }
+  // PE pe's release wake word (kReleaseWakeOffset); empty for a PE not shared with us.
+  WakeWord release_wake_word(int pe) const {
+    if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return {};
+    auto* words = reinterpret_cast<uint32_t*>(base_[pe] + kReleaseWakeOffset / sizeof(uint64_t));
     return WakeWord{words, words + 1};
   }
   // PE pe's data wake word (kDataWakeOffset); empty for a PE not shared with us.

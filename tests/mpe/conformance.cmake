@@ -116,6 +116,21 @@ vshmem_add_mpe_test(NAME wait_sleep SOURCES wait_sleep.c NPES 2 4 LAUNCHERS vshm
 vshmem_add_mpe_test(NAME wait_sleep_spin TARGET mpe_wait_sleep NPES 2 LAUNCHERS vshmemrun
                     NO_GPU_RERUN ENV VSHMEM_WAIT=spin TIMEOUT 60)
 
+# shmem_barrier_all on one node gathers at PE 0 when the waits of every PE yield (sync.cpp): data
+# of every round checked after it, PE 0 and each member arriving late in turn (woken soon after).
+# With the PEs' VSHMEM_WAIT differing (PE 1 spins), every PE must take the dissemination barrier
+# instead, or the two barriers never meet (the test then times out).
+vshmem_add_mpe_test(NAME barrier_gathered SOURCES barrier_gathered.c NPES 2 3 4 8
+                    LAUNCHERS vshmemrun NO_GPU_RERUN ENV VSHMEM_WAIT=yield TIMEOUT 120)
+if("vshmemrun" IN_LIST VSHMEM_TEST_LAUNCHERS)
+  vshmem_launch_command(_cmd vshmemrun 4)
+  add_test(NAME mpe.barrier_mixed_wait.vshmemrun.4
+           COMMAND ${_cmd} ${CMAKE_CURRENT_SOURCE_DIR}/per_pe_env.sh 1 VSHMEM_WAIT=spin
+                   $<TARGET_FILE:mpe_barrier_gathered>)
+  set_tests_properties(mpe.barrier_mixed_wait.vshmemrun.4 PROPERTIES LABELS "mpe;vshmemrun"
+                       TIMEOUT 60 ENVIRONMENT "VSHMEM_BOOTSTRAP_TIMEOUT=60;VSHMEM_WAIT=yield")
+endif()
+
 # Waits on data (wait_until and its _any form, signal_wait_until, the lock) sleep on the PE's
 # data wake word and the put or atomic they wait for wakes them (runtime/transport/mapped_path.hpp).
 # A sleep nobody wakes lasts VSHMEM_WAIT_LOOK_US: 100 ms here, so that a missing wake shows.
