@@ -25,10 +25,13 @@ namespace {
 constexpr size_t kAgreeBytes = 512;
 
 struct Pool {
-  uint64_t* signals = nullptr;       // [kTeamSlots][n_pes], symmetric
-  uint64_t* words = nullptr;         // [kTeamSlots][kSlotWords], symmetric
-  char* agree = nullptr;             // [kTeamSlots][kAgreeBytes], symmetric
-  std::vector<uint64_t> seen;        // [kTeamSlots][n_pes]: signals consumed so far, per sender
+  uint64_t* signals = nullptr;   // [kTeamSlots][n_pes], symmetric
+  uint64_t* words = nullptr;     // [kTeamSlots][kSlotWords], symmetric
+  char* agree = nullptr;         // [kTeamSlots][kAgreeBytes], symmetric
+  std::vector<uint64_t> seen;    // [kTeamSlots][n_pes]: signals consumed so far, per sender
+  std::vector<uint64_t> posted;  // [kTeamSlots][n_pes]: signals sent so far, per receiver
+  // every_pe_spins() and a host heap: signals to mapped peers are plain stores (group_post).
+  bool stored_signals = false;
   unsigned char* flat = nullptr;     // [kFlatSlots][2][n_pes][kFlatCellBytes], symmetric
   std::vector<uint32_t> flat_calls;  // [kFlatSlots][n_pes]: flat calls made with each PE
   int n_pes = 0;
@@ -256,6 +259,8 @@ Status api_init(Runtime& rt) {
   g_pool.agree =
       reinterpret_cast<char*>(g_pool.words + static_cast<size_t>(kTeamSlots) * kSlotWords);
   g_pool.seen.assign(kTeamSlots * n, 0);
+  g_pool.posted.assign(kTeamSlots * n, 0);
+  g_pool.stored_signals = every_pe_spins() && rt.transport->host_loads_reach_heap();
   g_pool.n_pes = rt.n_pes;
   // n is the same on every PE, so every PE makes (or skips) this allocation alike. Never read
   // before written: no fill.
@@ -380,17 +385,48 @@ void advance_flat_parity(const Group& g, int peer_world) {
   ++g_pool.flat_calls[g.slot * g_pool.n_pes + peer_world];
 }
 
+// Our counter on PE to_world is written by us alone, so we know its next value: where every PE's
+// waits spin and the peer's heap is host memory mapped here, the signal is a release store of it
+// (the data written before it visible to whoever sees it), and group_wake needs no fence either
+// (the sleepers' membarrier stands in for it: collective_wake_word). Neither an atomic
+// read-modify-write nor a fence then waits for the peer's cache lines: the root's part of a
+// 2-PE broadcast of 8 bytes took 0.40-0.50 us, 170-780 cycles of it in the fetch-add alone
+// (bench/RESULTS.md, issue #15 session 11). Elsewhere (remote peers, a GPU heap, or waits that
+// yield and so sleep often: a membarrier per sleep costs 70-80 us on a 2-core VM) it is an atomic
+// add through the peer's path, and the wake is fenced.
 void group_post(Runtime& rt, const Group& g, int to_world, const char* call) {
   const size_t n = static_cast<size_t>(g_pool.n_pes);
-  AtomicRequest add{AtomicOp::kFetchAdd, &g_pool.signals[g.slot * n + rt.my_pe], 8, 1, 0};
+  uint64_t* counter = &g_pool.signals[g.slot * n + rt.my_pe];
+  const uint64_t value = ++g_pool.posted[g.slot * n + to_world];
+  if (g_pool.stored_signals) {
+    if (auto* peer = static_cast<uint64_t*>(rt.heap->translate(counter, to_world))) {
+      __atomic_store_n(peer, value, __ATOMIC_RELEASE);
+      return;
+    }
+  }
+  AtomicRequest add{AtomicOp::kFetchAdd, counter, 8, 1, 0};
   // Data this PE wrote before the signal must be visible to whoever sees the signal.
   std::atomic_thread_fence(std::memory_order_release);
   rma_atomic(rt, add, to_world, call);
 }
 
+namespace {
+// What a PE waiting for collective signals sleeps on (see group_post).
+WakeWord collective_wake_word(const HostSyncArea* node, int pe) {
+  if (node == nullptr) return {};
+  WakeWord w = node->wake_word(pe);
+  w.copy_writers = g_pool.stored_signals;
+  return w;
+}
+}  // namespace
+
 void group_wake(Runtime& rt, const int* to_world, int count) {
   const HostSyncArea* node = rt.transport->mapped().node_barrier();
   if (node == nullptr || count == 0) return;
+  if (g_pool.stored_signals) {
+    for (int i = 0; i < count; ++i) wake_after_copy(collective_wake_word(node, to_world[i]));
+    return;
+  }
   // One fence orders every post before the loads of the sleeper counts (host_wake.hpp).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (int i = 0; i < count; ++i) wake_sleepers(node->wake_word(to_world[i]));
@@ -415,7 +451,7 @@ void group_wait(Runtime& rt, const Group& g, int from_world, const char* call) {
   const HostSyncArea* node = rt.transport->mapped().node_barrier();
   auto met = [&] { return load_counter(rt, counter, call) >= want; };
   if (!met() && !yield_until(met)) {
-    Backoff backoff(call, node != nullptr ? node->wake_word(rt.my_pe) : WakeWord{});
+    Backoff backoff(call, collective_wake_word(node, rt.my_pe));
     while (!met()) backoff.pause(met);
   }
   std::atomic_thread_fence(std::memory_order_acquire);
@@ -449,7 +485,7 @@ int group_take_ready(Runtime& rt, const Group& g, std::vector<int>& from_world, 
     };
     if (!yield_until(any)) {
       const HostSyncArea* node = rt.transport->mapped().node_barrier();
-      Backoff backoff(call, node != nullptr ? node->wake_word(rt.my_pe) : WakeWord{});
+      Backoff backoff(call, collective_wake_word(node, rt.my_pe));
       while (!any()) backoff.pause(any);
     }
     ready = take();

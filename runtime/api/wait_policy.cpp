@@ -18,8 +18,9 @@ namespace vshmem::detail {
 namespace {
 
 std::atomic<bool> g_spin{false};
-std::atomic<bool> g_gathers{false};  // barrier_gathers()
-std::atomic<int> g_host_pes{1};      // this job's PEs on this host (choose_wait_policy)
+std::atomic<bool> g_gathers{false};   // barrier_gathers()
+std::atomic<bool> g_all_spin{false};  // every_pe_spins()
+std::atomic<int> g_host_pes{1};       // this job's PEs on this host (choose_wait_policy)
 std::atomic<uint64_t> g_data_look_ns{1'000'000};
 int g_bind_cpu = -1;  // choose_wait_policy's answer for bind_to_chosen_cpu
 
@@ -70,7 +71,7 @@ bool pe_spins(const std::vector<HostCpus>& all, int i) {
   return pes <= cpus;
 }
 
-bool any_pe_spins(const std::vector<HostCpus>& all) {
+int spinning_pes(const std::vector<HostCpus>& all) {
   // host_load per host, once (not once per PE: jobs of thousands of PEs).
   struct Load {
     int pes = 0;
@@ -83,13 +84,14 @@ bool any_pe_spins(const std::vector<HostCpus>& all) {
     ++it->second.pes;
     CPU_OR(&it->second.cpus, &it->second.cpus, &h.cpus);
   }
+  int spinning = 0;
   for (const HostCpus& h : all) {
-    if (h.forced == kWaitSpin) return true;
-    if (h.forced == kWaitYield) continue;
     const Load& load = hosts[h.host];
-    if (load.pes <= CPU_COUNT(&load.cpus)) return true;
+    spinning += h.forced == kWaitSpin    ? 1
+                : h.forced == kWaitYield ? 0
+                                         : (load.pes <= CPU_COUNT(&load.cpus) ? 1 : 0);
   }
-  return false;
+  return spinning;
 }
 
 void bind_to_chosen_cpu(int my_pe) {
@@ -138,7 +140,9 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
   host_load(all, bootstrap.rank(), &pes, &cpus);
   const bool spin = pe_spins(all, bootstrap.rank());
   g_spin = spin;
-  g_gathers = !any_pe_spins(all);
+  const int spinning = spinning_pes(all);
+  g_gathers = spinning == 0;
+  g_all_spin = spinning == static_cast<int>(all.size());
   g_host_pes = pes;
   g_bind_cpu = spin && bind != "none" ? cpu_to_bind(all, bootstrap.rank()) : -1;
   VSHMEM_INFO(
@@ -153,6 +157,8 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
 bool waits_spin() { return g_spin.load(std::memory_order_relaxed); }
 
 bool barrier_gathers() { return g_gathers.load(std::memory_order_relaxed); }
+
+bool every_pe_spins() { return g_all_spin.load(std::memory_order_relaxed); }
 
 namespace {
 // Monotonic time before which this process's waits do not yield (a yield took long), and how long

@@ -33,18 +33,24 @@ void host_load(const std::vector<HostCpus>& all, int me, int* pes, int* cpus);
 // do not outnumber the CPUs of their masks (host_load).
 bool pe_spins(const std::vector<HostCpus>& all, int i);
 
-// Whether the waits of any PE of all spin (pe_spins of each, in one pass).
-bool any_pe_spins(const std::vector<HostCpus>& all);
+// How many PEs of all have waits that spin (pe_spins of each, in one pass).
+int spinning_pes(const std::vector<HostCpus>& all);
 
 // Collective over the bootstrap: chooses the policy for this process (logged at
 // VSHMEM_DEBUG=info).
 Status choose_wait_policy(Bootstrap& bootstrap);
 
 // Whether shmem_barrier_all on one node gathers at PE 0 (sync.cpp) rather than disseminating:
-// when the waits of no PE of the job spin (any_pe_spins over what every PE reported at
+// when the waits of no PE of the job spin (spinning_pes over what every PE reported at
 // choose_wait_policy), so the answer is the same on every PE even when VSHMEM_WAIT differs
 // between them (the two barriers would not meet).
 bool barrier_gathers();
+
+// Whether the waits of every PE of the job spin (the same answer on every PE). Then a wait sleeps
+// only after spinning for a long while (kActiveNs), so the team collectives' signals between
+// mapped host PEs are plain stores woken without a fence, and their sleepers pay the writers'
+// barrier (membarrier, host_wake.hpp) once a long wait (team.cpp: group_post).
+bool every_pe_spins();
 
 // shmem_init, after choose_wait_policy, for a one-node job on the host heap without the device
 // library (no proxy or CUDA threads that binding would crowd onto the PE's CPU): binds the calling

@@ -37,27 +37,29 @@ TEST(WaitPolicy, EveryPeAgreesWhetherAnyPeSpins) {
   // 4 PEs on 2 CPUs: no PE spins, so barrier_all gathers on every PE.
   std::vector<HostCpus> all(4, pe(3, {0, 1}));
   for (int i = 0; i < 4; ++i) EXPECT_FALSE(pe_spins(all, i));
-  EXPECT_FALSE(any_pe_spins(all));
+  EXPECT_EQ(spinning_pes(all), 0);
   // One PE's VSHMEM_WAIT=spin: that PE spins, and every PE sees that one does.
   all[1].forced = kWaitSpin;
   EXPECT_TRUE(pe_spins(all, 1));
   EXPECT_FALSE(pe_spins(all, 0));
-  EXPECT_TRUE(any_pe_spins(all));
+  EXPECT_EQ(spinning_pes(all), 1);
   // 2 PEs on 2 CPUs spin unless told to yield.
   std::vector<HostCpus> two(2, pe(5, {0, 1}));
   EXPECT_TRUE(pe_spins(two, 0));
-  EXPECT_TRUE(any_pe_spins(two));
+  EXPECT_EQ(spinning_pes(two), 2);
   two[0].forced = kWaitYield;
-  EXPECT_TRUE(any_pe_spins(two));  // PE 1 still spins
+  EXPECT_EQ(spinning_pes(two), 1);  // PE 1 still spins
   two[1].forced = kWaitYield;
-  EXPECT_FALSE(any_pe_spins(two));
+  EXPECT_EQ(spinning_pes(two), 0);
   // Two hosts: one with a CPU per PE (its PEs spin), one oversubscribed.
   std::vector<HostCpus> hosts{pe(1, {0}), pe(1, {1}), pe(2, {0}), pe(2, {0})};
   EXPECT_TRUE(pe_spins(hosts, 0));
   EXPECT_FALSE(pe_spins(hosts, 2));
-  EXPECT_TRUE(any_pe_spins(hosts));
+  EXPECT_EQ(spinning_pes(hosts), 2);
   hosts[0].forced = hosts[1].forced = kWaitYield;
-  EXPECT_FALSE(any_pe_spins(hosts));
+  EXPECT_EQ(spinning_pes(hosts), 0);
+  hosts[2].forced = hosts[3].forced = kWaitSpin;
+  EXPECT_EQ(spinning_pes(hosts), 2);
 }
 
 TEST(WaitPolicy, PesSharingAMaskAreOversubscribed) {
