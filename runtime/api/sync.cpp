@@ -2,6 +2,7 @@
 #include <atomic>
 
 #include "runtime/api/runtime.hpp"
+#include "runtime/api/team.hpp"
 #include "runtime/api/wait_policy.hpp"
 #include "runtime/transport/host_sync.hpp"
 #include "runtime/transport/host_wake.hpp"
@@ -87,13 +88,21 @@ void sync_all(Runtime& rt, const char* call) {
   for (int k = 0; (1 << k) < rt.n_pes; ++k) {
     int peer = (rt.my_pe + (1 << k)) % rt.n_pes;
     if (kind == Transport::BarrierKind::kNodeShared) {
-      // The peer may be asleep on its wake word; we may sleep on ours (host_wake.hpp).
-      __atomic_fetch_add(shared->counter(peer, k), 1, __ATOMIC_SEQ_CST);
-      wake(shared->wake_word(peer));
+      // The peer may be asleep on its wake word; we may sleep on ours (host_wake.hpp). We alone
+      // write this counter (round k's signal to peer), and it counts barriers: where every PE
+      // spins, a release store of the epoch, woken without a fence (node_wake_word), as the
+      // collectives' signals (team.cpp: group_post); else an atomic add and a fenced wake.
+      if (every_pe_spins()) {
+        __atomic_store_n(shared->counter(peer, k), epoch, __ATOMIC_RELEASE);
+        wake_after_copy(node_wake_word(shared, peer));
+      } else {
+        __atomic_fetch_add(shared->counter(peer, k), 1, __ATOMIC_SEQ_CST);
+        wake(shared->wake_word(peer));
+      }
       const uint64_t* own = shared->counter(rt.my_pe, k);
       auto met = [&] { return __atomic_load_n(own, __ATOMIC_ACQUIRE) >= epoch; };
       if (met() || yield_until(met)) continue;
-      Backoff backoff(call, shared->wake_word(rt.my_pe));
+      Backoff backoff(call, node_wake_word(shared, rt.my_pe));
       while (!met()) backoff.pause(met);
     } else {
       // The one PE that signals us in this round: when it is remote, its signal arrives as a

@@ -410,21 +410,18 @@ void group_post(Runtime& rt, const Group& g, int to_world, const char* call) {
   rma_atomic(rt, add, to_world, call);
 }
 
-namespace {
-// What a PE waiting for collective signals sleeps on (see group_post).
-WakeWord collective_wake_word(const HostSyncArea* node, int pe) {
+WakeWord node_wake_word(const HostSyncArea* node, int pe) {
   if (node == nullptr) return {};
   WakeWord w = node->wake_word(pe);
-  w.copy_writers = g_pool.stored_signals;
+  w.copy_writers = every_pe_spins();
   return w;
 }
-}  // namespace
 
 void group_wake(Runtime& rt, const int* to_world, int count) {
   const HostSyncArea* node = rt.transport->mapped().node_barrier();
   if (node == nullptr || count == 0) return;
   if (g_pool.stored_signals) {
-    for (int i = 0; i < count; ++i) wake_after_copy(collective_wake_word(node, to_world[i]));
+    for (int i = 0; i < count; ++i) wake_after_copy(node_wake_word(node, to_world[i]));
     return;
   }
   // One fence orders every post before the loads of the sleeper counts (host_wake.hpp).
@@ -451,7 +448,7 @@ void group_wait(Runtime& rt, const Group& g, int from_world, const char* call) {
   const HostSyncArea* node = rt.transport->mapped().node_barrier();
   auto met = [&] { return load_counter(rt, counter, call) >= want; };
   if (!met() && !yield_until(met)) {
-    Backoff backoff(call, collective_wake_word(node, rt.my_pe));
+    Backoff backoff(call, node_wake_word(node, rt.my_pe));
     while (!met()) backoff.pause(met);
   }
   std::atomic_thread_fence(std::memory_order_acquire);
@@ -485,7 +482,7 @@ int group_take_ready(Runtime& rt, const Group& g, std::vector<int>& from_world, 
     };
     if (!yield_until(any)) {
       const HostSyncArea* node = rt.transport->mapped().node_barrier();
-      Backoff backoff(call, collective_wake_word(node, rt.my_pe));
+      Backoff backoff(call, node_wake_word(node, rt.my_pe));
       while (!any()) backoff.pause(any);
     }
     ready = take();

@@ -108,6 +108,12 @@ vshmem::MulticastRegion* own_region(const vshmem_team_s& t);
 // Destroys (quiets and releases) every context created from team.
 void destroy_team_contexts(vshmem_team_s* team);
 
+// PE pe's wake word on the node's host sync pages (empty without them), what the barrier's and
+// the collectives' waits sleep on. When every PE's waits spin (every_pe_spins) its sleepers pay
+// the writers' barrier (copy_writers: a membarrier once a long wait), so that the writers may
+// store their signal and wake without a fence (group_post, sync_all).
+WakeWord node_wake_word(const HostSyncArea* node, int pe);
+
 // --- synchronization over a group (the pool's pairwise counters) ---
 // Adds one to `to`'s counter for us in the group's slot; the data written before it is visible
 // to `to` when it sees the signal.
