@@ -388,7 +388,7 @@ void advance_flat_parity(const Group& g, int peer_world) {
 // Our counter on PE to_world is written by us alone, so we know its next value: where every PE's
 // waits spin and the peer's heap is host memory mapped here, the signal is a release store of it
 // (the data written before it visible to whoever sees it), and group_wake needs no fence either
-// (the sleepers' membarrier stands in for it: collective_wake_word). Neither an atomic
+// (the sleepers' membarrier stands in for it: node_wake_word). Neither an atomic
 // read-modify-write nor a fence then waits for the peer's cache lines: the root's part of a
 // 2-PE broadcast of 8 bytes took 0.40-0.50 us, 170-780 cycles of it in the fetch-add alone
 // (bench/RESULTS.md, issue #15 session 11). Elsewhere (remote peers, a GPU heap, or waits that
