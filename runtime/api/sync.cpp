@@ -39,7 +39,7 @@ namespace {
 // loaded to 8-12 runnable tasks, before waits yielded before they slept (wait_policy.hpp).
 void gathered_barrier(Runtime& rt, HostSyncArea& shared, uint64_t epoch, const char* call) {
   uint64_t* arrived = shared.counter(0, HostSyncArea::kArrivedCounter);
-  const uint64_t* release = shared.counter(0, HostSyncArea::kReleaseCounter);
+  uint64_t* release = shared.counter(0, HostSyncArea::kReleaseCounter);
   const uint64_t all_arrived = epoch * static_cast<uint64_t>(rt.n_pes - 1);
   auto wait_for = [&](WakeWord word, auto&& met) {
     if (met() || yield_until(met)) return;
@@ -49,7 +49,7 @@ void gathered_barrier(Runtime& rt, HostSyncArea& shared, uint64_t epoch, const c
   if (rt.my_pe == 0) {
     wait_for(shared.wake_word(0),
              [&] { return __atomic_load_n(arrived, __ATOMIC_ACQUIRE) >= all_arrived; });
-    __atomic_store_n(shared.counter(0, HostSyncArea::kReleaseCounter), epoch, __ATOMIC_SEQ_CST);
+    __atomic_store_n(release, epoch, __ATOMIC_SEQ_CST);
     wake(shared.release_wake_word(0));
     return;
   }

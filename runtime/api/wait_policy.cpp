@@ -63,12 +63,18 @@ int cpu_to_bind(const std::vector<HostCpus>& all, int me) {
   return -1;
 }
 
+namespace {
+// The rule: VSHMEM_WAIT when given, else spin while the host's PEs do not outnumber its CPUs.
+bool spins(int32_t forced, int host_pes, int host_cpus) {
+  if (forced != kWaitAuto) return forced == kWaitSpin;
+  return host_pes <= host_cpus;
+}
+}  // namespace
+
 bool pe_spins(const std::vector<HostCpus>& all, int i) {
-  if (all[i].forced == kWaitSpin) return true;
-  if (all[i].forced == kWaitYield) return false;
   int pes = 0, cpus = 0;
   host_load(all, i, &pes, &cpus);
-  return pes <= cpus;
+  return spins(all[i].forced, pes, cpus);
 }
 
 int spinning_pes(const std::vector<HostCpus>& all) {
@@ -87,9 +93,7 @@ int spinning_pes(const std::vector<HostCpus>& all) {
   int spinning = 0;
   for (const HostCpus& h : all) {
     const Load& load = hosts[h.host];
-    spinning += h.forced == kWaitSpin    ? 1
-                : h.forced == kWaitYield ? 0
-                                         : (load.pes <= CPU_COUNT(&load.cpus) ? 1 : 0);
+    spinning += spins(h.forced, load.pes, CPU_COUNT(&load.cpus)) ? 1 : 0;
   }
   return spinning;
 }
@@ -138,7 +142,7 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
   VSHMEM_RETURN_IF_ERROR(bootstrap.allgather(&mine, all.data(), sizeof(mine)));
   int pes = 0, cpus = 0;
   host_load(all, bootstrap.rank(), &pes, &cpus);
-  const bool spin = pe_spins(all, bootstrap.rank());
+  const bool spin = spins(mine.forced, pes, cpus);
   g_spin = spin;
   const int spinning = spinning_pes(all);
   g_gathers = spinning == 0;
@@ -148,8 +152,7 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
   VSHMEM_INFO(
       "waits %s: %d PEs on this host, %d CPUs in their affinity masks%s; a one-node "
       "barrier_all %s",
-      spin ? "spin" : "yield the core", pes, cpus,
-      forced && *forced != "auto" ? " (VSHMEM_WAIT)" : "",
+      spin ? "spin" : "yield the core", pes, cpus, mine.forced != kWaitAuto ? " (VSHMEM_WAIT)" : "",
       g_gathers ? "gathers at PE 0 (no PE spins)" : "disseminates (a PE spins)");
   return Status::ok();
 }

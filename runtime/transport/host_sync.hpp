@@ -46,26 +46,20 @@ class HostSyncArea {
   uint64_t* counter(int pe, int k) const { return base_[pe] + k; }
   // PE pe's wake word (host_wake.hpp), on its own cache line after the counters; empty for a PE
   // not shared with us.
-  WakeWord wake_word(int pe) const {
-    if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return {};
-    auto* words = reinterpret_cast<uint32_t*>(base_[pe] + kWakeOffset / sizeof(uint64_t));
-    return WakeWord{words, words + 1};
-  }
+  WakeWord wake_word(int pe) const { return word_at(pe, kWakeOffset, false); }
   // PE pe's release wake word (kReleaseWakeOffset); empty for a PE not shared with us.
-  WakeWord release_wake_word(int pe) const {
-    if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return {};
-    auto* words = reinterpret_cast<uint32_t*>(base_[pe] + kReleaseWakeOffset / sizeof(uint64_t));
-    return WakeWord{words, words + 1};
-  }
+  WakeWord release_wake_word(int pe) const { return word_at(pe, kReleaseWakeOffset, false); }
   // PE pe's data wake word (kDataWakeOffset); empty for a PE not shared with us.
-  WakeWord data_wake_word(int pe) const {
-    if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return {};
-    auto* words = reinterpret_cast<uint32_t*>(base_[pe] + kDataWakeOffset / sizeof(uint64_t));
-    return WakeWord{words, words + 1, /*copy_writers=*/true};
-  }
+  WakeWord data_wake_word(int pe) const { return word_at(pe, kDataWakeOffset, true); }
 
  private:
   HostSyncArea() = default;
+  // The wake word at `offset` bytes into PE pe's page; empty for a PE not shared with us.
+  WakeWord word_at(int pe, size_t offset, bool copy_writers) const {
+    if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return {};
+    auto* words = reinterpret_cast<uint32_t*>(base_[pe] + offset / sizeof(uint64_t));
+    return WakeWord{words, words + 1, copy_writers};
+  }
   std::unique_ptr<MemoryProvider> provider_;
   std::vector<std::unique_ptr<Mapping>> mappings_;
   std::vector<uint64_t*> base_;  // per PE; null for PEs not shared with us
