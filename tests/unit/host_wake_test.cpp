@@ -236,24 +236,24 @@ TEST(HostWake, AWakeBetweenSleepsOfOneWaitIsNotLost) {
       wake_after_copy(w);
     }
   });
-  const auto t0 = std::chrono::steady_clock::now();
-  int timeouts = 0;
+  int lost_wakes = 0;
   WaitSleeps sleeps(w);
   for (int r = 1; r <= kRounds; ++r) {
     auto met = [&] {
       return __atomic_load_n(&value, __ATOMIC_ACQUIRE) >= static_cast<uint64_t>(r);
     };
-    // One timed-out sleep first, so that the writer's store often lands between two sleeps.
-    if (sleeps.sleep_unless(met, 20'000) == SleepResult::kTimedOut) ++timeouts;
+    // One short sleep first (it times out: the writer waits for the round), so that the writer's
+    // store often lands between two sleeps.
+    (void)sleeps.sleep_unless(met, 20'000);
     round.store(r, std::memory_order_release);
     while (!met()) {
-      if (sleeps.sleep_unless(met, kLongLimitNs) == SleepResult::kTimedOut) ++timeouts;
+      if (sleeps.sleep_unless(met, kLongLimitNs) == SleepResult::kTimedOut) ++lost_wakes;
     }
   }
   writer.join();
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(s, 1.9) << "a wake was lost: a sleep ran to its 2 s limit";
-  EXPECT_LE(timeouts, kRounds);  // only the short first sleeps may time out
+  // Counted, not timed: under load (CI runs this beside clang-tidy and another test on 2 cores)
+  // the 2000 hand-offs alone take seconds, so only a sleep that ran to its limit shows a loss.
+  EXPECT_EQ(lost_wakes, 0) << "a wake was lost: a sleep ran to its 2 s limit";
   sleeps.end();
   EXPECT_EQ(sleepers, 0u);
 }
