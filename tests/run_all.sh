@@ -19,7 +19,16 @@ if [[ ${RUN_ALL_TIDY:-1} != 0 ]]; then
   tidy=$!
 fi
 ctest_status=0
-ctest --test-dir build --output-on-failure -j2 --timeout 300 || ctest_status=$?
+ctest --test-dir build --output-on-failure -j2 --timeout 300 2>&1 | tee build/ctest.log ||
+  ctest_status=$?
+if ((ctest_status != 0)); then
+  # The failed tests' output again, together at the end, where a log cut to its tail still shows
+  # it (with -j2 it lies between other tests' lines above).
+  echo "== output of the failed tests"
+  awk '/\*\*\*(Failed|Timeout|Exception)|\(Failed\)|\(Timeout\)/ && /Test +#/ {show = 1; print; next}
+       /^ *Start +[0-9]+:|^[0-9]+\/[0-9]+ Test +#/ {show = 0}
+       show' build/ctest.log
+fi
 if [[ -v tidy ]]; then
   tidy_status=0
   wait "$tidy" || tidy_status=$?
