@@ -156,8 +156,10 @@ void Backoff::pause() {
   // A peer on another core answers in well under a microsecond: spin first. Measured on 2 cores
   // (bench/RESULTS.md, issue #15): yielding or napping while cores are free turns a 0.2 us
   // barrier into microseconds as soon as any other process runs; yielding while PEs outnumber
-  // the cores lets the PE we wait for have this one.
-  const bool spin = waits_spin() && !over_network_;
+  // the cores lets the PE we wait for have this one. A wait on the network's messages (sleeper_)
+  // spins too where waits spin, for its first kNetworkSleepAfterNs (the caller's loop moves the
+  // network at each look), then sleeps in the network's wait, as a wait on remote data does.
+  const bool spin = waits_spin() && (!over_network_ || sleeper_ != nullptr);
   ++spins_;
   const unsigned spin_first = spin ? kSpinFirstSpins : kYieldFirstSpins;
   if (spins_ < spin_first || (spin && spins_ % 256 != 0)) {
@@ -167,9 +169,14 @@ void Backoff::pause() {
   // Past the first spins, the clock decides (read every 256 spins, or at every yield).
   const uint64_t now = monotonic_ns();
   if (since_ns_ == 0) since_ns_ = now;
-  if (late_sleeper_ != nullptr && now - since_ns_ >= kNetworkSleepAfterNs) {
+  if ((late_sleeper_ != nullptr || (sleeper_ != nullptr && spin)) &&
+      now - since_ns_ >= kNetworkSleepAfterNs) {
     // From now on every pause sleeps (not only every 256th, where the clock is read: the spins
     // in between, each progressing the network, cost a fifth of a core over TCP).
+    if (late_sleeper_ == nullptr) {  // a barrier's wait: each sleep as long as below
+      late_sleeper_ = sleeper_;
+      sleep_limit_ns_ = 8'000'000;
+    }
     late_sleeping_ = true;
     late_sleep(now);
     return;
@@ -198,7 +205,10 @@ void Backoff::pause() {
 
 void Backoff::late_sleep(uint64_t now) {
   const uint64_t us = std::max<uint64_t>(sleep_limit_ns_ / 1000, 1);
-  late_sleeper_->wait_event(static_cast<int>(std::min<uint64_t>(us, 1'000'000)));
+  // Where waits spin, the network's wait polls first while messages keep coming (a PE in a long
+  // barrier serving a peer's gets and atomics answers each without a wake-up).
+  late_sleeper_->wait_event(static_cast<int>(std::min<uint64_t>(us, 1'000'000)),
+                            waits_spin() ? kNetworkSpinUs : 0);
   // About once a second, and right after a peer was seen gone (as the naps of pause()).
   if (exited_ < 0 && now - watched_ns_ < 1'000'000'000) return;
   watched_ns_ = now;

@@ -142,7 +142,8 @@ class Backoff {
   // Over the network, and every write to what we wait for arrives through `sleeper` (a barrier
   // counter that one remote peer signals): past the first spins the wait sleeps until the
   // network has a message for us, instead of yielding or napping (the kernel wakes it when the
-  // message arrives).
+  // message arrives). Where waits spin it spins (the caller's loop moves the network) for
+  // kNetworkSleepAfterNs first, and its sleeps poll while messages keep coming (kNetworkSpinUs).
   Backoff(const char* call, RemotePath* sleeper)
       : call_(call), over_network_(true), sleeper_(sleeper) {}
   // On this node, and the writers wake `own` after their store (host_wake.hpp): see pause(met).
@@ -186,6 +187,12 @@ class Backoff {
   // How long a wait on data written only by remote peers polls before it sleeps in the network's
   // wait: far above a message's round trip (1-100 us), so that no ping-pong leg ends in a sleep.
   static constexpr uint64_t kNetworkSleepAfterNs = 1'000'000;
+  // Where waits spin, how long past the network's last message such a sleeping wait polls before
+  // it sleeps again (RemotePath::wait_event's spin_us): longer than the gap between a peer's
+  // back-to-back requests over TCP (20-100 us), so that a PE serving them in a long wait answers
+  // each without the kernel's wake-up, which cost 40-75 us per 8-byte get and fetch_add on the
+  // 2-core VM (bench/RESULTS.md, issue #13 session 12).
+  static constexpr int kNetworkSpinUs = 1000;
 
  private:
   bool sleep_next();              // whether this pause sleeps on own_

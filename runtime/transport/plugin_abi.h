@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define VSHMEM_TRANSPORT_ABI_VERSION 8
+#define VSHMEM_TRANSPORT_ABI_VERSION 9
 
 /* An offset with this bit set addresses the program's global and static variables (its data
  * segment) instead of the heap: the rest is the offset from each PE's own segment base, which
@@ -140,8 +140,11 @@ typedef struct vshmem_transport_plugin {
   /* Sleeps until the network has something for this PE (a message that progress would handle)
    * or timeout_us passed; returns at once when something is already there. A PE that waits for
    * a word only peers on this path write (a barrier counter) calls it instead of yielding, so
-   * the kernel wakes it when the message arrives. Any thread. Since ABI 4. */
-  void (*wait_event)(void* ctx, int timeout_us);
+   * the kernel wakes it when the message arrives. Any thread. Since ABI 4. Before it sleeps it
+   * polls while the network had something to do within the last spin_us microseconds (a PE whose
+   * waits spin has a core of its own: a PE serving a peer's stream of requests answers each
+   * without a wake-up); 0: only the plugin's own idle spin. Since ABI 9. */
+  void (*wait_event)(void* ctx, int timeout_us, int spin_us);
 } vshmem_transport_plugin;
 
 /* Each plugin exports this symbol. Collective over all PEs of the job (the worker addresses are

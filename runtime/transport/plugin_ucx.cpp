@@ -314,7 +314,7 @@ class UcxPath {
   }
   uint32_t caps() const { return caps_; }
   // See plugin_abi.h.
-  void wait_event(int timeout_us);
+  void wait_event(int timeout_us, int spin_us);
 
   // The first peer whose endpoint reported a failure, or -1 (see plugin_abi.h).
   int failed_peer(char* err, size_t errlen) const;
@@ -653,12 +653,14 @@ class UcxPath {
   void note_busy() {
     last_busy_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   }
-  bool recently_busy() const {
-    if (idle_spin_.count() == 0) return false;
+  // Whether the worker had something to do within the last `spin` (the idle spin by default).
+  bool recently_busy(Clock::duration spin) const {
+    if (spin.count() == 0) return false;
     const int64_t since =
         Clock::now().time_since_epoch().count() - last_busy_ns_.load(std::memory_order_relaxed);
-    return since < idle_spin_.count();
+    return since < spin.count();
   }
+  bool recently_busy() const { return recently_busy(idle_spin_); }
   Clock::duration idle_spin_{0};  // see kIdleSpinUs
   // Staged transfers (target ops): bytes per chunk (and per staging buffer), chunks in flight.
   size_t stage_chunk_ = kStageChunk;
@@ -1498,7 +1500,7 @@ int UcxPath::flush_worker(char* err, size_t errlen) {
   }
 }
 
-void UcxPath::wait_event(int timeout_us) {
+void UcxPath::wait_event(int timeout_us, int spin_us) {
   // The progress thread stays off the worker meanwhile (hand-off): what arrives is ours to
   // handle, and the kernel wakes us when it does (no core spent on polling, or on yielding to
   // whoever else runs on a busy machine).
@@ -1516,9 +1518,12 @@ void UcxPath::wait_event(int timeout_us) {
   // Copies of target ops are running: their answers are due within microseconds, and no event
   // of the worker's file descriptor says when.
   if (copies_count_.load(std::memory_order_acquire) != 0) return;
-  // The idle spin (kIdleSpinUs): right after traffic the next message usually follows within
-  // microseconds; polling for it costs less than the kernel's wake-up from ppoll.
-  while (recently_busy()) {
+  // The idle spin (kIdleSpinUs), or the caller's longer one (a PE whose waits spin): right after
+  // traffic the next message usually follows within microseconds; polling for it costs less
+  // than the kernel's wake-up from ppoll (tens of microseconds, each request of a peer's loop).
+  const Clock::duration spin = std::max<Clock::duration>(
+      idle_spin_, std::chrono::duration_cast<Clock::duration>(std::chrono::microseconds(spin_us)));
+  while (recently_busy(spin)) {
     if (serve_once()) return;
   }
   ucs_status_t s = UCS_ERR_BUSY;
@@ -2684,7 +2689,9 @@ extern "C" __attribute__((visibility("default"))) int vshmem_transport_plugin_in
   p.failed_peer = [](void* c, char* e, size_t el) {
     return static_cast<UcxPath*>(c)->failed_peer(e, el);
   };
-  p.wait_event = [](void* c, int timeout_us) { static_cast<UcxPath*>(c)->wait_event(timeout_us); };
+  p.wait_event = [](void* c, int timeout_us, int spin_us) {
+    static_cast<UcxPath*>(c)->wait_event(timeout_us, spin_us);
+  };
   p.ctx = path.release();
   *out = p;
   return 0;

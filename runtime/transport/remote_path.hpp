@@ -57,8 +57,11 @@ class RemotePath final : public PeerPath {
   // (plugin_abi.h). shmem_init calls it after its fills, before the job's first barrier.
   void serve() { plugin_.serve(plugin_.ctx); }
   void progress() { plugin_.progress(plugin_.ctx); }
-  // Sleeps until a message for this PE arrives or timeout_us passed (plugin_abi.h).
-  void wait_event(int timeout_us) { plugin_.wait_event(plugin_.ctx, timeout_us); }
+  // Sleeps until a message for this PE arrives or timeout_us passed, after polling while the
+  // network had traffic within spin_us (plugin_abi.h).
+  void wait_event(int timeout_us, int spin_us = 0) {
+    plugin_.wait_event(plugin_.ctx, timeout_us, spin_us);
+  }
   // A remote peer whose connection the network saw break (it failed or exited), or -1; *cause
   // gets the network's words. Cheap; any thread.
   int failed_peer(std::string* cause) const;
