@@ -148,6 +148,16 @@ constexpr unsigned kSpinFirstSpins = 64;
 constexpr uint64_t kYieldPhaseNs = 50'000;
 }  // namespace
 
+Backoff::Backoff(const char* call, RemotePath* sleeper) : call_(call) {
+  if (waits_spin()) {
+    late_sleeper_ = sleeper;
+    sleep_limit_ns_ = kBarrierSleepNs;
+  } else {
+    over_network_ = true;
+    sleeper_ = sleeper;
+  }
+}
+
 void Backoff::pause() {
   if (late_sleeping_) {
     late_sleep(monotonic_ns());
@@ -156,10 +166,8 @@ void Backoff::pause() {
   // A peer on another core answers in well under a microsecond: spin first. Measured on 2 cores
   // (bench/RESULTS.md, issue #15): yielding or napping while cores are free turns a 0.2 us
   // barrier into microseconds as soon as any other process runs; yielding while PEs outnumber
-  // the cores lets the PE we wait for have this one. A wait on the network's messages (sleeper_)
-  // spins too where waits spin, for its first kNetworkSleepAfterNs (the caller's loop moves the
-  // network at each look), then sleeps in the network's wait, as a wait on remote data does.
-  const bool spin = waits_spin() && (!over_network_ || sleeper_ != nullptr);
+  // the cores lets the PE we wait for have this one.
+  const bool spin = waits_spin() && !over_network_;
   ++spins_;
   const unsigned spin_first = spin ? kSpinFirstSpins : kYieldFirstSpins;
   if (spins_ < spin_first || (spin && spins_ % 256 != 0)) {
@@ -169,14 +177,9 @@ void Backoff::pause() {
   // Past the first spins, the clock decides (read every 256 spins, or at every yield).
   const uint64_t now = monotonic_ns();
   if (since_ns_ == 0) since_ns_ = now;
-  if ((late_sleeper_ != nullptr || (sleeper_ != nullptr && spin)) &&
-      now - since_ns_ >= kNetworkSleepAfterNs) {
+  if (late_sleeper_ != nullptr && now - since_ns_ >= kNetworkSleepAfterNs) {
     // From now on every pause sleeps (not only every 256th, where the clock is read: the spins
     // in between, each progressing the network, cost a fifth of a core over TCP).
-    if (late_sleeper_ == nullptr) {  // a barrier's wait: each sleep as long as below
-      late_sleeper_ = sleeper_;
-      sleep_limit_ns_ = 8'000'000;
-    }
     late_sleeping_ = true;
     late_sleep(now);
     return;
@@ -192,7 +195,7 @@ void Backoff::pause() {
     return;
   }
   if (sleeper_ != nullptr) {
-    sleeper_->wait_event(8000);
+    sleeper_->wait_event(static_cast<int>(kBarrierSleepNs / 1000));
   } else {
     timespec ts{0, 20000};  // long waits: 20 us naps keep an idle PE from burning a core
     nanosleep(&ts, nullptr);

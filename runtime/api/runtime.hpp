@@ -142,10 +142,10 @@ class Backoff {
   // Over the network, and every write to what we wait for arrives through `sleeper` (a barrier
   // counter that one remote peer signals): past the first spins the wait sleeps until the
   // network has a message for us, instead of yielding or napping (the kernel wakes it when the
-  // message arrives). Where waits spin it spins (the caller's loop moves the network) for
-  // kNetworkSleepAfterNs first, and its sleeps poll while messages keep coming (kNetworkSpinUs).
-  Backoff(const char* call, RemotePath* sleeper)
-      : call_(call), over_network_(true), sleeper_(sleeper) {}
+  // message arrives). Where waits spin it is the wait on remote data below, each sleep at most
+  // kBarrierSleepNs: it spins (the caller's loop moves the network) for kNetworkSleepAfterNs
+  // first, and its sleeps poll while messages keep coming (kNetworkSpinUs).
+  Backoff(const char* call, RemotePath* sleeper);
   // On this node, and the writers wake `own` after their store (host_wake.hpp): see pause(met).
   // Each sleep lasts sleep_limit_ns at most. When PEs outnumber the cores the wait yields the
   // core first_yields times before its first sleep (the waits on data: a put answered within a
@@ -193,6 +193,9 @@ class Backoff {
   // each without the kernel's wake-up, which cost 40-75 us per 8-byte get and fetch_add on the
   // 2-core VM (bench/RESULTS.md, issue #13 session 12).
   static constexpr int kNetworkSpinUs = 1000;
+  // A barrier's sleep in the network's wait lasts this long at most: the bound covers a missed
+  // wake-up.
+  static constexpr uint64_t kBarrierSleepNs = 8'000'000;
 
  private:
   bool sleep_next();              // whether this pause sleeps on own_
