@@ -1657,6 +1657,14 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
       if (int r = target_put(pe, ep, offset + done, from + done, span, err, errlen)) return r;
     } else {
       ucp_request_param_t param{};
+      if (!nbi) {
+        // A blocking put waits for local completion only: ask UCX for the protocol that
+        // completes locally soonest. Without it UCX 1.16 sends a small put over TCP by a
+        // zero-copy protocol that completes at the peer's acknowledgement, a round trip per
+        // put (the quiet pays the remote completion once instead).
+        param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        param.flags = UCP_OP_ATTR_FLAG_FAST_CMPL;
+      }
       void* req =
           ucp_put_nbx(ep, from + done, span, remote_address(pe, offset + done), rkey, &param);
       if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
