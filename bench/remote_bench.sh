@@ -4,9 +4,12 @@
 # vshmem; OSHMEM's two PEs on this host), both over UCX with the same UCX_TLS, run interleaved
 # ROUNDS times so that the machine's load hits both alike. Prints one JSON line per figure and run.
 #   bench/remote_bench.sh [--build-dir DIR] [--rounds N] [--reps N] [--tls "tcp sm,self"]
-#                         [--before-dir DIR]
+#                         [--before-dir DIR] [--variant "NAME VAR=VALUE ..."]...
 # --before-dir: a second, already built tree (e.g. main before a change) whose
 # vshmem_bench_remote runs in the same rounds as "vshmem-before" (it is not rebuilt).
+# --variant: one more vshmem run per round with those variables set (repeatable), labelled
+# "vshmem-NAME", e.g. --variant "old-plugin VSHMEM_PLUGIN_PATH=/tmp/old" (a plugin built from
+# another tree) or --variant "rma-target VSHMEM_UCX_RMA=target".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build
@@ -14,6 +17,7 @@ rounds=3
 reps=5
 tls_list="tcp sm,self"
 before=""
+variants=()
 while (($#)); do
   case "$1" in
     --build-dir) build=$2; shift ;;
@@ -21,6 +25,7 @@ while (($#)); do
     --reps) reps=$2; shift ;;
     --tls) tls_list=$2; shift ;;
     --before-dir) before=$2; shift ;;
+    --variant) variants+=("$2"); shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -34,6 +39,12 @@ for tls in $tls_list; do
   for ((r = 1; r <= rounds; ++r)); do
     env UCX_TLS="$tls" "${devs[@]}" timeout 300 "$build/bin/vshmemrun" -n 2 --simulate-nodes 2 -- \
       "$build/bench/vshmem_bench_remote" "vshmem[$tls]" "$reps" 2>/dev/null | grep '^{' || true
+    for v in "${variants[@]}"; do
+      read -r -a words <<<"$v"
+      env UCX_TLS="$tls" "${devs[@]}" "${words[@]:1}" timeout 300 "$build/bin/vshmemrun" -n 2 \
+        --simulate-nodes 2 -- "$build/bench/vshmem_bench_remote" "vshmem-${words[0]}[$tls]" \
+        "$reps" 2>/dev/null | grep '^{' || true
+    done
     if [[ -n $before ]]; then
       env UCX_TLS="$tls" "${devs[@]}" timeout 300 "$before/bin/vshmemrun" -n 2 --simulate-nodes 2 \
         -- "$before/bench/vshmem_bench_remote" "vshmem-before[$tls]" "$reps" 2>/dev/null |
