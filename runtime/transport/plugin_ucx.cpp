@@ -1658,10 +1658,10 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
     } else {
       ucp_request_param_t param{};
       if (!nbi) {
-        // A blocking put waits for local completion only: ask UCX for the protocol that
-        // completes locally soonest. Without it UCX 1.16 sends a small put over TCP by a
-        // zero-copy protocol that completes at the peer's acknowledgement, a round trip per
-        // put (the quiet pays the remote completion once instead).
+        // A blocking put waits for local completion only (the quiet pays the remote one):
+        // ask UCX for the protocol that completes locally soonest, where it has a choice. Our
+        // error-handling endpoints over TCP get UCX 1.16's emulated put either way
+        // (bench/RESULTS.md, issue #13 session 13).
         param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         param.flags = UCP_OP_ATTR_FLAG_FAST_CMPL;
       }
