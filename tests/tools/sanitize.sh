@@ -4,6 +4,8 @@
 #   tests/tools/sanitize.sh address         # AddressSanitizer + UndefinedBehaviorSanitizer
 #   tests/tools/sanitize.sh thread          # ThreadSanitizer
 #   tests/tools/sanitize.sh address --all   # every unit and vshmemrun test, not the CI subset
+#   tests/tools/sanitize.sh thread --build  # only build the subset (tests/run_all.sh builds
+#   tests/tools/sanitize.sh thread --test   # beside other work, then runs the tests)
 # Builds in build-<sanitizer>/ (-O1 -g1: what the sanitizers' documentation advises, and the
 # quickest build that still gives file:line in every report) and runs, by default, the subset
 # below: one test per runtime layer, chosen so that CI (tests/run_all.sh) can afford both
@@ -11,8 +13,8 @@
 # the sanitizer runtime was not loaded into.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-kind=${1:?usage: sanitize.sh address|thread [--all]}
-all=${2:-}
+kind=${1:?usage: sanitize.sh address|thread [--all|--build|--test]}
+mode=${2:-}
 dir=build-$kind
 
 # The subset, layer by layer (each line: tests, then the layers they exercise):
@@ -53,8 +55,12 @@ targets=(vshmem vshmemrun vshmem_transport_ucx launcher_helper
   mpe_api_reduce mpe_api_signal_wait mpe_api_lock mpe_coll_small mpe_bootstrap_collectives
   mpe_remote mpe_device_proxy_host mpe_device_state_fake mpe_errors)
 
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DVSHMEM_WITH_CUDA=OFF -DVSHMEM_SANITIZE="$kind" \
+# Ninja where it is installed (it keeps both CPUs busier than make), unless the tree exists.
+generator=()
+[[ ! -e $dir/CMakeCache.txt ]] && command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+  -DVSHMEM_WITH_CUDA=OFF -DVSHMEM_SANITIZE="$kind" \
   -DVSHMEM_WITH_PYTHON=OFF -DVSHMEM_BUILD_BENCH=OFF -DVSHMEM_BUILD_EXAMPLES=OFF \
   -DVSHMEM_SELECTED_TARGETS="$(IFS=';'; echo "${targets[*]}")" >/dev/null
 # A report fails the test (the sanitizers' exit code), and every report is kept in full.
@@ -81,12 +87,13 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-$tsan_default:suppressions=$PWD/$dir/tsan.su
 # UCX's memory hooks (libucm) run in a thread's exit (nptl's madvise of its stack) after
 # ThreadSanitizer has torn the thread's state down, and crash there: no hooks under TSan.
 if [[ $kind == thread ]]; then export UCX_MEM_EVENTS=${UCX_MEM_EVENTS:-no}; fi
-if [[ $all == --all ]]; then
+if [[ $mode == --all ]]; then
   cmake --build "$dir" -j"$(nproc)"
   exec ctest --test-dir "$dir" --output-on-failure -j2 --timeout 300 -L "unit|vshmemrun" -LE gpu \
     -E "python|install|build\\.|register_budget|multimem_ptx"
 fi
-cmake --build "$dir" -j"$(nproc)" --target vshmem_selected
+if [[ $mode != --test ]]; then cmake --build "$dir" -j"$(nproc)" --target vshmem_selected; fi
+[[ $mode == --build ]] && exit 0
 # CTest's regular expressions allow few groups: the subset becomes the list of its test names.
 pattern=$(IFS='|'; echo "^(${tests[*]})\$")
 names=$(ctest --test-dir "$dir" -N -LE gpu | sed -n 's/^ *Test *#[0-9]*: //p' | grep -E "$pattern")
