@@ -20,7 +20,10 @@ tests/tools/check_format.sh
 # Ninja where it is installed (install_deps.sh installs it), unless build/ already exists.
 generator=()
 [[ ! -e build/CMakeCache.txt ]] && command -v ninja >/dev/null && generator=(-G Ninja)
-cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# -g1 (line tables only: file:line in every backtrace and sanitizer report) instead of -g: the
+# C++ objects build in about 20% less time, and CI's two CPUs are the limit.
+cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 cmake --build build -j"$(nproc)"
 sanitize=${RUN_ALL_SANITIZE:-1}
 rm -f build/clang-tidy.status build/sanitize-build.status
