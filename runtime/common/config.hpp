@@ -133,6 +133,12 @@ inline constexpr Var kVars[] = {
      "default the target's copy reads and writes the initiator's page-locked staging buffers "
      "directly, mapped through UCX's shared memory (`ucp_rkey_ptr`), where UCX and the memory "
      "provider allow it (`VSHMEM_DEBUG=info` says per peer)"},
+    {"VSHMEM_UCX_PEER_ERRORS", Type::kBool, "1",
+     "`0`: UCX endpoints without peer failure handling, as Open MPI's OSHMEM makes them. Over TCP "
+     "UCX then puts with zero copy (UCX 1.16 gives endpoints with it an emulated put, a third of "
+     "the bandwidth on the H200's host); a dead remote PE is then noticed when a transfer to it "
+     "fails or by the time limits (`VSHMEM_BOOTSTRAP_TIMEOUT`), and over shared memory UCX may "
+     "end the surviving PEs itself. One PE with `0` makes it so for the whole job"},
     {"VSHMEM_STATICS_UCX", Type::kBool, "1",
      "`0`: do not load the UCX plugin in a job whose PEs all map each other (then other PEs' "
      "global and static variables cannot be reached; a job with remote PEs loads it anyway)"},

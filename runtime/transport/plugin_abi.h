@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define VSHMEM_TRANSPORT_ABI_VERSION 9
+#define VSHMEM_TRANSPORT_ABI_VERSION 10
 
 /* An offset with this bit set addresses the program's global and static variables (its data
  * segment) instead of the heap: the rest is the offset from each PE's own segment base, which
@@ -86,6 +86,7 @@ typedef struct vshmem_transport_init_args {
   const char* user_tls;       /* the user's UCX_TLS, or NULL when unset or empty */
   int user_sm_error_handling; /* UCX_MM_ERROR_HANDLING or UCX_POSIX_ERROR_HANDLING is set */
   int stage_direct;           /* VSHMEM_UCX_STAGE_DIRECT (since ABI 8) */
+  int no_peer_errors;         /* VSHMEM_UCX_PEER_ERRORS=0 (since ABI 10) */
 } vshmem_transport_init_args;
 
 /* Capability bits of a plugin instance (like UCT_IFACE_FLAG_*). */

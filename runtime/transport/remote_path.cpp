@@ -221,6 +221,9 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   Result<bool> stage_direct = env::bool_var("VSHMEM_UCX_STAGE_DIRECT", true);
   VSHMEM_RETURN_IF_ERROR(stage_direct.status());
   args.stage_direct = stage_direct.value() ? 1 : 0;
+  Result<bool> peer_errors = env::bool_var("VSHMEM_UCX_PEER_ERRORS", true);
+  VSHMEM_RETURN_IF_ERROR(peer_errors.status());
+  args.no_peer_errors = peer_errors.value() ? 0 : 1;
   const std::optional<std::string> user_tls = env::get("UCX_TLS");
   args.user_tls = user_tls ? user_tls->c_str() : nullptr;
   args.user_sm_error_handling =

@@ -103,6 +103,23 @@ foreach(_tls sm tcp)
     WILL_FAIL_REGEX "shmem_(putmem|long_p|quiet): put to PE [0-9]+: (PE [0-9]+ failed or exited|no progress for 5 s)|completing the transfers: .*failed: PE [0-9]+|job watch: PE [0-9]+ \\((pid [0-9]+, on this node|on another node)\\) (exited|failed)|PE [0-9]+ \\(pid [0-9]+\\) was killed by signal 9")
 endforeach()
 
+# Endpoints without peer failure handling over TCP (VSHMEM_UCX_PEER_ERRORS=0, as OSHMEM makes
+# them; UCX 1.16 then puts with zero copy): the transfers and atomics, the info line that says so,
+# and a PE killed during large puts, named within the time limit (UCX fails the transfers on the
+# broken connection without an error callback, or the time limit or the launcher names it).
+vshmem_add_mpe_test(NAME ucx_tcp_no_peer_errors_rma TARGET mpe_rma LAUNCHERS vshmemrun
+  LAUNCHER_ARGS --simulate-nodes 2 NPES 4 TIMEOUT 60 NO_GPU_RERUN
+  ENV UCX_TLS=tcp UCX_NET_DEVICES=lo VSHMEM_UCX_PEER_ERRORS=0 VSHMEM_HEAP_CHUNK_SIZE=1M
+      SHMEM_SYMMETRIC_SIZE=64M VSHMEM_DEBUG=info
+  OUTPUT_REGEX "PE 0: info: ucx: worker ready \\([^)]*peer failure handling no \\(VSHMEM_UCX_PEER_ERRORS=0\\)")
+vshmem_add_mpe_test(NAME ucx_tcp_no_peer_errors_remote TARGET mpe_remote NPES 2 4
+  LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
+  ENV UCX_TLS=tcp UCX_NET_DEVICES=lo VSHMEM_UCX_PEER_ERRORS=0)
+vshmem_add_mpe_test(NAME ucx_tcp_no_peer_errors_peer_killed TARGET mpe_remote ARGS peer_killed
+  NPES 2 4 LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
+  ENV UCX_TLS=tcp UCX_NET_DEVICES=lo VSHMEM_UCX_PEER_ERRORS=0 VSHMEM_BOOTSTRAP_TIMEOUT=5
+  WILL_FAIL_REGEX "shmem_(putmem|long_p|quiet): put to PE [0-9]+: (PE [0-9]+ failed or exited|no progress for 5 s)|completing the transfers: .*failed: PE [0-9]+|job watch: PE [0-9]+ \\((pid [0-9]+, on this node|on another node)\\) (exited|failed)|PE [0-9]+ \\(pid [0-9]+\\) was killed by signal 9")
+
 # The plugin is required only when some PE is remote (a one-node job loads it if it can, for
 # other PEs' global and static variables): with a broken plugin first on the search path a
 # one-node job still runs, and a two-node job fails at init naming the PE and what to install.
