@@ -12,7 +12,8 @@
 # Two CPUs (CI's machine) are kept busy: after clang-tidy the two sanitizer trees build at the
 # lowest priority, beside the rest of ctest and beside reliability.script, which runs alone among
 # the tests (its time limits are judged against a machine without other tests) and mostly waits.
-# The sanitizers' tests run once their trees are built and the other tests are done.
+# Each sanitizer's tests run once its tree is built and the other tests are done (the ASan tests
+# beside the TSan tree's build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tests/tools/install_deps.sh
@@ -26,8 +27,9 @@ cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 cmake --build build -j"$(nproc)"
 sanitize=${RUN_ALL_SANITIZE:-1}
-rm -f build/clang-tidy.status build/sanitize-build.status
-# Beside ctest: clang-tidy, then the sanitizer trees (statuses in files: this is one job).
+rm -f build/clang-tidy.status build/sanitize-*.status
+# Beside ctest: clang-tidy, then the sanitizer trees, one after the other (each writes its status
+# to a file when it is done: the ASan tests run while the TSan tree still builds).
 (
   if [[ ${RUN_ALL_TIDY:-1} != 0 ]]; then
     st=0
@@ -35,13 +37,20 @@ rm -f build/clang-tidy.status build/sanitize-build.status
     echo "$st" >build/clang-tidy.status
   fi
   if [[ $sanitize != 0 ]]; then
-    st=0
-    { nice -n 19 tests/tools/sanitize.sh address --build &&
-      nice -n 19 tests/tools/sanitize.sh thread --build; } >build/sanitize-build.log 2>&1 || st=$?
-    echo "$st" >build/sanitize-build.status
+    for kind in address thread; do
+      st=0
+      nice -n 19 tests/tools/sanitize.sh "$kind" --build >"build/sanitize-$kind.log" 2>&1 || st=$?
+      echo "$st" >"build/sanitize-$kind.status"
+      ((st == 0)) || break
+    done
   fi
 ) &
 beside=$!
+# The status file's number, once the job beside has written it (or "gone" if it ended without).
+status_of() {
+  while [[ ! -e $1 ]] && kill -0 "$beside" 2>/dev/null; do sleep 2; done
+  if [[ -e $1 ]]; then cat "$1"; else echo gone; fi
+}
 ctest_status=0
 ctest --test-dir build --output-on-failure -j2 --timeout 300 -E '^reliability\.script$' 2>&1 |
   tee build/ctest.log || ctest_status=$?
@@ -55,19 +64,24 @@ if ((ctest_status != 0)); then
        /^ *Start +[0-9]+:|^[0-9]+\/[0-9]+ Test +#/ {show = 0}
        show' build/ctest.log
 fi
-wait "$beside"
-if [[ -e build/clang-tidy.status ]]; then
+if [[ ${RUN_ALL_TIDY:-1} != 0 ]]; then
+  tidy_status=$(status_of build/clang-tidy.status)
   cat build/clang-tidy.log
-  tidy_status=$(<build/clang-tidy.status)
-  ((tidy_status == 0)) || exit "$tidy_status"
+  [[ $tidy_status == 0 ]] || { wait "$beside"; exit 1; }
 fi
-((ctest_status == 0)) || exit "$ctest_status"
+if ((ctest_status != 0)); then
+  wait "$beside"
+  exit "$ctest_status"
+fi
 if [[ $sanitize != 0 ]]; then
-  build_status=$(<build/sanitize-build.status)
-  if ((build_status != 0)); then
-    cat build/sanitize-build.log
-    exit "$build_status"
-  fi
-  tests/tools/sanitize.sh address --test
-  tests/tools/sanitize.sh thread --test
+  for kind in address thread; do
+    build_status=$(status_of "build/sanitize-$kind.status")
+    if [[ $build_status != 0 ]]; then
+      cat "build/sanitize-$kind.log"
+      wait "$beside"
+      exit 1
+    fi
+    tests/tools/sanitize.sh "$kind" --test
+  done
 fi
+wait "$beside"
