@@ -4,7 +4,8 @@
 #   readme_variables.sh VSHMEM_INFO README.md           check: exit 1 with a diff when they differ
 #   readme_variables.sh VSHMEM_INFO README.md --update  rewrite the README's block
 set -euo pipefail
-info=$1 readme=$2 mode=${3:-check}
+usage="usage: readme_variables.sh VSHMEM_INFO README.md [--update]"
+info=${1:?$usage} readme=${2:?$usage} mode=${3:-check}
 begin='<!-- BEGIN generated variable table -->'
 end='<!-- END generated variable table -->'
 grep -qxF "$begin" "$readme" && grep -qxF "$end" "$readme" || {
