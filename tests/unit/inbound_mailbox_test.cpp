@@ -450,24 +450,38 @@ TEST(InboundMailbox, TheFallbackKernelCopiesWhenNoKernelWaits) {
 // request (a launch costs the host microseconds in which it does not see the answer, and the
 // kernel finds nothing to do): after a request a waiter performed, it gives the waiter a few look
 // times first. Here every fallback runs late, after its request was done (the queue is free
-// between requests): before, each request launched one.
+// between requests): before, each request launched one. Judged per request: one that the waiter
+// answered within the grace (4 look times + 4 us, at most 1 ms) launched nothing. A loaded machine
+// (CI: two CPUs, ctest -j2 and clang-tidy) delays the waiter past the grace at times, and then a
+// launch is what the host should do: counting all launches failed there (36 of 40).
 TEST(InboundMailbox, WhileAKernelWaitsNoFallbackIsLaunchedPerRequest) {
   MailboxMemory mem;
   Queue queue(mem.view(), /*held=*/true);
   InboundMailbox m(mem.view(), kLong, queue.launcher(), /*look_ns=*/250'000);
+  constexpr auto kGrace = std::chrono::microseconds(1000);
   alignas(8) uint64_t word = std::random_device{}() | 1;
   const uint64_t start = word;
   constexpr int kRequests = 40;
+  int within_grace = 0;
   {
     Waiters waiters(mem.view(), 1);
     for (int i = 0; i < kRequests; ++i) {
+      const int before = queue.launched();
+      const auto t0 = std::chrono::steady_clock::now();
       ASSERT_TRUE(m.perform(req(AtomicOp::kFetchAdd, &word, 8, 1), nullptr).is_ok());
+      const auto took = std::chrono::steady_clock::now() - t0;
+      // The first request has no grace: no waiter has answered one yet.
+      if (i > 0 && took < kGrace) {
+        ++within_grace;
+        EXPECT_EQ(queue.launched(), before)
+            << "request " << i << " answered by the waiter within the grace launched a fallback";
+      }
       queue.run_pending();  // the fallback of this request, if any, runs late and does nothing
     }
   }
   EXPECT_EQ(word, start + kRequests);
   EXPECT_GE(m.served_waiting(), static_cast<uint64_t>(kRequests / 2));
-  EXPECT_LE(queue.launched(), kRequests / 2) << "a fallback kernel launched for most requests";
+  EXPECT_GE(within_grace, 1) << "the waiter answered no request within the grace";
   // Once no kernel waits, the fallback performs the request after the grace.
   queue.set_held(false);
   const int launched = queue.launched();
