@@ -29,23 +29,38 @@ cmake --build build -j"$(nproc)"
 sanitize=${RUN_ALL_SANITIZE:-1}
 rm -f build/clang-tidy.status build/sanitize-*.status
 # Beside ctest: clang-tidy, then the sanitizer trees, one after the other (each writes its status
-# to a file when it is done: the ASan tests run while the TSan tree still builds).
+# to a file when it is done: the ASan tests run while the TSan tree still builds). A status file
+# appears whole (renamed into place), so that its reader never sees it empty.
+put_status() { echo "$2" >"$1.tmp" && mv "$1.tmp" "$1"; }
 (
   if [[ ${RUN_ALL_TIDY:-1} != 0 ]]; then
     st=0
     nice -n 10 tests/tools/clang_tidy.sh build >build/clang-tidy.log 2>&1 || st=$?
-    echo "$st" >build/clang-tidy.status
+    put_status build/clang-tidy.status "$st"
   fi
   if [[ $sanitize != 0 ]]; then
     for kind in address thread; do
       st=0
       nice -n 19 tests/tools/sanitize.sh "$kind" --build >"build/sanitize-$kind.log" 2>&1 || st=$?
-      echo "$st" >"build/sanitize-$kind.status"
+      put_status "build/sanitize-$kind.status" "$st"
       ((st == 0)) || break
     done
   fi
 ) &
 beside=$!
+# Whatever ends this script (a failed step under set -e too) ends the job beside it first: its
+# processes (the sanitizer builds) are in their own process group only under job control, so
+# they are found by parent.
+stop_beside() {
+  local pids=$beside
+  while [[ -n $pids ]]; do
+    local next=""
+    for p in $pids; do next+=" $({ pgrep -P "$p" || true; } | tr '\n' ' ')"; done
+    kill $pids 2>/dev/null || true
+    pids=$(echo $next)
+  done
+}
+trap stop_beside EXIT
 # The status file's number, once the job beside has written it (or "gone" if it ended without).
 status_of() {
   while [[ ! -e $1 ]] && kill -0 "$beside" 2>/dev/null; do sleep 2; done
@@ -67,18 +82,14 @@ fi
 if [[ ${RUN_ALL_TIDY:-1} != 0 ]]; then
   tidy_status=$(status_of build/clang-tidy.status)
   cat build/clang-tidy.log
-  [[ $tidy_status == 0 ]] || { wait "$beside"; exit 1; }
+  [[ $tidy_status == 0 ]] || exit 1
 fi
-if ((ctest_status != 0)); then
-  wait "$beside"
-  exit "$ctest_status"
-fi
+((ctest_status == 0)) || exit "$ctest_status"
 if [[ $sanitize != 0 ]]; then
   for kind in address thread; do
     build_status=$(status_of "build/sanitize-$kind.status")
     if [[ $build_status != 0 ]]; then
       cat "build/sanitize-$kind.log"
-      wait "$beside"
       exit 1
     fi
     tests/tools/sanitize.sh "$kind" --test
