@@ -32,6 +32,8 @@ rm -f build/clang-tidy.status build/sanitize-*.status
 # to a file when it is done: the ASan tests run while the TSan tree still builds). A status file
 # appears whole (renamed into place), so that its reader never sees it empty.
 put_status() { echo "$2" >"$1.tmp" && mv "$1.tmp" "$1"; }
+# In its own process group (job control for this one job), so that it can be ended whole.
+set -m
 (
   if [[ ${RUN_ALL_TIDY:-1} != 0 ]]; then
     st=0
@@ -46,21 +48,11 @@ put_status() { echo "$2" >"$1.tmp" && mv "$1.tmp" "$1"; }
       ((st == 0)) || break
     done
   fi
-) &
+) </dev/null &
 beside=$!
-# Whatever ends this script (a failed step under set -e too) ends the job beside it first: its
-# processes (the sanitizer builds) are in their own process group only under job control, so
-# they are found by parent.
-stop_beside() {
-  local pids=$beside
-  while [[ -n $pids ]]; do
-    local next=""
-    for p in $pids; do next+=" $({ pgrep -P "$p" || true; } | tr '\n' ' ')"; done
-    kill $pids 2>/dev/null || true
-    pids=$(echo $next)
-  done
-}
-trap stop_beside EXIT
+set +m
+# Whatever ends this script (a failed step under set -e too) ends the job beside it first.
+trap 'kill -- -"$beside" 2>/dev/null || true' EXIT
 # The status file's number, once the job beside has written it (or "gone" if it ended without).
 status_of() {
   while [[ ! -e $1 ]] && kill -0 "$beside" 2>/dev/null; do sleep 2; done

@@ -541,7 +541,6 @@ class UcxPath {
   // One answer for the whole job, known before the first endpoint exists: probe_peer_errors(),
   // agreed in init(). See ep_of() for why it must never differ between two PEs.
   bool peer_errors_ = false;
-  bool no_peer_errors_ = false;  // VSHMEM_UCX_PEER_ERRORS=0: the user wants none
   ucp_ep_h probe_ep_ = nullptr;  // probe_peer_errors()'s endpoint to our own worker
   std::atomic<bool> unordered_{false};
   // Network puts and _nbi gets posted so far, and how many of them the last completed flush
@@ -835,7 +834,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   stage_chunk_ = static_cast<size_t>(chunk_kib) << 10;
   stage_depth_ = static_cast<int>(depth);
   stage_direct_ = args.stage_direct != 0;
-  no_peer_errors_ = args.no_peer_errors != 0;
+  const bool no_peer_errors = args.no_peer_errors != 0;  // VSHMEM_UCX_PEER_ERRORS=0
   ucp_config_t* config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) {
@@ -859,7 +858,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   unsigned major = 0, minor = 0, release = 0;
   ucp_get_version(&major, &minor, &release);
   const bool sm_errors = major > 1 || (major == 1 && minor >= 16);
-  if (sm_errors && args.user_sm_error_handling == 0 && !no_peer_errors_) {
+  if (sm_errors && args.user_sm_error_handling == 0 && !no_peer_errors) {
     s = ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
     if (s != UCS_OK) {
       log(1, format("ucx: UCX refuses MM_ERROR_HANDLING=y (%s): shared memory without peer "
@@ -957,7 +956,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
     }
   }
   // VSHMEM_UCX_PEER_ERRORS=0: no probe, every endpoint goes without (the job agrees in init()).
-  peer_errors_ = !no_peer_errors_ && probe_peer_errors();
+  peer_errors_ = !no_peer_errors && probe_peer_errors();
   caps_ = VSHMEM_TRANSPORT_CAP_RMA | VSHMEM_TRANSPORT_CAP_TARGET_OPS;
   if (network_atomics_) caps_ |= VSHMEM_TRANSPORT_CAP_AMO;
   if (cuda_memory_) caps_ |= VSHMEM_TRANSPORT_CAP_DEVICE_MEMORY;
@@ -965,9 +964,9 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
     log(2, format("ucx: worker ready (UCX %s; transports %s; peer failure handling %s; GPU "
                   "memory %s; put/get %s; atomics %s; idle spin %lld us)",
                   ucp_get_version_string(), transports_.c_str(),
-                  peer_errors_      ? "yes"
-                  : no_peer_errors_ ? "no (VSHMEM_UCX_PEER_ERRORS=0)"
-                                    : "no",
+                  peer_errors_     ? "yes"
+                  : no_peer_errors ? "no (VSHMEM_UCX_PEER_ERRORS=0)"
+                                   : "no",
                   cuda_memory_ ? "registered directly" : "staged through host buffers",
                   network_rma_ ? "network" : "at the target",
                   network_atomics_ ? "network on host heaps" : "at the target",

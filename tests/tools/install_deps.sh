@@ -10,7 +10,7 @@ installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install o
 need=()
 for pkg in cmake g++ make ninja-build pkg-config libgtest-dev libopenmpi-dev openmpi-bin \
            libpmix-dev libucx-dev clang-format python3-dev python3-pybind11 python3-numpy \
-           python3-pytest python3-pip libdlpack-dev procps; do
+           python3-pytest python3-pip libdlpack-dev; do
   installed "$pkg" || need+=("$pkg")
 done
 need_tidy=0
