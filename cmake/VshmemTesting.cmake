@@ -29,7 +29,17 @@ endif()
 if(TARGET vshmem_bootstrap_pmix)
   list(APPEND VSHMEM_TEST_LAUNCHERS pmix)
 endif()
-find_program(VSHMEM_MPIRUN NAMES mpirun)
+find_program(VSHMEM_MPIRUN_PROGRAM NAMES mpirun)
+# The tests start mpirun through a wrapper that gives each mpirun its own session directory (see
+# the wrapper for the Open MPI race it avoids).
+set(VSHMEM_MPIRUN "")
+if(VSHMEM_MPIRUN_PROGRAM)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/mpirun_own_session.sh.in
+                 ${PROJECT_BINARY_DIR}/tools/mpirun @ONLY
+                 FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+                                  WORLD_READ WORLD_EXECUTE)
+  set(VSHMEM_MPIRUN ${PROJECT_BINARY_DIR}/tools/mpirun)
+endif()
 set(VSHMEM_GPU_RERUN_NPES 2 4 8)
 set(VSHMEM_GPU_OR_SKIP ${PROJECT_SOURCE_DIR}/tests/tools/gpu_or_skip.sh)
 
