@@ -22,13 +22,6 @@
 # usable GPU is present.
 
 set(VSHMEM_DEFAULT_NPES 1 2 3 4 8)
-set(VSHMEM_TEST_LAUNCHERS vshmemrun)
-if(TARGET vshmem_bootstrap_mpi)
-  list(APPEND VSHMEM_TEST_LAUNCHERS mpi)
-endif()
-if(TARGET vshmem_bootstrap_pmix)
-  list(APPEND VSHMEM_TEST_LAUNCHERS pmix)
-endif()
 find_program(VSHMEM_MPIRUN_PROGRAM NAMES mpirun)
 # The tests start mpirun through a wrapper that gives each mpirun its own session directory (see
 # the wrapper for the Open MPI race it avoids).
@@ -40,6 +33,17 @@ if(VSHMEM_MPIRUN_PROGRAM)
                                   WORLD_READ WORLD_EXECUTE)
   set(VSHMEM_MPIRUN ${PROJECT_BINARY_DIR}/tools/mpirun)
 endif()
+set(VSHMEM_TEST_LAUNCHERS vshmemrun)
+if(VSHMEM_MPIRUN AND TARGET vshmem_bootstrap_mpi)
+  list(APPEND VSHMEM_TEST_LAUNCHERS mpi)
+endif()
+if(VSHMEM_MPIRUN AND TARGET vshmem_bootstrap_pmix)
+  list(APPEND VSHMEM_TEST_LAUNCHERS pmix)
+endif()
+# Global, for tests registered outside tests/ (python/tests/tests.cmake): a function sees its
+# caller's variables, not those of the file that defined it.
+set_property(GLOBAL PROPERTY VSHMEM_TEST_LAUNCHERS ${VSHMEM_TEST_LAUNCHERS})
+set_property(GLOBAL PROPERTY VSHMEM_MPIRUN ${VSHMEM_MPIRUN})
 set(VSHMEM_GPU_RERUN_NPES 2 4 8)
 set(VSHMEM_GPU_OR_SKIP ${PROJECT_SOURCE_DIR}/tests/tools/gpu_or_skip.sh)
 
@@ -60,7 +64,11 @@ function(vshmem_launch_command out launcher npes)
   if(launcher STREQUAL "vshmemrun")
     set(cmd $<TARGET_FILE:vshmemrun> -n ${npes} ${ARGN} --)
   elseif(launcher STREQUAL "mpi" OR launcher STREQUAL "pmix")
-    set(cmd ${VSHMEM_MPIRUN} --allow-run-as-root --oversubscribe --bind-to none
+    get_property(mpirun GLOBAL PROPERTY VSHMEM_MPIRUN)
+    if(NOT mpirun)
+      message(FATAL_ERROR "vshmem_launch_command: launcher ${launcher} needs mpirun, not found")
+    endif()
+    set(cmd ${mpirun} --allow-run-as-root --oversubscribe --bind-to none
             --mca btl self,vader -np ${npes} -x VSHMEM_BOOTSTRAP=${launcher})
   else()
     message(FATAL_ERROR "unknown launcher ${launcher}")

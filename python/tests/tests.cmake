@@ -7,11 +7,8 @@ if(NOT _vshmem_py_deps EQUAL 0)
   message(STATUS "vshmem: Python tests off (${Python3_EXECUTABLE} lacks numpy or pytest)")
   return()
 endif()
-# The launchers and the GPU guard, as tests/ (cmake/VshmemTesting.cmake) sets them there.
-set(VSHMEM_TEST_LAUNCHERS vshmemrun)
-if(TARGET vshmem_bootstrap_mpi)
-  list(APPEND VSHMEM_TEST_LAUNCHERS mpi)
-endif()
+# The launchers cmake/VshmemTesting.cmake found (mpi only with mpirun and the MPI bootstrap).
+get_property(VSHMEM_TEST_LAUNCHERS GLOBAL PROPERTY VSHMEM_TEST_LAUNCHERS)
 set(VSHMEM_GPU_OR_SKIP ${PROJECT_SOURCE_DIR}/tests/tools/gpu_or_skip.sh)
 set(_pytest ${Python3_EXECUTABLE} -m pytest -q -p no:cacheprovider -x)
 set(_tests ${CMAKE_CURRENT_SOURCE_DIR}/tests)
