@@ -47,6 +47,7 @@
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -230,12 +231,17 @@ struct Region {
   ucp_mem_h memh = nullptr;
   std::vector<std::vector<uint8_t>> packed;  // per PE: its rkey for this region (empty: none)
   std::vector<ucp_rkey_h> rkeys;             // per PE, unpacked on first use
+  std::vector<ucp_rkey_h> bulk_rkeys;        // per PE, for its bulk endpoint (Peer::bulk)
 };
 
 struct Peer {
   int pe = -1;
   std::vector<uint8_t> address;
   std::atomic<ucp_ep_h> ep{nullptr};  // set once the endpoint is wired up
+  // The bulk endpoint (UcxPath::make_bulk): made, wired up and judged before `ep` is published;
+  // `bulk_usable` says whether large puts take it (else it only waits to be closed).
+  ucp_ep_h bulk = nullptr;
+  bool bulk_usable = false;
   std::mutex connect_mutex;           // one thread creates and wires up the endpoint
   std::atomic<int> failure{UCS_OK};   // set by the error handler
   std::atomic<bool> wake_due{false};  // network puts to it since our last quiet (kAmWake)
@@ -343,9 +349,13 @@ class UcxPath {
   int ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen);
   // Wires up a new endpoint before anyone may post to it (see the definition).
   int connect(int pe, ucp_ep_h ep, const char* what, char* err, size_t errlen);
+  // Makes the peer's bulk endpoint for large puts, where `ep` (wired up, with peer failure
+  // handling) has no zero-copy put (see the definition).
+  void make_bulk(int pe, Peer& peer, ucp_ep_h ep);
   // The rkey of PE pe for [offset, offset + bytes); *span: how many of the bytes it covers.
-  // Null: that memory is not registered (target ops).
-  ucp_rkey_h rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span);
+  // Null: that memory is not registered (target ops). bulk: for the peer's bulk endpoint.
+  ucp_rkey_h rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span,
+                     bool bulk = false);
   int peer_error(int pe, const char* what, ucs_status_t status, char* err, size_t errlen);
   // serve: perform peers' requests meanwhile (not while an endpoint is being wired up: performing
   // one may need that endpoint).
@@ -541,6 +551,12 @@ class UcxPath {
   // One answer for the whole job, known before the first endpoint exists: probe_peer_errors(),
   // agreed in init(). See ep_of() for why it must never differ between two PEs.
   bool peer_errors_ = false;
+  // VSHMEM_UCX_BULK_PUT: puts of at least this many bytes take a peer's bulk endpoint where it
+  // has a usable one (make_bulk()); 0: no bulk endpoints.
+  size_t bulk_put_min_ = 0;
+  // posted_'s count after the last put that took a bulk endpoint: until a flush covers it, only
+  // a flush orders it before what follows (fence()).
+  std::atomic<uint64_t> bulk_last_{0};
   ucp_ep_h probe_ep_ = nullptr;  // probe_peer_errors()'s endpoint to our own worker
   std::atomic<bool> unordered_{false};
   // Network puts and _nbi gets posted so far, and how many of them the last completed flush
@@ -835,6 +851,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   stage_depth_ = static_cast<int>(depth);
   stage_direct_ = args.stage_direct != 0;
   const bool no_peer_errors = args.no_peer_errors != 0;  // VSHMEM_UCX_PEER_ERRORS=0
+  bulk_put_min_ = args.bulk_put_min;
   ucp_config_t* config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) {
@@ -1099,11 +1116,18 @@ void UcxPath::shutdown() {
       param.flags = p.failure.load() != UCS_OK ? UCP_EP_CLOSE_FLAG_FORCE : 0;
       void* r = ucp_ep_close_nbx(ep, &param);
       if (r != nullptr && !UCS_PTR_IS_ERR(r)) closing.push_back(r);
+      if (p.bulk != nullptr) {
+        r = ucp_ep_close_nbx(p.bulk, &param);
+        if (r != nullptr && !UCS_PTR_IS_ERR(r)) closing.push_back(r);
+        p.bulk = nullptr;
+      }
     }
     for (void* r : closing) drive(r);
     for (Region& region : regions_) {
-      for (ucp_rkey_h k : region.rkeys) {
-        if (k != nullptr) ucp_rkey_destroy(k);
+      for (const auto* keys : {&region.rkeys, &region.bulk_rkeys}) {
+        for (ucp_rkey_h k : *keys) {
+          if (k != nullptr) ucp_rkey_destroy(k);
+        }
       }
       if (region.memh != nullptr) ucp_mem_unmap(context_, region.memh);
     }
@@ -1296,6 +1320,7 @@ int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t er
       if (c != nullptr && !UCS_PTR_IS_ERR(c)) ucp_request_free(c);  // UCX finishes it
       return r;
     }
+    if (peer_errors_ && bulk_put_min_ != 0) make_bulk(pe, peer, ep);
     peer.ep.store(ep, std::memory_order_release);
   }
   *out = ep;
@@ -1333,17 +1358,113 @@ int UcxPath::connect(int pe, ucp_ep_h ep, const char* what, char* err, size_t er
   return 0;
 }
 
-ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span) {
+// What ucp_ep_print_info says of an endpoint: its lanes, one line each ("lane[0]:  1:tcp/lo.0
+// md[1] -> ... rma_bw#0 am am_bw#0"), the form of UCX 1.13 to 1.16. Empty when it cannot say.
+std::string endpoint_info(ucp_ep_h ep) {
+  char* text = nullptr;
+  size_t bytes = 0;
+  FILE* f = open_memstream(&text, &bytes);
+  if (f == nullptr) return {};
+  ucp_ep_print_info(ep, f);
+  std::fclose(f);
+  std::string out(text != nullptr ? text : "", bytes);
+  std::free(text);
+  return out;
+}
+
+// The transports of an endpoint's lanes ("tcp", "cma", "rc_mlx5"), and whether one of them
+// carries bulk RMA (a zero-copy put), from endpoint_info().
+struct Lanes {
+  std::vector<std::string> transports;
+  bool rma_bw = false;
+};
+Lanes lanes_of(const std::string& info) {
+  Lanes lanes;
+  size_t at = 0;
+  while ((at = info.find("lane[", at)) != std::string::npos) {
+    const size_t end = std::min(info.find('\n', at), info.size());
+    const std::string line = info.substr(at, end - at);
+    at = end;
+    // "lane[0]:  1:tcp/lo.0 md[1] ...": the name between the resource's "N:" and its "/".
+    const size_t colon = line.find(':', line.find("]:") + 2);
+    const size_t slash = line.find('/', colon == std::string::npos ? 0 : colon);
+    if (colon == std::string::npos || slash == std::string::npos) return {};
+    lanes.transports.push_back(line.substr(colon + 1, slash - colon - 1));
+    if (line.find("rma_bw#") != std::string::npos) lanes.rma_bw = true;
+  }
+  return lanes;
+}
+
+// Large puts over TCP with peer failure handling. UCX (1.13 and 1.16) gives an endpoint with it
+// no zero-copy put lane over TCP (the TCP memory domain lacks the memory invalidation such lanes
+// need) and emulates puts with active messages: about a fifth of the bandwidth (bench/RESULTS.md,
+// issue #13, sessions 13-15). A second endpoint to the peer without it, the bulk endpoint, has
+// the TCP transport's zero-copy put; puts of VSHMEM_UCX_BULK_PUT bytes or more take it, and the
+// first endpoint keeps the peer's failure handling (a dead peer fails the bulk transfer too: the
+// TCP connection breaks). Rules:
+// - made only where the first endpoint has no bulk RMA lane, and used only where every lane of
+//   the bulk one is TCP: over shared memory UCX 1.16 ends a survivor whose cross-memory copy
+//   meets a dead peer on an endpoint without error handling (see setup());
+// - UCX pairs the endpoints two workers make to each other in the order they make them, and
+//   refuses a pair of different error handling (probe_peer_errors()): each PE makes the bulk
+//   endpoint right after the first one to that peer, by the same rule, so that the k-th
+//   endpoints of both sides have the same mode (a side that never makes it serves the other's
+//   through the endpoint UCX made for it).
+void UcxPath::make_bulk(int pe, Peer& peer, ucp_ep_h ep) {
+  const Lanes first = lanes_of(endpoint_info(ep));
+  if (first.transports.empty() || first.rma_bw) return;  // zero-copy puts already, or unknown
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  params.address = reinterpret_cast<const ucp_address_t*>(peer.address.data());
+  params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+  ucp_ep_h bulk = nullptr;
+  ucs_status_t s = ucp_ep_create(worker_, &params, &bulk);
+  char e[512] = {};
+  if (s == UCS_OK && connect(pe, bulk, "bulk endpoint to", e, sizeof(e)) != 0) {
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    void* c = ucp_ep_close_nbx(bulk, &param);
+    if (c != nullptr && !UCS_PTR_IS_ERR(c)) ucp_request_free(c);  // UCX finishes it
+    s = UCS_ERR_UNREACHABLE;
+  }
+  if (s != UCS_OK) {
+    const std::string why = e[0] != '\0' ? std::string(e) : ucs_status_string(s);
+    log(2, format("ucx: PE %d: no bulk endpoint (%s): puts take the emulated protocol", pe,
+                  why.c_str()));
+    return;
+  }
+  const Lanes lanes = lanes_of(endpoint_info(bulk));
+  peer.bulk = bulk;
+  peer.bulk_usable = lanes.rma_bw && !lanes.transports.empty() &&
+                     std::all_of(lanes.transports.begin(), lanes.transports.end(),
+                                 [](const std::string& t) { return t == "tcp"; });
+  if (log_enabled(2)) {
+    std::string names;
+    for (const std::string& t : lanes.transports) names += (names.empty() ? "" : ",") + t;
+    log(2, peer.bulk_usable
+               ? format("ucx: PE %d: puts of %zu bytes and more take a bulk endpoint without peer "
+                        "failure handling (zero-copy put; lanes %s)",
+                        pe, bulk_put_min_, names.c_str())
+               : format("ucx: PE %d: bulk endpoint not used (lanes %s%s: not TCP only, or no "
+                        "zero-copy put)",
+                        pe, names.c_str(), lanes.rma_bw ? "" : ", none for bulk RMA"));
+  }
+}
+
+ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span,
+                            bool bulk) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (Region& r : regions_) {
     if (offset < r.offset || offset >= r.offset + r.bytes) continue;
     *span = std::min<size_t>(bytes, r.offset + r.bytes - offset);
     if (r.packed[pe].empty()) return nullptr;
-    if (r.rkeys[pe] == nullptr &&
-        ucp_ep_rkey_unpack(ep, r.packed[pe].data(), &r.rkeys[pe]) != UCS_OK) {
-      r.rkeys[pe] = nullptr;
+    // An rkey is unpacked for one endpoint's configuration: the bulk endpoint has its own.
+    ucp_rkey_h& key = bulk ? r.bulk_rkeys[pe] : r.rkeys[pe];
+    if (key == nullptr && ucp_ep_rkey_unpack(ep, r.packed[pe].data(), &key) != UCS_OK) {
+      key = nullptr;
     }
-    return r.rkeys[pe];
+    return key;
   }
   *span = bytes;
   return nullptr;
@@ -1385,6 +1506,16 @@ int UcxPath::fence(char* err, size_t errlen) {
   const uint64_t posted = posted_.load(std::memory_order_acquire);
   if (fenced_.load(std::memory_order_acquire) >= posted &&
       flushed_.load(std::memory_order_acquire) >= posted) {
+    return 0;
+  }
+  if (flushed_.load(std::memory_order_acquire) < bulk_last_.load(std::memory_order_acquire)) {
+    // A put on a bulk endpoint travels on other connections than the operations on the peer's
+    // first endpoint, and UCX's fence orders each transport connection by itself (TCP's is
+    // free: a connection is in order anyway): only a flush orders it before what follows.
+    if (int r = flush_worker(err, errlen)) return r;
+    uint64_t f = flushed_.load(std::memory_order_relaxed);
+    while (f < posted && !flushed_.compare_exchange_weak(f, posted)) {
+    }
     return 0;
   }
   ucs_status_t s = ucp_worker_fence(worker_);
@@ -1636,6 +1767,7 @@ int UcxPath::register_region(uint64_t offset, void* local, size_t bytes, bool de
   }
   region.packed.resize(static_cast<size_t>(n_pes_));
   region.rkeys.assign(static_cast<size_t>(n_pes_), nullptr);
+  region.bulk_rkeys.assign(static_cast<size_t>(n_pes_), nullptr);
   for (int p = 0; p < n_pes_; ++p) {
     const uint8_t* b = gathered.data() + static_cast<size_t>(p) * longest;
     region.packed[p].assign(b, b + all[p].bytes);
@@ -1653,11 +1785,15 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
   const char* what = "put to";
   ucp_ep_h ep = nullptr;
   if (int r = ep_of(pe, what, &ep, err, errlen)) return r;
+  // Large puts over TCP take the bulk endpoint where the peer has one (make_bulk()).
+  const Peer& peer = peers_[pe];
+  const bool bulk = peer.bulk_usable && bytes >= bulk_put_min_;
+  ucp_ep_h put_ep = bulk ? peer.bulk : ep;
   const auto* from = static_cast<const uint8_t*>(source);
   bool posted = false;
   for (size_t done = 0; done < bytes;) {
     size_t span = 0;
-    ucp_rkey_h rkey = rkey_of(pe, ep, offset + done, bytes - done, &span);
+    ucp_rkey_h rkey = rkey_of(pe, put_ep, offset + done, bytes - done, &span, bulk);
     if (rkey == nullptr) {
       if (int r = target_put(pe, ep, offset + done, from + done, span, err, errlen)) return r;
     } else {
@@ -1671,7 +1807,7 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
         param.flags = UCP_OP_ATTR_FLAG_FAST_CMPL;
       }
       void* req =
-          ucp_put_nbx(ep, from + done, span, remote_address(pe, offset + done), rkey, &param);
+          ucp_put_nbx(put_ep, from + done, span, remote_address(pe, offset + done), rkey, &param);
       if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
       peers_[pe].wake_due.store(true, std::memory_order_relaxed);
       // The source must stay untouched until the put is locally complete (blocking forms), or
@@ -1689,7 +1825,12 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
   // have landed: that costs a round trip, paid at quiet instead. Until then our later gets and
   // atomics are ordered after it (a signal after data, reading back what we wrote).
   if (posted) {
-    posted_.fetch_add(1, std::memory_order_acq_rel);
+    const uint64_t n = posted_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    if (bulk) {
+      uint64_t last = bulk_last_.load(std::memory_order_relaxed);
+      while (last < n && !bulk_last_.compare_exchange_weak(last, n)) {
+      }
+    }
     unordered_.store(true, std::memory_order_release);
   }
   return 0;

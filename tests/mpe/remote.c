@@ -12,6 +12,9 @@
  *   order       what shmem_fence (ucp_worker_fence, not a flush) and the barrier (posted signals,
  *               not fetching atomics) must still order: data then fence then flag, a get or an
  *               atomic reading back a blocking put, puts made visible by shmem_sync_all
+ *   order_bulk  the same with 256 KiB of data a round: over TCP with peer failure handling those
+ *               puts take the bulk endpoint (another connection than the flag's atomic, the get
+ *               and the signal), which only a flush orders
  *   finalize    every PE streams _nbi puts and posted barrier signals to the other node and calls
  *               shmem_finalize at once: the transport completes what is in flight before it
  *               closes its endpoints (UCX 1.16's TCP transport aborts on a force close with
@@ -102,9 +105,7 @@ static void peer_fails(int me, int n, long* x, int hang, int kill9) {
 
 /* Ordering over the remote path, fresh random data every round. Pairs: PE i and its partner on
  * the other node (n even). */
-static void order(int me, int n) {
-  const int rounds = 200;
-  const size_t words = 512; /* 4 KiB of data per round */
+static void order(int me, int n, size_t words, int rounds) {
   long* data = (long*)shmem_malloc(sizeof(long) * words);
   long* flag = (long*)shmem_malloc(sizeof(long));
   long* slots = (long*)shmem_malloc(sizeof(long) * (size_t)n);
@@ -120,7 +121,13 @@ static void order(int me, int n) {
   /* 1. data, fence, flag: whoever sees the flag sees the data. */
   for (int r = 1; r <= rounds; ++r) {
     if (writer) {
-      for (size_t i = 0; i < words; ++i) src[i] = (long)(mpe_rand(&s) >> 1) + r;
+      /* The last word is the sum of the others: the reader checks the data it saw at once. */
+      long check = 0;
+      for (size_t i = 0; i + 1 < words; ++i) {
+        src[i] = (long)(mpe_rand(&s) >> 24) + r; /* no sum overflows */
+        check += src[i];
+      }
+      src[words - 1] = check;
       shmem_long_put(data, src, words, partner);
       shmem_fence();
       shmem_long_atomic_set(flag, r, partner);
@@ -131,6 +138,10 @@ static void order(int me, int n) {
     } else {
       shmem_long_wait_until(flag, SHMEM_CMP_GE, r);
       CHECK(*flag == r, "fence round %d: flag %ld", r, *flag);
+      long check = 0;
+      for (size_t i = 0; i + 1 < words; ++i) check += data[i];
+      CHECK(check == data[words - 1], "fence round %d: the flag came before the data (%zu words)",
+            r, words);
       long sum = 0;
       for (size_t i = 0; i < words; ++i) sum += data[i];
       shmem_long_p(&slots[me], sum, partner);
@@ -147,6 +158,22 @@ static void order(int me, int n) {
     shmem_long_put(&data[me % words], &w, 1, partner);
     long f = shmem_long_atomic_fetch(&data[me % words], partner);
     CHECK(f == w, "round %d: atomic fetch after put to PE %d: %ld, expected %ld", r, partner, f, w);
+    if (words > 512) {
+      /* A whole block, then its last word read back and its first word fetched atomically (each
+       * PE's block has one writer, its partner). */
+      for (size_t i = 0; i < words; ++i) src[i] = (long)(mpe_rand(&s) >> 1);
+      shmem_long_put(data, src, words, partner);
+      long last = shmem_long_g(&data[words - 1], partner);
+      CHECK(last == src[words - 1],
+            "round %d: get after a %zu-word put to PE %d: %ld, expected %ld", r, words, partner,
+            last, src[words - 1]);
+      shmem_long_put(data, src + 1, words - 1, partner);
+      long first = shmem_long_atomic_fetch(&data[0], partner);
+      CHECK(first == src[1],
+            "round %d: atomic fetch after a %zu-word put to PE %d: %ld, expected "
+            "%ld",
+            r, words - 1, partner, first, src[1]);
+    }
   }
   shmem_barrier_all();
   /* 3. Blocking puts to every PE, then shmem_sync_all (no quiet): everyone reads them. */
@@ -442,8 +469,12 @@ int main(int argc, char** argv) {
     shmem_finalize();
     return 0;
   }
-  if (argc > 1 && strcmp(argv[1], "order") == 0) {
-    order(me, n);
+  if (argc > 1 && (strcmp(argv[1], "order") == 0 || strcmp(argv[1], "order_bulk") == 0)) {
+    if (strcmp(argv[1], "order") == 0) {
+      order(me, n, 512, 200); /* 4 KiB of data a round */
+    } else {
+      order(me, n, 32768, 50); /* 256 KiB */
+    }
     shmem_free(x);
     shmem_finalize();
     return 0;

@@ -141,6 +141,14 @@ foreach(_tls sm tcp)
   vshmem_add_mpe_test(NAME ucx_${_tls}_finalize_inflight TARGET mpe_remote ARGS finalize NPES 2 4
     LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env})
 endforeach()
+# Puts of 256 KiB over TCP with peer failure handling take the bulk endpoint (VSHMEM_UCX_BULK_PUT):
+# what the fence, a get, an atomic and the barrier must still order after them; PE 0's info line
+# says the bulk endpoint was made and used. With it off, the same rounds on one endpoint.
+vshmem_add_mpe_test(NAME ucx_tcp_order_bulk TARGET mpe_remote ARGS order_bulk NPES 2 4
+  LAUNCHERS vshmemrun TIMEOUT 90 NO_GPU_RERUN ENV ${_ucx_env_tcp} VSHMEM_DEBUG=info
+  OUTPUT_REGEX "PE 0: info: ucx: PE [0-9]+: puts of 65536 bytes and more take a bulk endpoint")
+vshmem_add_mpe_test(NAME ucx_tcp_order_bulk_off TARGET mpe_remote ARGS order_bulk NPES 2
+  LAUNCHERS vshmemrun TIMEOUT 90 NO_GPU_RERUN ENV ${_ucx_env_tcp} VSHMEM_UCX_BULK_PUT=0)
 vshmem_add_mpe_test(NAME ucx_target_ops_order TARGET mpe_remote ARGS order NPES 2 LAUNCHERS
   vshmemrun TIMEOUT 60 NO_GPU_RERUN
   ENV UCX_TLS=tcp UCX_NET_DEVICES=lo VSHMEM_UCX_RMA=target VSHMEM_UCX_ATOMICS=target)
