@@ -135,8 +135,9 @@ inline constexpr Var kVars[] = {
      "provider allow it (`VSHMEM_DEBUG=info` says per peer)"},
     {"VSHMEM_UCX_PEER_ERRORS", Type::kBool, "1",
      "`0`: UCX endpoints without peer failure handling, as Open MPI's OSHMEM makes them. Over TCP "
-     "UCX then puts with zero copy (UCX 1.16 gives endpoints with it an emulated put, a third of "
-     "the bandwidth on the H200's host); a dead remote PE is then noticed when a transfer to it "
+     "UCX then puts with zero copy at every size (endpoints with it get an emulated put: "
+     "`VSHMEM_UCX_BULK_PUT` sends only the large puts around it); a dead remote PE is then noticed "
+     "when a transfer to it "
      "fails or by the time limits (`VSHMEM_BOOTSTRAP_TIMEOUT`), and over shared memory UCX may "
      "end the surviving PEs itself. One PE with `0` makes it so for the whole job"},
     {"VSHMEM_UCX_BULK_PUT", Type::kSize, "64K",
