@@ -140,12 +140,12 @@ inline constexpr Var kVars[] = {
      "when a transfer to it "
      "fails or by the time limits (`VSHMEM_BOOTSTRAP_TIMEOUT`), and over shared memory UCX may "
      "end the surviving PEs itself. One PE with `0` makes it so for the whole job"},
-    {"VSHMEM_UCX_BULK_PUT", Type::kSize, "64K",
-     "puts of this many bytes or more to a remote PE go through a second endpoint without peer "
-     "failure handling, where the first one (with it) has no zero-copy put and both reach the "
-     "peer over TCP only (UCX emulates puts on such endpoints: a fifth of the bandwidth on the "
-     "H200's host); a dead peer is still named, by the failed transfer or by the first "
-     "endpoint. `0`: never (every put on the endpoint with peer failure handling)"},
+    {"VSHMEM_UCX_DATA_ENDPOINT", Type::kBool, "1",
+     "where a remote PE's endpoint with peer failure handling has no zero-copy put (UCX over TCP "
+     "emulates puts on such endpoints: a fifth of the bandwidth on the H200's host), a second "
+     "endpoint without it carries the operations when it runs over TCP only, and the first one "
+     "stays to watch the peer (a dead peer is still named). `0`: every operation on the endpoint "
+     "with peer failure handling"},
     {"VSHMEM_STATICS_UCX", Type::kBool, "1",
      "`0`: do not load the UCX plugin in a job whose PEs all map each other (then other PEs' "
      "global and static variables cannot be reached; a job with remote PEs loads it anyway)"},

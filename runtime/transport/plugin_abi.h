@@ -87,7 +87,7 @@ typedef struct vshmem_transport_init_args {
   int user_sm_error_handling; /* UCX_MM_ERROR_HANDLING or UCX_POSIX_ERROR_HANDLING is set */
   int stage_direct;           /* VSHMEM_UCX_STAGE_DIRECT (since ABI 8) */
   int no_peer_errors;         /* VSHMEM_UCX_PEER_ERRORS=0 (since ABI 10) */
-  size_t bulk_put_min;        /* VSHMEM_UCX_BULK_PUT: 0 = no bulk endpoints (since ABI 11) */
+  int no_data_ep;             /* VSHMEM_UCX_DATA_ENDPOINT=0 (since ABI 11) */
 } vshmem_transport_init_args;
 
 /* Capability bits of a plugin instance (like UCT_IFACE_FLAG_*). */

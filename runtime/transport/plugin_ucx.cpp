@@ -231,17 +231,16 @@ struct Region {
   ucp_mem_h memh = nullptr;
   std::vector<std::vector<uint8_t>> packed;  // per PE: its rkey for this region (empty: none)
   std::vector<ucp_rkey_h> rkeys;             // per PE, unpacked on first use
-  std::vector<ucp_rkey_h> bulk_rkeys;        // per PE, for its bulk endpoint (Peer::bulk)
 };
 
 struct Peer {
   int pe = -1;
   std::vector<uint8_t> address;
   std::atomic<ucp_ep_h> ep{nullptr};  // set once the endpoint is wired up
-  // The bulk endpoint (UcxPath::make_bulk): made, wired up and judged before `ep` is published;
-  // `bulk_usable` says whether large puts take it (else it only waits to be closed).
-  ucp_ep_h bulk = nullptr;
-  bool bulk_usable = false;
+  // The peer's second endpoint, closed with `ep` (UcxPath::make_data_ep): the one with peer
+  // failure handling when `ep` is the data endpoint without it, or a data endpoint made and
+  // not used. Set before `ep` is published.
+  ucp_ep_h other = nullptr;
   std::mutex connect_mutex;           // one thread creates and wires up the endpoint
   std::atomic<int> failure{UCS_OK};   // set by the error handler
   std::atomic<bool> wake_due{false};  // network puts to it since our last quiet (kAmWake)
@@ -349,13 +348,12 @@ class UcxPath {
   int ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen);
   // Wires up a new endpoint before anyone may post to it (see the definition).
   int connect(int pe, ucp_ep_h ep, const char* what, char* err, size_t errlen);
-  // Makes the peer's bulk endpoint for large puts, where `ep` (wired up, with peer failure
-  // handling) has no zero-copy put (see the definition).
-  void make_bulk(int pe, Peer& peer, ucp_ep_h ep);
+  // The peer's data endpoint, where `first` (wired up, with peer failure handling) has no
+  // zero-copy put (see the definition); null: the operations go through `first`.
+  ucp_ep_h make_data_ep(int pe, Peer& peer, ucp_ep_h first);
   // The rkey of PE pe for [offset, offset + bytes); *span: how many of the bytes it covers.
-  // Null: that memory is not registered (target ops). bulk: for the peer's bulk endpoint.
-  ucp_rkey_h rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span,
-                     bool bulk = false);
+  // Null: that memory is not registered (target ops).
+  ucp_rkey_h rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span);
   int peer_error(int pe, const char* what, ucs_status_t status, char* err, size_t errlen);
   // serve: perform peers' requests meanwhile (not while an endpoint is being wired up: performing
   // one may need that endpoint).
@@ -551,12 +549,12 @@ class UcxPath {
   // One answer for the whole job, known before the first endpoint exists: probe_peer_errors(),
   // agreed in init(). See ep_of() for why it must never differ between two PEs.
   bool peer_errors_ = false;
-  // VSHMEM_UCX_BULK_PUT: puts of at least this many bytes take a peer's bulk endpoint where it
-  // has a usable one (make_bulk()); 0: no bulk endpoints.
-  size_t bulk_put_min_ = 0;
-  // posted_'s count after the last put that took a bulk endpoint: until a flush covers it, only
-  // a flush orders it before what follows (fence()).
-  std::atomic<uint64_t> bulk_last_{0};
+  // Why the job's endpoints go without it, for the "worker ready" line (empty: they have it, or
+  // our transports lack it).
+  std::string no_peer_errors_why_;
+  // VSHMEM_UCX_DATA_ENDPOINT: data endpoints where the endpoints with peer failure handling
+  // have no zero-copy put (make_data_ep()).
+  bool data_ep_ = true;
   ucp_ep_h probe_ep_ = nullptr;  // probe_peer_errors()'s endpoint to our own worker
   std::atomic<bool> unordered_{false};
   // Network puts and _nbi gets posted so far, and how many of them the last completed flush
@@ -763,10 +761,27 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
   for (int p = 0; p < n_pes_; ++p) {
     if (all[p].ok && !all[p].peer_errors && peer_errors_) {
       peer_errors_ = false;
+      no_peer_errors_why_ =
+          format("PE %d's transports lack it or it has VSHMEM_UCX_PEER_ERRORS=0", p);
       log(2, format("ucx: endpoints without peer failure handling: PE %d's transports lack it "
                     "or it has VSHMEM_UCX_PEER_ERRORS=0 (a dead peer is noticed by the time limit)",
                     p));
     }
+  }
+  // Said once the job has agreed on peer failure handling (above), which the line reports.
+  if (log_enabled(2)) {
+    const std::string errors =
+        peer_errors_
+            ? "yes"
+            : (no_peer_errors_why_.empty() ? "no" : format("no (%s)", no_peer_errors_why_.c_str()));
+    log(2, format("ucx: worker ready (UCX %s; transports %s; peer failure handling %s; GPU "
+                  "memory %s; put/get %s; atomics %s; idle spin %lld us)",
+                  ucp_get_version_string(), transports_.c_str(), errors.c_str(),
+                  cuda_memory_ ? "registered directly" : "staged through host buffers",
+                  network_rma_ ? "network" : "at the target",
+                  network_atomics_ ? "network on host heaps" : "at the target",
+                  static_cast<long long>(
+                      std::chrono::duration_cast<std::chrono::microseconds>(idle_spin_).count())));
   }
   for (int p = 0; p < n_pes_; ++p) {
     // The global and static variables are registered collectively below: then every PE stops.
@@ -851,7 +866,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   stage_depth_ = static_cast<int>(depth);
   stage_direct_ = args.stage_direct != 0;
   const bool no_peer_errors = args.no_peer_errors != 0;  // VSHMEM_UCX_PEER_ERRORS=0
-  bulk_put_min_ = args.bulk_put_min;
+  data_ep_ = args.no_data_ep == 0;
   ucp_config_t* config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) {
@@ -974,22 +989,10 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   }
   // VSHMEM_UCX_PEER_ERRORS=0: no probe, every endpoint goes without (the job agrees in init()).
   peer_errors_ = !no_peer_errors && probe_peer_errors();
+  if (no_peer_errors) no_peer_errors_why_ = "VSHMEM_UCX_PEER_ERRORS=0";
   caps_ = VSHMEM_TRANSPORT_CAP_RMA | VSHMEM_TRANSPORT_CAP_TARGET_OPS;
   if (network_atomics_) caps_ |= VSHMEM_TRANSPORT_CAP_AMO;
   if (cuda_memory_) caps_ |= VSHMEM_TRANSPORT_CAP_DEVICE_MEMORY;
-  if (log_enabled(2)) {
-    log(2, format("ucx: worker ready (UCX %s; transports %s; peer failure handling %s; GPU "
-                  "memory %s; put/get %s; atomics %s; idle spin %lld us)",
-                  ucp_get_version_string(), transports_.c_str(),
-                  peer_errors_     ? "yes"
-                  : no_peer_errors ? "no (VSHMEM_UCX_PEER_ERRORS=0)"
-                                   : "no",
-                  cuda_memory_ ? "registered directly" : "staged through host buffers",
-                  network_rma_ ? "network" : "at the target",
-                  network_atomics_ ? "network on host heaps" : "at the target",
-                  static_cast<long long>(
-                      std::chrono::duration_cast<std::chrono::microseconds>(idle_spin_).count())));
-  }
   return 0;
 }
 
@@ -1116,18 +1119,16 @@ void UcxPath::shutdown() {
       param.flags = p.failure.load() != UCS_OK ? UCP_EP_CLOSE_FLAG_FORCE : 0;
       void* r = ucp_ep_close_nbx(ep, &param);
       if (r != nullptr && !UCS_PTR_IS_ERR(r)) closing.push_back(r);
-      if (p.bulk != nullptr) {
-        r = ucp_ep_close_nbx(p.bulk, &param);
+      if (p.other != nullptr) {
+        r = ucp_ep_close_nbx(p.other, &param);
         if (r != nullptr && !UCS_PTR_IS_ERR(r)) closing.push_back(r);
-        p.bulk = nullptr;
+        p.other = nullptr;
       }
     }
     for (void* r : closing) drive(r);
     for (Region& region : regions_) {
-      for (const auto* keys : {&region.rkeys, &region.bulk_rkeys}) {
-        for (ucp_rkey_h k : *keys) {
-          if (k != nullptr) ucp_rkey_destroy(k);
-        }
+      for (ucp_rkey_h k : region.rkeys) {
+        if (k != nullptr) ucp_rkey_destroy(k);
       }
       if (region.memh != nullptr) ucp_mem_unmap(context_, region.memh);
     }
@@ -1320,7 +1321,9 @@ int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t er
       if (c != nullptr && !UCS_PTR_IS_ERR(c)) ucp_request_free(c);  // UCX finishes it
       return r;
     }
-    if (peer_errors_ && bulk_put_min_ != 0) make_bulk(pe, peer, ep);
+    if (peer_errors_ && data_ep_) {
+      if (ucp_ep_h data = make_data_ep(pe, peer, ep)) ep = data;
+    }
     peer.ep.store(ep, std::memory_order_release);
   }
   *out = ep;
@@ -1395,76 +1398,76 @@ Lanes lanes_of(const std::string& info) {
   return lanes;
 }
 
-// Large puts over TCP with peer failure handling. UCX (1.13 and 1.16) gives an endpoint with it
-// no zero-copy put lane over TCP (the TCP memory domain lacks the memory invalidation such lanes
-// need) and emulates puts with active messages: about a fifth of the bandwidth (bench/RESULTS.md,
-// issue #13, sessions 13-15). A second endpoint to the peer without it, the bulk endpoint, has
-// the TCP transport's zero-copy put; puts of VSHMEM_UCX_BULK_PUT bytes or more take it, and the
-// first endpoint keeps the peer's failure handling (a dead peer fails the bulk transfer too: the
-// TCP connection breaks). Rules:
-// - made only where the first endpoint has no bulk RMA lane, and used only where every lane of
-//   the bulk one is TCP: over shared memory UCX 1.16 ends a survivor whose cross-memory copy
-//   meets a dead peer on an endpoint without error handling (see setup());
+// Endpoints with peer failure handling over TCP. UCX (1.13 and 1.16) gives such an endpoint no
+// zero-copy put lane over TCP (the TCP memory domain lacks the memory invalidation those lanes
+// need) and emulates its puts with active messages: about a fifth of the bandwidth, and two round
+// trips for a put and its flush (bench/RESULTS.md, issue #13, sessions 13-15). So where a peer's
+// first endpoint has no bulk RMA lane, a second one without failure handling, the data endpoint,
+// carries every operation to that peer (the TCP transport's zero-copy put, as OSHMEM's endpoints
+// get it), and the first one stays connected to watch the peer: its error callback still marks
+// the peer failed, and a transfer on the data endpoint fails too when the TCP connection breaks.
+// One endpoint for the data keeps UCX's ordering (fence, a get after a put) what it is.
+// - The data endpoint is used only where every lane of it is TCP: over shared memory UCX 1.16
+//   ends a survivor whose cross-memory copy meets a dead peer on an endpoint without error
+//   handling (see setup()). Otherwise it is closed at the end, unused.
 // - UCX pairs the endpoints two workers make to each other in the order they make them, and
-//   refuses a pair of different error handling (probe_peer_errors()): each PE makes the bulk
+//   refuses a pair of different error handling (probe_peer_errors()): each PE makes the data
 //   endpoint right after the first one to that peer, by the same rule, so that the k-th
-//   endpoints of both sides have the same mode (a side that never makes it serves the other's
-//   through the endpoint UCX made for it).
-void UcxPath::make_bulk(int pe, Peer& peer, ucp_ep_h ep) {
-  const Lanes first = lanes_of(endpoint_info(ep));
-  if (first.transports.empty() || first.rma_bw) return;  // zero-copy puts already, or unknown
+//   endpoints of both sides have the same mode (a side that never makes them serves the other's
+//   through endpoints UCX made for them).
+ucp_ep_h UcxPath::make_data_ep(int pe, Peer& peer, ucp_ep_h first) {
+  const Lanes lanes_first = lanes_of(endpoint_info(first));
+  if (lanes_first.transports.empty() || lanes_first.rma_bw) return nullptr;  // no need, or unknown
   ucp_ep_params_t params{};
   params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
   params.address = reinterpret_cast<const ucp_address_t*>(peer.address.data());
   params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
-  ucp_ep_h bulk = nullptr;
-  ucs_status_t s = ucp_ep_create(worker_, &params, &bulk);
+  ucp_ep_h data = nullptr;
+  ucs_status_t s = ucp_ep_create(worker_, &params, &data);
   char e[512] = {};
-  if (s == UCS_OK && connect(pe, bulk, "bulk endpoint to", e, sizeof(e)) != 0) {
+  if (s == UCS_OK && connect(pe, data, "data endpoint to", e, sizeof(e)) != 0) {
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    void* c = ucp_ep_close_nbx(bulk, &param);
+    void* c = ucp_ep_close_nbx(data, &param);
     if (c != nullptr && !UCS_PTR_IS_ERR(c)) ucp_request_free(c);  // UCX finishes it
     s = UCS_ERR_UNREACHABLE;
   }
   if (s != UCS_OK) {
     const std::string why = e[0] != '\0' ? std::string(e) : ucs_status_string(s);
-    log(2, format("ucx: PE %d: no bulk endpoint (%s): puts take the emulated protocol", pe,
-                  why.c_str()));
-    return;
+    log(2, format("ucx: PE %d: no data endpoint (%s): puts to it are emulated", pe, why.c_str()));
+    return nullptr;
   }
-  const Lanes lanes = lanes_of(endpoint_info(bulk));
-  peer.bulk = bulk;
-  peer.bulk_usable = lanes.rma_bw && !lanes.transports.empty() &&
-                     std::all_of(lanes.transports.begin(), lanes.transports.end(),
-                                 [](const std::string& t) { return t == "tcp"; });
+  const Lanes lanes = lanes_of(endpoint_info(data));
+  const bool usable = lanes.rma_bw && !lanes.transports.empty() &&
+                      std::all_of(lanes.transports.begin(), lanes.transports.end(),
+                                  [](const std::string& t) { return t == "tcp"; });
   if (log_enabled(2)) {
     std::string names;
     for (const std::string& t : lanes.transports) names += (names.empty() ? "" : ",") + t;
-    log(2, peer.bulk_usable
-               ? format("ucx: PE %d: puts of %zu bytes and more take a bulk endpoint without peer "
-                        "failure handling (zero-copy put; lanes %s)",
-                        pe, bulk_put_min_, names.c_str())
-               : format("ucx: PE %d: bulk endpoint not used (lanes %s%s: not TCP only, or no "
-                        "zero-copy put)",
-                        pe, names.c_str(), lanes.rma_bw ? "" : ", none for bulk RMA"));
+    log(2, usable ? format("ucx: PE %d: a data endpoint without peer failure handling carries the "
+                           "operations (lanes %s: zero-copy put); the endpoint with it watches "
+                           "the peer",
+                           pe, names.c_str())
+                  : format("ucx: PE %d: data endpoint not used (lanes %s%s: not TCP only, or no "
+                           "zero-copy put)",
+                           pe, names.c_str(), lanes.rma_bw ? "" : ", none for bulk RMA"));
   }
+  peer.other = usable ? first : data;
+  return usable ? data : nullptr;
 }
 
-ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span,
-                            bool bulk) {
+ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (Region& r : regions_) {
     if (offset < r.offset || offset >= r.offset + r.bytes) continue;
     *span = std::min<size_t>(bytes, r.offset + r.bytes - offset);
     if (r.packed[pe].empty()) return nullptr;
-    // An rkey is unpacked for one endpoint's configuration: the bulk endpoint has its own.
-    ucp_rkey_h& key = bulk ? r.bulk_rkeys[pe] : r.rkeys[pe];
-    if (key == nullptr && ucp_ep_rkey_unpack(ep, r.packed[pe].data(), &key) != UCS_OK) {
-      key = nullptr;
+    if (r.rkeys[pe] == nullptr &&
+        ucp_ep_rkey_unpack(ep, r.packed[pe].data(), &r.rkeys[pe]) != UCS_OK) {
+      r.rkeys[pe] = nullptr;
     }
-    return key;
+    return r.rkeys[pe];
   }
   *span = bytes;
   return nullptr;
@@ -1506,16 +1509,6 @@ int UcxPath::fence(char* err, size_t errlen) {
   const uint64_t posted = posted_.load(std::memory_order_acquire);
   if (fenced_.load(std::memory_order_acquire) >= posted &&
       flushed_.load(std::memory_order_acquire) >= posted) {
-    return 0;
-  }
-  if (flushed_.load(std::memory_order_acquire) < bulk_last_.load(std::memory_order_acquire)) {
-    // A put on a bulk endpoint travels on other connections than the operations on the peer's
-    // first endpoint, and UCX's fence orders each transport connection by itself (TCP's is
-    // free: a connection is in order anyway): only a flush orders it before what follows.
-    if (int r = flush_worker(err, errlen)) return r;
-    uint64_t f = flushed_.load(std::memory_order_relaxed);
-    while (f < posted && !flushed_.compare_exchange_weak(f, posted)) {
-    }
     return 0;
   }
   ucs_status_t s = ucp_worker_fence(worker_);
@@ -1767,7 +1760,6 @@ int UcxPath::register_region(uint64_t offset, void* local, size_t bytes, bool de
   }
   region.packed.resize(static_cast<size_t>(n_pes_));
   region.rkeys.assign(static_cast<size_t>(n_pes_), nullptr);
-  region.bulk_rkeys.assign(static_cast<size_t>(n_pes_), nullptr);
   for (int p = 0; p < n_pes_; ++p) {
     const uint8_t* b = gathered.data() + static_cast<size_t>(p) * longest;
     region.packed[p].assign(b, b + all[p].bytes);
@@ -1785,15 +1777,11 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
   const char* what = "put to";
   ucp_ep_h ep = nullptr;
   if (int r = ep_of(pe, what, &ep, err, errlen)) return r;
-  // Large puts over TCP take the bulk endpoint where the peer has one (make_bulk()).
-  const Peer& peer = peers_[pe];
-  const bool bulk = peer.bulk_usable && bytes >= bulk_put_min_;
-  ucp_ep_h put_ep = bulk ? peer.bulk : ep;
   const auto* from = static_cast<const uint8_t*>(source);
   bool posted = false;
   for (size_t done = 0; done < bytes;) {
     size_t span = 0;
-    ucp_rkey_h rkey = rkey_of(pe, put_ep, offset + done, bytes - done, &span, bulk);
+    ucp_rkey_h rkey = rkey_of(pe, ep, offset + done, bytes - done, &span);
     if (rkey == nullptr) {
       if (int r = target_put(pe, ep, offset + done, from + done, span, err, errlen)) return r;
     } else {
@@ -1807,7 +1795,7 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
         param.flags = UCP_OP_ATTR_FLAG_FAST_CMPL;
       }
       void* req =
-          ucp_put_nbx(put_ep, from + done, span, remote_address(pe, offset + done), rkey, &param);
+          ucp_put_nbx(ep, from + done, span, remote_address(pe, offset + done), rkey, &param);
       if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
       peers_[pe].wake_due.store(true, std::memory_order_relaxed);
       // The source must stay untouched until the put is locally complete (blocking forms), or
@@ -1825,12 +1813,7 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
   // have landed: that costs a round trip, paid at quiet instead. Until then our later gets and
   // atomics are ordered after it (a signal after data, reading back what we wrote).
   if (posted) {
-    const uint64_t n = posted_.fetch_add(1, std::memory_order_acq_rel) + 1;
-    if (bulk) {
-      uint64_t last = bulk_last_.load(std::memory_order_relaxed);
-      while (last < n && !bulk_last_.compare_exchange_weak(last, n)) {
-      }
-    }
+    posted_.fetch_add(1, std::memory_order_acq_rel);
     unordered_.store(true, std::memory_order_release);
   }
   return 0;

@@ -224,9 +224,9 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   Result<bool> peer_errors = env::bool_var("VSHMEM_UCX_PEER_ERRORS", true);
   VSHMEM_RETURN_IF_ERROR(peer_errors.status());
   args.no_peer_errors = peer_errors.value() ? 0 : 1;
-  Result<uint64_t> bulk_put = env::size_var("VSHMEM_UCX_BULK_PUT");
-  VSHMEM_RETURN_IF_ERROR(bulk_put.status());
-  args.bulk_put_min = static_cast<size_t>(bulk_put.value());
+  Result<bool> data_ep = env::bool_var("VSHMEM_UCX_DATA_ENDPOINT", true);
+  VSHMEM_RETURN_IF_ERROR(data_ep.status());
+  args.no_data_ep = data_ep.value() ? 0 : 1;
   const std::optional<std::string> user_tls = env::get("UCX_TLS");
   args.user_tls = user_tls ? user_tls->c_str() : nullptr;
   args.user_sm_error_handling =

@@ -120,6 +120,19 @@ vshmem_add_mpe_test(NAME ucx_tcp_no_peer_errors_peer_killed TARGET mpe_remote AR
   ENV UCX_TLS=tcp UCX_NET_DEVICES=lo VSHMEM_UCX_PEER_ERRORS=0 VSHMEM_BOOTSTRAP_TIMEOUT=5
   WILL_FAIL_REGEX "shmem_(putmem|long_p|quiet): put to PE [0-9]+: (PE [0-9]+ failed or exited|no progress for 5 s)|completing the transfers: .*failed: PE [0-9]+|job watch: PE [0-9]+ \\((pid [0-9]+, on this node|on another node)\\) (exited|failed)|PE [0-9]+ \\(pid [0-9]+\\) was killed by signal 9")
 
+# One PE with VSHMEM_UCX_PEER_ERRORS=0 makes it so for the whole job: PE 0, which did not ask,
+# says so in its "worker ready" line, written once the PEs have agreed.
+if("vshmemrun" IN_LIST VSHMEM_TEST_LAUNCHERS)
+  vshmem_launch_command(_cmd vshmemrun 2)
+  add_test(NAME mpe.ucx_tcp_no_peer_errors_one_pe.vshmemrun.2 COMMAND ${CMAKE_COMMAND}
+    "-DREGEX=PE 0: info: ucx: worker ready \\([^)]*peer failure handling no \\(PE 1's transports lack it or it has VSHMEM_UCX_PEER_ERRORS=0\\)"
+    -P ${PROJECT_SOURCE_DIR}/cmake/expect_output.cmake -- ${_cmd}
+    ${CMAKE_CURRENT_SOURCE_DIR}/per_pe_env.sh 1 VSHMEM_UCX_PEER_ERRORS=0 $<TARGET_FILE:mpe_remote>)
+  set_tests_properties(mpe.ucx_tcp_no_peer_errors_one_pe.vshmemrun.2 PROPERTIES
+    LABELS "mpe;vshmemrun" TIMEOUT 60
+    ENVIRONMENT "VSHMEM_BOOTSTRAP_TIMEOUT=60;VSHMEM_DEBUG=info;UCX_TLS=tcp;UCX_NET_DEVICES=lo")
+endif()
+
 # The plugin is required only when some PE is remote (a one-node job loads it if it can, for
 # other PEs' global and static variables): with a broken plugin first on the search path a
 # one-node job still runs, and a two-node job fails at init naming the PE and what to install.
@@ -141,14 +154,15 @@ foreach(_tls sm tcp)
   vshmem_add_mpe_test(NAME ucx_${_tls}_finalize_inflight TARGET mpe_remote ARGS finalize NPES 2 4
     LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env})
 endforeach()
-# Puts of 256 KiB over TCP with peer failure handling take the bulk endpoint (VSHMEM_UCX_BULK_PUT):
-# what the fence, a get, an atomic and the barrier must still order after them; PE 0's info line
-# says the bulk endpoint was made and used. With it off, the same rounds on one endpoint.
+# Over TCP with peer failure handling the operations go through a data endpoint without it
+# (VSHMEM_UCX_DATA_ENDPOINT; its zero-copy put): the fence, a get, an atomic and the barrier after
+# puts of 256 KiB, and PE 0's info line that says the data endpoint is used. With it off, the same
+# rounds on the endpoint with peer failure handling (emulated puts).
 vshmem_add_mpe_test(NAME ucx_tcp_order_bulk TARGET mpe_remote ARGS order_bulk NPES 2 4
   LAUNCHERS vshmemrun TIMEOUT 90 NO_GPU_RERUN ENV ${_ucx_env_tcp} VSHMEM_DEBUG=info
-  OUTPUT_REGEX "PE 0: info: ucx: PE [0-9]+: puts of 65536 bytes and more take a bulk endpoint")
+  OUTPUT_REGEX "PE 0: info: ucx: PE [0-9]+: a data endpoint without peer failure handling carries the operations \\(lanes tcp")
 vshmem_add_mpe_test(NAME ucx_tcp_order_bulk_off TARGET mpe_remote ARGS order_bulk NPES 2
-  LAUNCHERS vshmemrun TIMEOUT 90 NO_GPU_RERUN ENV ${_ucx_env_tcp} VSHMEM_UCX_BULK_PUT=0)
+  LAUNCHERS vshmemrun TIMEOUT 90 NO_GPU_RERUN ENV ${_ucx_env_tcp} VSHMEM_UCX_DATA_ENDPOINT=0)
 vshmem_add_mpe_test(NAME ucx_target_ops_order TARGET mpe_remote ARGS order NPES 2 LAUNCHERS
   vshmemrun TIMEOUT 60 NO_GPU_RERUN
   ENV UCX_TLS=tcp UCX_NET_DEVICES=lo VSHMEM_UCX_RMA=target VSHMEM_UCX_ATOMICS=target)
