@@ -6,9 +6,11 @@
 // and moves the network while the application computes or waits on its own memory, and performs
 // the operations that peers ask this PE to do ("target ops", below). Worker addresses are
 // exchanged at init over the bootstrap; endpoints are created on first use, with peer error
-// handling, so that a dead peer fails the calls to it instead of hanging them; and no wait lasts
-// longer than the time limit. An endpoint is handed out only once it is wired up (see connect()):
-// no operation of ours is ever queued on a transport connection that is still being set up.
+// handling, so that a dead peer fails the calls to it instead of hanging them (over TCP, where
+// such an endpoint has no zero-copy put, a second endpoint without it carries the operations and
+// the first one watches the peer: make_data_ep()); and no wait lasts longer than the time limit.
+// An endpoint is handed out only once it is wired up (see connect()): no operation of ours is
+// ever queued on a transport connection that is still being set up.
 //
 // The heap is registered chunk by chunk as it grows (ucp_mem_map), and the rkeys are exchanged in
 // the same collective step (add_region). Put and get use ucp_put_nbx / ucp_get_nbx into
