@@ -1418,8 +1418,15 @@ Lanes lanes_of(const std::string& info) {
 //   endpoints of both sides have the same mode (a side that never makes them serves the other's
 //   through endpoints UCX made for them).
 ucp_ep_h UcxPath::make_data_ep(int pe, Peer& peer, ucp_ep_h first) {
+  // Not where the first endpoint puts with zero copy already, nor where it runs over other
+  // transports than TCP (a data endpoint would get them too, and not be used), nor where its
+  // lanes are unknown. Both ends of a pair see the same lanes: they decide alike.
   const Lanes lanes_first = lanes_of(endpoint_info(first));
-  if (lanes_first.transports.empty() || lanes_first.rma_bw) return nullptr;  // no need, or unknown
+  const auto tcp_only = [](const Lanes& l) {
+    return !l.transports.empty() && std::all_of(l.transports.begin(), l.transports.end(),
+                                                [](const std::string& t) { return t == "tcp"; });
+  };
+  if (lanes_first.rma_bw || !tcp_only(lanes_first)) return nullptr;
   ucp_ep_params_t params{};
   params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
   params.address = reinterpret_cast<const ucp_address_t*>(peer.address.data());
@@ -1441,9 +1448,7 @@ ucp_ep_h UcxPath::make_data_ep(int pe, Peer& peer, ucp_ep_h first) {
     return nullptr;
   }
   const Lanes lanes = lanes_of(endpoint_info(data));
-  const bool usable = lanes.rma_bw && !lanes.transports.empty() &&
-                      std::all_of(lanes.transports.begin(), lanes.transports.end(),
-                                  [](const std::string& t) { return t == "tcp"; });
+  const bool usable = lanes.rma_bw && tcp_only(lanes);
   if (log_enabled(2)) {
     std::string names;
     for (const std::string& t : lanes.transports) names += (names.empty() ? "" : ",") + t;
