@@ -135,11 +135,10 @@ inline constexpr Var kVars[] = {
      "provider allow it (`VSHMEM_DEBUG=info` says per peer)"},
     {"VSHMEM_UCX_PEER_ERRORS", Type::kBool, "1",
      "`0`: UCX endpoints without peer failure handling, as Open MPI's OSHMEM makes them. Over TCP "
-     "UCX then puts with zero copy at every size (endpoints with it get an emulated put: "
-     "`VSHMEM_UCX_BULK_PUT` sends only the large puts around it); a dead remote PE is then noticed "
-     "when a transfer to it "
-     "fails or by the time limits (`VSHMEM_BOOTSTRAP_TIMEOUT`), and over shared memory UCX may "
-     "end the surviving PEs itself. One PE with `0` makes it so for the whole job"},
+     "UCX then puts with zero copy (endpoints with it get an emulated put over TCP, which "
+     "`VSHMEM_UCX_DATA_ENDPOINT` goes around); a dead remote PE is then noticed when a transfer "
+     "to it fails or by the time limits (`VSHMEM_BOOTSTRAP_TIMEOUT`), and over shared memory UCX "
+     "may end the surviving PEs itself. One PE with `0` makes it so for the whole job"},
     {"VSHMEM_UCX_DATA_ENDPOINT", Type::kBool, "1",
      "where a remote PE's endpoint with peer failure handling has no zero-copy put (UCX over TCP "
      "emulates puts on such endpoints: a fifth of the bandwidth on the H200's host), a second "

@@ -350,6 +350,14 @@ class UcxPath {
   int ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen);
   // Wires up a new endpoint before anyone may post to it (see the definition).
   int connect(int pe, ucp_ep_h ep, const char* what, char* err, size_t errlen);
+  // Force-closes an endpoint whose connect() failed (nothing of ours was posted to it).
+  static void close_unconnected(ucp_ep_h ep) {
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    void* c = ucp_ep_close_nbx(ep, &param);
+    if (c != nullptr && !UCS_PTR_IS_ERR(c)) ucp_request_free(c);  // UCX finishes it
+  }
   // The peer's data endpoint, where `first` (wired up, with peer failure handling) has no
   // zero-copy put (see the definition); null: the operations go through `first`.
   ucp_ep_h make_data_ep(int pe, Peer& peer, ucp_ep_h first);
@@ -1316,11 +1324,7 @@ int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t er
           format("%s PE %d: cannot reach it over UCX: %s", what, pe, ucs_status_string(s)));
     }
     if (int r = connect(pe, ep, what, err, errlen)) {
-      ucp_request_param_t param{};
-      param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-      param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-      void* c = ucp_ep_close_nbx(ep, &param);
-      if (c != nullptr && !UCS_PTR_IS_ERR(c)) ucp_request_free(c);  // UCX finishes it
+      close_unconnected(ep);
       return r;
     }
     if (peer_errors_ && data_ep_) {
@@ -1432,19 +1436,12 @@ ucp_ep_h UcxPath::make_data_ep(int pe, Peer& peer, ucp_ep_h first) {
   params.address = reinterpret_cast<const ucp_address_t*>(peer.address.data());
   params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
   ucp_ep_h data = nullptr;
-  ucs_status_t s = ucp_ep_create(worker_, &params, &data);
+  const ucs_status_t s = ucp_ep_create(worker_, &params, &data);
   char e[512] = {};
-  if (s == UCS_OK && connect(pe, data, "data endpoint to", e, sizeof(e)) != 0) {
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    void* c = ucp_ep_close_nbx(data, &param);
-    if (c != nullptr && !UCS_PTR_IS_ERR(c)) ucp_request_free(c);  // UCX finishes it
-    s = UCS_ERR_UNREACHABLE;
-  }
-  if (s != UCS_OK) {
-    const std::string why = e[0] != '\0' ? std::string(e) : ucs_status_string(s);
-    log(2, format("ucx: PE %d: no data endpoint (%s): puts to it are emulated", pe, why.c_str()));
+  if (s != UCS_OK || connect(pe, data, "data endpoint to", e, sizeof(e)) != 0) {
+    if (s == UCS_OK) close_unconnected(data);
+    log(2, format("ucx: PE %d: no data endpoint (%s): puts to it are emulated", pe,
+                  s != UCS_OK ? ucs_status_string(s) : e));
     return nullptr;
   }
   const Lanes lanes = lanes_of(endpoint_info(data));
