@@ -112,8 +112,19 @@ constexpr size_t kEagerMax = 16 << 10;
 // 31 -> 115 us with the spin, bench/RESULTS.md). VSHMEM_UCX_SPIN_US overrides (0: never spin).
 constexpr int kIdleSpinUs = 50;
 // The progress thread stays off the worker while the application progressed it within its last
-// sleep of this length.
+// sleep, or called into it to post an operation. The first sleep lasts kHandoffMs; where the CPUs
+// are fewer than four times this node's PEs (as for kIdleSpinUs), each next one twice the last,
+// up to kHandoffMaxMs: every wake-up of the thread takes the core from an application thread for
+// a moment (at 1 ms, 4% of an 8-byte get over TCP on the 2-core box, the same as no progress
+// thread at 8 ms). The cost: a peer's request that arrives after the application stopped polling
+// (an atomic performed here, a staged transfer) waits for the end of the current sleep.
 constexpr int kHandoffMs = 1;
+constexpr int kHandoffMaxMs = 8;
+// An application thread that posts operations without waiting for them (blocking puts that
+// complete locally at once, signals) progresses the worker itself once per this many: the
+// progress thread is off the worker meanwhile (kHandoffMs), and the acknowledgements and peers'
+// requests still get read.
+constexpr unsigned kIssueProgressEvery = 32;
 // At finalize, how long we wait for our last operations and endpoint closes (peers may be gone).
 constexpr std::chrono::seconds kCloseWait{2};
 
@@ -311,6 +322,15 @@ class UcxPath {
   int flush_worker(char* err, size_t errlen);
   // kAmWake to every peer our network puts reached since the last call (quiet).
   void send_wakes();
+  // After posting an operation that nobody waits for (see kIssueProgressEvery).
+  void note_app_issue() {
+    thread_local unsigned issued = 0;
+    if (++issued % kIssueProgressEvery == 0) {
+      progress();
+    } else {
+      note_app_poll();
+    }
+  }
   void progress() {
     note_app_poll();
     {
@@ -685,7 +705,8 @@ class UcxPath {
     return since < spin.count();
   }
   bool recently_busy() const { return recently_busy(idle_spin_); }
-  Clock::duration idle_spin_{0};  // see kIdleSpinUs
+  Clock::duration idle_spin_{0};     // see kIdleSpinUs
+  int handoff_max_ms_ = kHandoffMs;  // see kHandoffMaxMs
   // Staged transfers (target ops): bytes per chunk (and per staging buffer), chunks in flight.
   size_t stage_chunk_ = kStageChunk;
   int stage_depth_ = kStageDepth;
@@ -847,12 +868,15 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   // would not be atomic with respect to each other.
   network_atomics_ = args.atomics_on_network != 0;
   {
-    // The idle spin (kIdleSpinUs): on where the CPUs are at least four times this node's PEs.
+    // The idle spin (kIdleSpinUs): on where the CPUs are at least four times this node's PEs;
+    // elsewhere the hand-off sleeps grow (kHandoffMaxMs).
     int local = 0;
     for (int p = 0; p < n_pes_; ++p) local += remote_[p] ? 0 : 1;
     cpu_set_t set;
     const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-    long us = cpus >= 4 * std::max(local, 1) ? kIdleSpinUs : 0;
+    const bool cpus_to_spare = cpus >= 4 * std::max(local, 1);
+    long us = cpus_to_spare ? kIdleSpinUs : 0;
+    handoff_max_ms_ = cpus_to_spare ? kHandoffMs : kHandoffMaxMs;
     if (args.spin_us > 1000000) {
       return set_err(
           err, errlen, kInvalidArgument,
@@ -1192,20 +1216,28 @@ void UcxPath::shutdown() {
 }
 
 void UcxPath::progress_loop() {
+  // The application moves the network itself: sleep, and take over once it has not polled for a
+  // whole sleep (or we are woken).
   uint64_t seen_polls = app_polls_.load(std::memory_order_relaxed);
+  int sleep_ms = kHandoffMs;
+  const auto hand_off = [&] {
+    seen_polls = app_polls_.load(std::memory_order_relaxed);
+    epoll_event ev;
+    if (::epoll_wait(wake_only_fd_, &ev, 1, sleep_ms) > 0) {
+      uint64_t v;
+      (void)!::read(wake_fd_, &v, sizeof(v));
+      sleep_ms = kHandoffMs;  // woken: something for us, or the end
+    } else {
+      sleep_ms = std::min(2 * sleep_ms, handoff_max_ms_);
+    }
+  };
   while (!stopping_.load(std::memory_order_relaxed)) {
-    const uint64_t polls = app_polls_.load(std::memory_order_relaxed);
-    if (app_waiters_.load(std::memory_order_relaxed) > 0 || polls != seen_polls) {
-      // The application moves the network itself: sleep, and take over once it has not polled
-      // for a whole sleep (or we are woken).
-      seen_polls = polls;
-      epoll_event ev;
-      if (::epoll_wait(wake_only_fd_, &ev, 1, kHandoffMs) > 0) {
-        uint64_t v;
-        (void)!::read(wake_fd_, &v, sizeof(v));
-      }
+    if (app_waiters_.load(std::memory_order_relaxed) > 0 ||
+        app_polls_.load(std::memory_order_relaxed) != seen_polls) {
+      hand_off();
       continue;
     }
+    sleep_ms = kHandoffMs;
     if (run_work() != 0) note_busy();
     if (progress_once() != 0) continue;
     if (work_count_.load(std::memory_order_acquire) != 0) continue;
@@ -1214,7 +1246,14 @@ void UcxPath::progress_loop() {
     ucs_status_t s = UCS_ERR_BUSY;
     {
       std::unique_lock<std::mutex> lock(progress_mutex_, std::try_to_lock);
-      if (!lock.owns_lock()) continue;  // an application thread progresses: back to the top
+      if (!lock.owns_lock()) {
+        // An application thread progresses the worker between two of its polls: hand off too.
+        // Going back to the top instead spun on this lock while the application polled (a PE in
+        // a barrier that serves a peer's puts: 6 million failed try-locks in 0.2 s, a core taken
+        // from the application threads of a 2-core machine).
+        hand_off();
+        continue;
+      }
       s = ucp_worker_arm(worker_);
     }
     if (s == UCS_ERR_BUSY) continue;
@@ -1481,7 +1520,9 @@ int UcxPath::wait(void* request, int pe, const char* what, char* err, size_t err
   if (request == nullptr) return 0;
   if (UCS_PTR_IS_ERR(request)) return peer_error(pe, what, UCS_PTR_STATUS(request), err, errlen);
   AppWait app(*this);
-  const auto until = deadline();
+  // The time limit counts from the first yield: no clock read on the path of a request that
+  // completes within a few polls (every 8-byte get and atomic).
+  Clock::time_point until{};
   for (unsigned spins = 0;; ++spins) {
     ucs_status_t s = ucp_request_check_status(request);
     if (s != UCS_INPROGRESS) {
@@ -1492,7 +1533,9 @@ int UcxPath::wait(void* request, int pe, const char* what, char* err, size_t err
     // The progress thread is handed off while we wait: perform what peers asked of us.
     if (serve && run_work() != 0) continue;
     if (spins % 256 == 255) {
-      if (Clock::now() > until) {
+      if (until == Clock::time_point{}) {
+        until = deadline();
+      } else if (Clock::now() > until) {
         ucp_request_free(request);  // released by UCX whenever it completes
         return set_err(err, errlen, kTimeout,
                        format("%s PE %d: no progress for %s (PE %d may be hung or overloaded; "
@@ -1819,6 +1862,7 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
   if (posted) {
     posted_.fetch_add(1, std::memory_order_acq_rel);
     unordered_.store(true, std::memory_order_release);
+    note_app_issue();
   }
   return 0;
 }
@@ -1929,6 +1973,7 @@ int UcxPath::signal_add(int pe, uint64_t offset, uint64_t value, char* err, size
   void* r = ucp_am_send_nbx(ep, kAmSignal, h, sizeof(*h), nullptr, 0, &param);
   if (r == nullptr || UCS_PTR_IS_ERR(r)) delete h;
   if (UCS_PTR_IS_ERR(r)) return peer_error(pe, what, UCS_PTR_STATUS(r), err, errlen);
+  note_app_issue();
   return 0;
 }
 

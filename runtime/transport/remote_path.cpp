@@ -16,6 +16,9 @@
 namespace vshmem {
 namespace {
 
+// The plugin's message buffer. Only its first byte is cleared before a call (a call that fails
+// writes a terminated message): clearing all of it cost 130 instructions per put or get, a tenth
+// of OSHMEM's whole 8-byte get over TCP.
 constexpr size_t kErrLen = 1024;
 
 int write_err(char* err, size_t errlen, const Status& st) {
@@ -231,7 +234,8 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   args.user_tls = user_tls ? user_tls->c_str() : nullptr;
   args.user_sm_error_handling =
       env::is_set("UCX_MM_ERROR_HANDLING") || env::is_set("UCX_POSIX_ERROR_HANDLING") ? 1 : 0;
-  char err[kErrLen] = {};
+  char err[kErrLen];
+  err[0] = '\0';
   const Clock::time_point t_init = Clock::now();
   int rc = init(&args, &path->plugin_, err, sizeof(err));
   const double init_ms = ms_since(t_init);
@@ -284,31 +288,36 @@ Status RemotePath::check(int rc, const char* err) const {
 }
 
 Status RemotePath::put(int pe, void* dest, const void* source, size_t bytes) {
-  char err[kErrLen] = {};
+  char err[kErrLen];
+  err[0] = '\0';
   return check(plugin_.put(plugin_.ctx, pe, offset_of(dest), source, bytes, 0, err, sizeof(err)),
                err);
 }
 
 Status RemotePath::put_nbi(int pe, void* dest, const void* source, size_t bytes) {
-  char err[kErrLen] = {};
+  char err[kErrLen];
+  err[0] = '\0';
   return check(plugin_.put(plugin_.ctx, pe, offset_of(dest), source, bytes, 1, err, sizeof(err)),
                err);
 }
 
 Status RemotePath::get(int pe, void* dest, const void* source, size_t bytes) {
-  char err[kErrLen] = {};
+  char err[kErrLen];
+  err[0] = '\0';
   return check(plugin_.get(plugin_.ctx, pe, dest, offset_of(source), bytes, 0, err, sizeof(err)),
                err);
 }
 
 Status RemotePath::get_nbi(int pe, void* dest, const void* source, size_t bytes) {
-  char err[kErrLen] = {};
+  char err[kErrLen];
+  err[0] = '\0';
   return check(plugin_.get(plugin_.ctx, pe, dest, offset_of(source), bytes, 1, err, sizeof(err)),
                err);
 }
 
 Status RemotePath::atomic(int pe, const AtomicRequest& request, uint64_t* result) {
-  char err[kErrLen] = {};
+  char err[kErrLen];
+  err[0] = '\0';
   return check(
       plugin_.atomic(plugin_.ctx, pe, static_cast<int>(request.op), offset_of(request.address),
                      request.width, request.operand, request.compare, result, err, sizeof(err)),
@@ -316,30 +325,35 @@ Status RemotePath::atomic(int pe, const AtomicRequest& request, uint64_t* result
 }
 
 Status RemotePath::signal_add(int pe, uint64_t* word, uint64_t value) {
-  char err[kErrLen] = {};
+  char err[kErrLen];
+  err[0] = '\0';
   return check(plugin_.signal_add(plugin_.ctx, pe, offset_of(word), value, err, sizeof(err)), err);
 }
 
 Status RemotePath::fence() {
-  char err[kErrLen] = {};
+  char err[kErrLen];
+  err[0] = '\0';
   return check(plugin_.fence(plugin_.ctx, err, sizeof(err)), err);
 }
 
 int RemotePath::failed_peer(std::string* cause) const {
   if (!loaded_ || plugin_.failed_peer == nullptr) return -1;
-  char err[kErrLen] = {};
+  char err[kErrLen];
+  err[0] = '\0';
   const int pe = plugin_.failed_peer(plugin_.ctx, err, sizeof(err));
   if (pe >= 0 && cause != nullptr) *cause = err;
   return pe;
 }
 
 Status RemotePath::quiet() {
-  char err[kErrLen] = {};
+  char err[kErrLen];
+  err[0] = '\0';
   return check(plugin_.quiet(plugin_.ctx, err, sizeof(err)), err);
 }
 
 Status RemotePath::add_region(uint64_t offset, size_t bytes) {
-  char err[kErrLen] = {};
+  char err[kErrLen];
+  err[0] = '\0';
   return check(plugin_.add_region(plugin_.ctx, offset, bytes, err, sizeof(err)), err)
       .with_context("registering heap memory with the remote path: ");
 }

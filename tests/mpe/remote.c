@@ -33,6 +33,11 @@
  *               after 300 ms: past its first millisecond the wait sleeps in the network's wait
  *               (the writer's quiet sends a wake message), so it costs little CPU, and it returns
  *               soon after the put (run with 2 PEs: every writer remote)
+ *   issue_loop  PE 0 posts blocking 8-byte puts to the other node back to back, and nothing else,
+ *               until its own global variable is set by the last PE's atomic, which PE 0
+ *               performs (global and static variables are served at the target): a thread that
+ *               only posts must still serve its peers (its progress thread is handed off
+ *               meanwhile)
  *   atomics_disagree  the last PE asks for VSHMEM_UCX_ATOMICS=network, the others for the default
  *               (target): shmem_init must fail naming the setting and the PE instead of mixing
  *               two kinds of atomics that are not atomic with respect to each other */
@@ -418,6 +423,39 @@ static void wait_wake(int me, int n) {
   shmem_free(flag);
 }
 
+static long issue_flag; /* global: symmetric, and served by PE 0 itself */
+
+static void issue_loop(int me, int n) {
+  char* target = (char*)shmem_malloc(64);
+  CHECK(target != NULL, "malloc");
+  const int setter = n - 1;
+  shmem_barrier_all();
+  if (me == setter) {
+    usleep(200 * 1000);
+    shmem_long_atomic_set(&issue_flag, 1, 0);
+  } else if (me == 0) {
+    const char src[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const double t0 = clock_s(CLOCK_MONOTONIC);
+    long puts = 0;
+    /* The flag is read with the CPU, not through the library: no call but the puts moves the
+     * network. */
+    while (*(volatile long*)&issue_flag == 0) {
+      shmem_putmem(target, src, sizeof(src), setter);
+      ++puts;
+      CHECK(clock_s(CLOCK_MONOTONIC) - t0 < 20.0,
+            "PE %d's atomic on PE 0's global variable was not performed in 20 s while PE 0 "
+            "posted %ld puts (nothing served it)",
+            setter, puts);
+    }
+    printf("remote issue_loop: the flag came after %ld puts, %.1f ms\n", puts,
+           (clock_s(CLOCK_MONOTONIC) - t0) * 1e3);
+    fflush(stdout);
+  }
+  shmem_quiet();
+  shmem_barrier_all();
+  shmem_free(target);
+}
+
 int main(int argc, char** argv) {
   /* PEs 0..n/2-1 on node "a", the rest on node "b". */
   const char* npes_env =
@@ -459,6 +497,12 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && strcmp(argv[1], "wait_wake") == 0) {
     wait_wake(me, n);
+    shmem_free(x);
+    shmem_finalize();
+    return 0;
+  }
+  if (argc > 1 && strcmp(argv[1], "issue_loop") == 0) {
+    issue_loop(me, n);
     shmem_free(x);
     shmem_finalize();
     return 0;

@@ -82,6 +82,15 @@ foreach(_tls sm tcp)
     LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env})
 endforeach()
 
+# A PE that only posts puts (its progress thread stays off the network meanwhile) still performs
+# what a remote peer asks of it: an atomic on its global variable.
+foreach(_tls sm tcp)
+  set(_ucx_env ${_ucx_env_${_tls}})
+  vshmem_add_mpe_test(NAME ucx_${_tls}_issue_loop TARGET mpe_remote ARGS issue_loop NPES 2 4
+    LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env}
+    OUTPUT_REGEX "remote issue_loop: the flag came after")
+endforeach()
+
 # A peer that dies or hangs mid-job: the next remote call fails with a message naming it,
 # within the time limit, instead of hanging.
 foreach(_tls sm tcp)
