@@ -101,14 +101,16 @@ inline constexpr Var kVars[] = {
      "override the node identity (simulate several nodes on one machine)"},
     {"VSHMEM_DISABLE_P2P", Type::kBool, "0",
      "`1`: map no peer (every other PE takes the remote path, UCX)"},
-    {"VSHMEM_UCX_ATOMICS", Type::kChoice, "target",
-     "who performs atomics on a remote PE's host heap: `target` (a message to the target, which "
-     "applies it with its CPU's atomics: atomic with respect to its node-local peers' and its own "
-     "atomics; what UCX does itself without device atomics) or `network` (`ucp_atomic_op_nbx`: "
-     "the NIC's atomics where UCX has them; UCX 1.16 has no atomic protocol for endpoints with "
-     "peer failure handling, e.g. over TCP). Must be the same on every PE. A GPU heap always "
-     "gets `target` (atomic with respect to device atomics)",
-     "network|target"},
+    {"VSHMEM_UCX_ATOMICS", Type::kChoice, "auto",
+     "who performs atomics on a remote PE's host heap: `auto` (UCX's atomics, kept coherent with "
+     "CPU atomics by UCX's `ATOMIC_MODE=cpu`, on endpoints without peer failure handling, e.g. "
+     "TCP's data endpoint; `target` elsewhere), `target` (a message to the target, which applies "
+     "it with its CPU's atomics: atomic with respect to its node-local peers' and its own "
+     "atomics) or `network` (`ucp_atomic_op_nbx` in UCX's default mode: the NIC's atomics where "
+     "UCX has them, not atomic with respect to CPU atomics; UCX 1.16 has no atomic protocol for "
+     "endpoints with peer failure handling). Must be the same on every PE. A GPU heap and global "
+     "and static variables always get `target` (atomic with respect to device atomics)",
+     "auto|network|target"},
     {"VSHMEM_UCX_RMA", Type::kChoice, "network",
      "`target`: every remote put and get goes through the target's progress thread, staged "
      "through host buffers (what a GPU heap gets when UCX cannot register GPU memory; for tests)",

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define VSHMEM_TRANSPORT_ABI_VERSION 11
+#define VSHMEM_TRANSPORT_ABI_VERSION 12
 
 /* An offset with this bit set addresses the program's global and static variables (its data
  * segment) instead of the heap: the rest is the offset from each PE's own segment base, which
@@ -79,7 +79,7 @@ typedef struct vshmem_transport_init_args {
   /* The plugin's settings, parsed and checked once by libvshmem's configuration table
    * (runtime/common/config.hpp): the plugin reads no environment variable itself. */
   int rma_at_target;          /* VSHMEM_UCX_RMA=target */
-  int atomics_on_network;     /* VSHMEM_UCX_ATOMICS=network */
+  int atomics_on_network;     /* VSHMEM_UCX_ATOMICS: 0 target, 1 network, 2 auto (since ABI 12) */
   long spin_us;               /* VSHMEM_UCX_SPIN_US, or -1: the plugin's default */
   long stage_chunk_kib;       /* VSHMEM_UCX_CHUNK_KIB */
   long stage_chunks;          /* VSHMEM_UCX_CHUNKS */

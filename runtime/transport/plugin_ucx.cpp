@@ -259,6 +259,9 @@ struct Peer {
   std::atomic<bool> wake_due{false};  // network puts to it since our last quiet (kAmWake)
   std::atomic<int64_t> woken_ns{0};   // when we last sent it kAmWake (steady clock)
   bool device_heap = false;
+  // Atomics on its host heap by UCX (ucp_atomic_op_nbx), not as a target op (see setup()). Set
+  // before `ep` is published.
+  bool ucx_atomics = false;
   class UcxPath* owner = nullptr;
   // Direct staging to this peer (our transfers): kDirectUnknown until the first staged transfer
   // asks the peer to map our staging segment (direct_to()).
@@ -557,9 +560,12 @@ class UcxPath {
   vshmem_transport_host host_;
   uint32_t caps_ = 0;
   bool cuda_memory_ = false;  // UCX registers GPU memory
-  // Atomics on a host heap by UCX (ucp_atomic_op_nbx) instead of the target's thread: only with
-  // VSHMEM_UCX_ATOMICS=network (see setup()).
-  bool network_atomics_ = false;
+  // VSHMEM_UCX_ATOMICS (see setup()): who performs atomics on a peer's host heap.
+  enum class Atomics : int32_t { kTarget = 0, kNetwork = 1, kAuto = 2 };
+  Atomics atomics_ = Atomics::kAuto;
+  static const char* atomics_name(int32_t a) {
+    return a == 1 ? "network" : a == 2 ? "auto" : "target";
+  }
   // Register the heap for network put/get; VSHMEM_UCX_RMA=target sends every transfer through
   // the target's progress thread instead (what a GPU heap without UCX CUDA support gets).
   bool network_rma_ = true;
@@ -758,14 +764,14 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
     int32_t ok;
     int32_t device_heap;
     uint64_t static_base;
-    int32_t network_atomics;
+    int32_t atomics;  // Atomics
     int32_t peer_errors;
   } mine{};
   mine.address_bytes = address.size();
   mine.ok = rc == 0 ? 1 : 0;
   mine.device_heap = heap_is_device_ ? 1 : 0;
   mine.static_base = static_base_;
-  mine.network_atomics = network_atomics_ ? 1 : 0;
+  mine.atomics = static_cast<int32_t>(atomics_);
   mine.peer_errors = peer_errors_ ? 1 : 0;
   std::vector<Info> all(static_cast<size_t>(n_pes_));
   if (int r = allgather(&mine, all.data(), sizeof(mine), err, errlen)) return r;
@@ -778,13 +784,12 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
   }
   if (rc != 0) return set_err(err, errlen, rc, local_err);
   for (int p = 0; p < n_pes_; ++p) {
-    if (all[p].ok && all[p].network_atomics != all[0].network_atomics) {
+    if (all[p].ok && all[p].atomics != all[0].atomics) {
       return set_err(err, errlen, kInvalidArgument,
                      format("VSHMEM_UCX_ATOMICS differs between PEs (PE 0: %s, PE %d: %s): "
                             "atomics by UCX and by the target are not atomic with respect to "
                             "each other; set the same value on every PE",
-                            all[0].network_atomics ? "network" : "target", p,
-                            all[p].network_atomics ? "network" : "target"));
+                            atomics_name(all[0].atomics), p, atomics_name(all[p].atomics)));
     }
   }
   // Peer failure handling only if every PE's transports have it: an endpoint with it and the
@@ -810,7 +815,10 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
                   ucp_get_version_string(), transports_.c_str(), errors.c_str(),
                   cuda_memory_ ? "registered directly" : "staged through host buffers",
                   network_rma_ ? "network" : "at the target",
-                  network_atomics_ ? "network on host heaps" : "at the target",
+                  atomics_ == Atomics::kNetwork ? "network on host heaps"
+                  : atomics_ == Atomics::kAuto
+                      ? "by UCX in its CPU mode on host heaps where the endpoint allows"
+                      : "at the target",
                   static_cast<long long>(
                       std::chrono::duration_cast<std::chrono::microseconds>(idle_spin_).count())));
   }
@@ -849,24 +857,34 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
 int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t errlen) {
   // The settings come parsed and checked from libvshmem's configuration table (init args).
   network_rma_ = args.rma_at_target == 0;
-  // Atomics are performed by the target (an active message; the target applies it with its CPU's
-  // atomics, or the provider's on a GPU heap) unless VSHMEM_UCX_ATOMICS=network. Why not UCX's
-  // own atomics by default:
-  // - UCX 1.16 (protocols v2, its default) has no atomic protocol for an endpoint created with
-  //   peer failure handling (UCP_ERR_HANDLING_MODE_PEER, which we ask for wherever the transports
-  //   allow it: TCP, UCX's default set): a protocol is only selected for such an endpoint when
-  //   it declares UCP_PROTO_COMMON_INIT_FLAG_ERR_HANDLING (proto_common.c,
+  // Who performs atomics on a peer's host heap (VSHMEM_UCX_ATOMICS). A GPU heap, and global and
+  // static variables, always get the target's (an active message; the target applies it with
+  // the provider's atomics, or its CPU's).
+  // - auto (the default): UCX's atomics, with UCX told to keep them CPU-coherent (ATOMIC_MODE=cpu:
+  //   shared-memory CPU atomics, or its emulation, whose handler at the target applies a CPU
+  //   atomic, amo_sw.c), on every endpoint without peer failure handling (the data endpoint over
+  //   TCP, make_data_ep(); UCX 1.13's shared memory); the target's otherwise. Both kinds are CPU
+  //   atomics at the target, as are its node-local peers' and its own, so they are atomic with
+  //   respect to each other. UCX's emulation answers from its own handler: 8-byte fetch_add over
+  //   TCP 16.7 us against 17.7 for our target op, OSHMEM 16.7 (2-core box, UCX 1.13; issue #13
+  //   session 16).
+  // - network: UCX's atomics in its default mode, the NIC's where UCX has them. Those are not
+  //   atomic with respect to CPU atomics on the same word; and UCX 1.16 (protocols v2, its
+  //   default) has no atomic protocol for an endpoint created with peer failure handling
+  //   (UCP_ERR_HANDLING_MODE_PEER): a protocol is only selected for such an endpoint when it
+  //   declares UCP_PROTO_COMMON_INIT_FLAG_ERR_HANDLING (proto_common.c,
   //   ucp_proto_common_init_check_err_handling), and the atomic ones ("amo/fetch/sw" in
   //   amo_sw.c, "amo/offload/*") do not. The request then waits on the stub protocol until the
   //   endpoint is connected and is cancelled (proto_reconfig.c: "cannot find remote protocol
   //   for ... amo_fetch", UCS_ERR_CANCELED). UCX 1.13 (protocols v1) does not check this.
-  // - Without device atomics UCX emulates atomics with the same kind of message (amo_sw.c: the
-  //   target's handler applies a CPU atomic and replies), so this costs what UCX's path costs.
-  // - With a NIC's device atomics, UCX's atomics are not atomic with respect to CPU atomics on
-  //   the same word, which the target's node-local (mapped) peers and the target itself use.
-  // The choice must be the same on every PE (init() checks it): two kinds of atomics on one word
-  // would not be atomic with respect to each other.
-  network_atomics_ = args.atomics_on_network != 0;
+  // - target: always the target's.
+  // The choice must be the same on every PE (init() checks it): the NIC's atomics and CPU atomics
+  // on one word would not be atomic with respect to each other.
+  atomics_ = static_cast<Atomics>(args.atomics_on_network);
+  if (args.atomics_on_network < 0 || args.atomics_on_network > 2) {
+    return set_err(err, errlen, kInvalidArgument,
+                   format("VSHMEM_UCX_ATOMICS: unknown choice %d", args.atomics_on_network));
+  }
   {
     // The idle spin (kIdleSpinUs): on where the CPUs are at least four times this node's PEs;
     // elsewhere the hand-off sleeps grow (kHandoffMaxMs).
@@ -930,6 +948,14 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
       log(1, format("ucx: UCX refuses MM_ERROR_HANDLING=y (%s): shared memory without peer "
                     "failure handling",
                     ucs_status_string(s)));
+    }
+  }
+  if (atomics_ == Atomics::kAuto) {
+    s = ucp_config_modify(config, "ATOMIC_MODE", "cpu");
+    if (s != UCS_OK) {
+      log(1, format("ucx: UCX refuses ATOMIC_MODE=cpu (%s): atomics at the target",
+                    ucs_status_string(s)));
+      atomics_ = Atomics::kTarget;
     }
   }
   // A one-node job loads UCX only for the global and static variables: then one shared-memory
@@ -1025,7 +1051,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   peer_errors_ = !no_peer_errors && probe_peer_errors();
   if (no_peer_errors) no_peer_errors_why_ = "VSHMEM_UCX_PEER_ERRORS=0";
   caps_ = VSHMEM_TRANSPORT_CAP_RMA | VSHMEM_TRANSPORT_CAP_TARGET_OPS;
-  if (network_atomics_) caps_ |= VSHMEM_TRANSPORT_CAP_AMO;
+  if (atomics_ == Atomics::kNetwork) caps_ |= VSHMEM_TRANSPORT_CAP_AMO;
   if (cuda_memory_) caps_ |= VSHMEM_TRANSPORT_CAP_DEVICE_MEMORY;
   return 0;
 }
@@ -1331,12 +1357,14 @@ int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t er
     };
     params.err_handler.arg = &peer;
     ucs_status_t s = UCS_ERR_UNREACHABLE;
+    bool with_errors = false;  // the endpoint that carries the operations has peer failure handling
     if (peer_errors_) {
       // Every PE asks for the same mode (probe_peer_errors(), agreed in init()). A peer whose
       // transports differ from the probe's (another node, other devices) may still be out of
       // reach with it, in both directions: both ends then go without, below (or, when the
       // peer's endpoint reached us first, UCX refuses the pair: the error that follows).
       s = ucp_ep_create(worker_, &params, &ep);
+      with_errors = s == UCS_OK;
       if (s == UCS_ERR_UNSUPPORTED) {
         // The peer's endpoint to us came without it: UCX refused the pair and has dropped our
         // side of the peer's endpoint, which can no longer be used (see probe_peer_errors()).
@@ -1367,7 +1395,17 @@ int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t er
       return r;
     }
     if (peer_errors_ && data_ep_) {
-      if (ucp_ep_h data = make_data_ep(pe, peer, ep)) ep = data;
+      if (ucp_ep_h data = make_data_ep(pe, peer, ep)) {
+        ep = data;
+        with_errors = false;
+      }
+    }
+    peer.ucx_atomics =
+        atomics_ == Atomics::kNetwork || (atomics_ == Atomics::kAuto && !with_errors);
+    if (atomics_ == Atomics::kAuto && log_enabled(2)) {
+      log(2, format("ucx: PE %d: atomics on its host heap %s", pe,
+                    peer.ucx_atomics ? "by UCX (CPU mode)"
+                                     : "at the target (the endpoint has peer failure handling)"));
     }
     peer.ep.store(ep, std::memory_order_release);
   }
@@ -1908,7 +1946,7 @@ int UcxPath::atomic(int pe, int op, uint64_t offset, unsigned width, uint64_t op
   if (int r = order_after_puts(err, errlen)) return r;
   size_t span = 0;
   // Global and static variables: always at the target, atomic with its own CPU atomics.
-  ucp_rkey_h rkey = network_atomics_ && !peers_[pe].device_heap && (offset & kStatic) == 0
+  ucp_rkey_h rkey = peers_[pe].ucx_atomics && !peers_[pe].device_heap && (offset & kStatic) == 0
                         ? rkey_of(pe, ep, offset, width, &span)
                         : nullptr;
   if (rkey == nullptr) {

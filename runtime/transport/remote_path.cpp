@@ -210,8 +210,10 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   // The plugin's settings come from the configuration table (already checked at shmem_init):
   // the plugin reads no variable itself.
   args.rma_at_target = strcasecmp(env::text("VSHMEM_UCX_RMA").c_str(), "target") == 0 ? 1 : 0;
-  args.atomics_on_network =
-      strcasecmp(env::text("VSHMEM_UCX_ATOMICS").c_str(), "network") == 0 ? 1 : 0;
+  const std::string atomics = env::text("VSHMEM_UCX_ATOMICS");
+  args.atomics_on_network = strcasecmp(atomics.c_str(), "network") == 0  ? 1
+                            : strcasecmp(atomics.c_str(), "target") == 0 ? 0
+                                                                         : 2;
   Result<long long> spin = env::int_var("VSHMEM_UCX_SPIN_US", -1, 0, 1000000);
   Result<long long> chunk_kib = env::int_var("VSHMEM_UCX_CHUNK_KIB", 0, 4, 65536);
   Result<long long> chunks = env::int_var("VSHMEM_UCX_CHUNKS", 0, 1, 64);

@@ -170,6 +170,16 @@ endforeach()
 vshmem_add_mpe_test(NAME ucx_tcp_order_bulk TARGET mpe_remote ARGS order_bulk NPES 2 4
   LAUNCHERS vshmemrun TIMEOUT 90 NO_GPU_RERUN ENV ${_ucx_env_tcp} VSHMEM_DEBUG=info
   OUTPUT_REGEX "PE 0: info: ucx: PE [0-9]+: a data endpoint without peer failure handling carries the operations \\(lanes tcp")
+# VSHMEM_UCX_ATOMICS=auto: over TCP the data endpoint has no peer failure handling, so atomics on
+# the peer's heap are UCX's (CPU mode), exact under contention with the node-local peers' CPU
+# atomics on the same word (4 PEs); with the data endpoint off, the target's.
+vshmem_add_mpe_test(NAME ucx_tcp_atomics_auto TARGET mpe_api_amo NPES 2 4 LAUNCHERS vshmemrun
+  LAUNCHER_ARGS --simulate-nodes 2 TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env_tcp} VSHMEM_DEBUG=info
+  OUTPUT_REGEX "PE 0: info: ucx: PE [0-9]+: atomics on its host heap by UCX \\(CPU mode\\)")
+vshmem_add_mpe_test(NAME ucx_tcp_atomics_auto_no_data_ep TARGET mpe_api_amo NPES 2
+  LAUNCHERS vshmemrun LAUNCHER_ARGS --simulate-nodes 2 TIMEOUT 60 NO_GPU_RERUN
+  ENV ${_ucx_env_tcp} VSHMEM_DEBUG=info VSHMEM_UCX_DATA_ENDPOINT=0
+  OUTPUT_REGEX "PE 0: info: ucx: PE 1: atomics on its host heap at the target")
 vshmem_add_mpe_test(NAME ucx_tcp_order_bulk_off TARGET mpe_remote ARGS order_bulk NPES 2
   LAUNCHERS vshmemrun TIMEOUT 90 NO_GPU_RERUN ENV ${_ucx_env_tcp} VSHMEM_UCX_DATA_ENDPOINT=0)
 vshmem_add_mpe_test(NAME ucx_target_ops_order TARGET mpe_remote ARGS order NPES 2 LAUNCHERS
@@ -200,4 +210,4 @@ endforeach()
 # other: PEs that disagree on VSHMEM_UCX_ATOMICS fail at init, naming the setting and a PE.
 vshmem_add_mpe_test(NAME ucx_atomics_disagree TARGET mpe_remote ARGS atomics_disagree NPES 2
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV UCX_TLS=sm,self
-  WILL_FAIL_REGEX "VSHMEM_UCX_ATOMICS differs between PEs \\(PE 0: target, PE 1: network\\)")
+  WILL_FAIL_REGEX "VSHMEM_UCX_ATOMICS differs between PEs \\(PE 0: auto, PE 1: network\\)")
