@@ -194,8 +194,8 @@ Status initialize(const BootstrapOptions& options, int requested) {
   provider_options.chosen_because = &g_backend_reason;
   VSHMEM_ASSIGN_OR_RETURN(rt->provider, create_memory_provider(provider_options));
   rt->device_mps = rt->provider->mps_enabled();
-  if (!rt->provider->is_device_memory() && !device_library_linked()) {
-    bind_to_chosen_cpus(rt->my_pe, rt->topology.n_nodes > 1);
+  if (rt->topology.n_nodes == 1 && !rt->provider->is_device_memory() && !device_library_linked()) {
+    bind_to_chosen_cpu(rt->my_pe);
   }
   if (!heap_size_given) {
     // The size is a VA budget (physical memory is committed as the heap grows): by default a GPU

@@ -22,8 +22,7 @@ std::atomic<bool> g_gathers{false};   // barrier_gathers()
 std::atomic<bool> g_all_spin{false};  // every_pe_spins()
 std::atomic<int> g_host_pes{1};       // this job's PEs on this host (choose_wait_policy)
 std::atomic<uint64_t> g_data_look_ns{1'000'000};
-// choose_wait_policy's answers for bind_to_chosen_cpus (one CPU each; spread).
-cpu_set_t g_bind_one, g_bind_spread;
+int g_bind_cpu = -1;  // choose_wait_policy's answer for bind_to_chosen_cpu
 
 uint64_t hash_name(const char* s) {
   uint64_t h = 1469598103934665603ull;
@@ -46,28 +45,22 @@ void host_load(const std::vector<HostCpus>& all, int me, int* pes, int* cpus) {
   *cpus = CPU_COUNT(&together);
 }
 
-cpu_set_t cpus_to_bind(const std::vector<HostCpus>& all, int me, bool spread) {
-  cpu_set_t out;
-  CPU_ZERO(&out);
+int cpu_to_bind(const std::vector<HostCpus>& all, int me) {
   const HostCpus& mine = all[me];
   int rank_on_host = 0, pes = 0;
   for (size_t i = 0; i < all.size(); ++i) {
     if (all[i].host != mine.host) continue;
-    if (!CPU_EQUAL(&all[i].cpus, &mine.cpus)) return out;  // the launcher bound them
+    if (!CPU_EQUAL(&all[i].cpus, &mine.cpus)) return -1;  // the launcher bound them
     if (static_cast<int>(i) < me) ++rank_on_host;
     ++pes;
   }
   // Alone on its host: no peer to share a CPU with; oversubscribed: waits yield, the OS places.
-  const int cpus = CPU_COUNT(&mine.cpus);
-  if (pes < 2 || pes > cpus) return out;
-  const int share = spread ? cpus / pes : 1;
-  if (spread && share < 2) return out;
+  if (pes < 2 || pes > CPU_COUNT(&mine.cpus)) return -1;
   for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; ++cpu) {
     if (!CPU_ISSET(cpu, &mine.cpus)) continue;
-    if (seen / share == rank_on_host) CPU_SET(cpu, &out);
-    ++seen;
+    if (seen++ == rank_on_host) return cpu;
   }
-  return out;
+  return -1;
 }
 
 namespace {
@@ -105,26 +98,17 @@ int spinning_pes(const std::vector<HostCpus>& all) {
   return spinning;
 }
 
-void bind_to_chosen_cpus(int my_pe, bool spread) {
-  const cpu_set_t& set = spread ? g_bind_spread : g_bind_one;
-  if (CPU_COUNT(&set) == 0) return;
-  std::string list;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (!CPU_ISSET(cpu, &set)) continue;
-    const int from = cpu;
-    while (cpu + 1 < CPU_SETSIZE && CPU_ISSET(cpu + 1, &set)) ++cpu;
-    if (!list.empty()) list += ",";
-    list += std::to_string(from);
-    if (cpu != from) list += "-" + std::to_string(cpu);
-  }
-  if (sched_setaffinity(0, sizeof(set), &set) != 0) {
-    VSHMEM_INFO("PE %d: not bound to CPUs %s (sched_setaffinity failed); waits still spin", my_pe,
-                list.c_str());
+void bind_to_chosen_cpu(int my_pe) {
+  if (g_bind_cpu < 0) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(g_bind_cpu, &one);
+  if (sched_setaffinity(0, sizeof(one), &one) != 0) {
+    VSHMEM_INFO("PE %d: not bound to CPU %d (sched_setaffinity failed); waits still spin", my_pe,
+                g_bind_cpu);
     return;
   }
-  VSHMEM_INFO("PE %d bound to CPU%s %s%s (VSHMEM_BIND=none leaves it unbound)", my_pe,
-              CPU_COUNT(&set) > 1 ? "s" : "", list.c_str(),
-              spread ? ": its share, with its progress thread" : "");
+  VSHMEM_INFO("PE %d bound to CPU %d (VSHMEM_BIND=none leaves it unbound)", my_pe, g_bind_cpu);
 }
 
 Status choose_wait_policy(Bootstrap& bootstrap) {
@@ -164,12 +148,7 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
   g_gathers = spinning == 0;
   g_all_spin = spinning == static_cast<int>(all.size());
   g_host_pes = pes;
-  CPU_ZERO(&g_bind_one);
-  CPU_ZERO(&g_bind_spread);
-  if (spin && bind != "none") {
-    g_bind_one = cpus_to_bind(all, bootstrap.rank(), false);
-    g_bind_spread = cpus_to_bind(all, bootstrap.rank(), true);
-  }
+  g_bind_cpu = spin && bind != "none" ? cpu_to_bind(all, bootstrap.rank()) : -1;
   VSHMEM_INFO(
       "waits %s: %d PEs on this host, %d CPUs in their affinity masks%s; a one-node "
       "barrier_all %s",

@@ -52,25 +52,20 @@ bool barrier_gathers();
 // barrier (membarrier, host_wake.hpp) once a long wait (team.cpp: group_post).
 bool every_pe_spins();
 
-// shmem_init, after choose_wait_policy, for a job on the host heap without the device library
-// (no proxy or CUDA threads that binding would crowd onto the PE's CPUs): binds the calling
-// thread to the CPUs choose_wait_policy found (VSHMEM_BIND=auto; nothing otherwise). Waits spin
+// shmem_init, after choose_wait_policy, for a one-node job on the host heap without the device
+// library (no proxy or CUDA threads that binding would crowd onto the PE's CPU): binds the calling
+// thread to the CPU choose_wait_policy found (VSHMEM_BIND=auto; nothing otherwise). Waits spin
 // when the PEs do not outnumber the CPUs, and two spinning PEs that the scheduler puts on one CPU
 // wait a time slice for each other: measured (bench/RESULTS.md, issue #15 session 7), a 2-PE
 // barrier with one busy process on 2 cores took 59 us (median of 5 runs; single runs 0.1-400 us)
-// unbound and 0.12 us bound. `spread`: the job spans nodes, so each PE also runs the remote path's
-// progress thread, which must not share the application's CPU (cpus_to_bind).
-void bind_to_chosen_cpus(int my_pe, bool spread);
+// unbound and 0.12 us bound.
+void bind_to_chosen_cpu(int my_pe);
 
-// For the PE at index me of all, the CPUs VSHMEM_BIND=auto binds it to (an empty set: none). Only
-// when every PE of its host has the same mask (the launcher bound none), the host has 2 PEs or
-// more and they do not outnumber that mask's CPUs. Then the PE gets `share` consecutive CPUs of
-// the mask, at its rank among its host's PEs: one (`spread` false), or the mask's CPUs divided
-// by the host's PEs (`spread` true; none when that leaves a PE fewer than 2). Two PEs on two
-// simulated nodes of the 16-CPU H200 host, over TCP (bench/RESULTS.md, issue #13 session 16):
-// with 2 CPUs each, 8-byte get 10.5 us against 12.0 unbound and 12.1 with one CPU each (its
-// progress thread then shares the application's CPU), put bandwidth 1.14x unbound's.
-cpu_set_t cpus_to_bind(const std::vector<HostCpus>& all, int me, bool spread);
+// For the PE at index me of all, the CPU VSHMEM_BIND=auto binds it to, or -1: when every PE of
+// its host has the same mask of at least as many CPUs as the host has PEs (the launcher bound
+// none), and the host has 2 PEs or more, the CPU of that mask whose position is the PE's rank
+// among its host's PEs.
+int cpu_to_bind(const std::vector<HostCpus>& all, int me);
 
 // True: waits spin (with a CPU pause) before they nap; false: they yield the core.
 bool waits_spin();

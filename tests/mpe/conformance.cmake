@@ -74,9 +74,6 @@ vshmem_add_mpe_test(NAME wait_policy_bad_value TARGET mpe_cpu_access NPES 2 LAUN
 vshmem_add_mpe_test(NAME bind_cpu SOURCES bind_cpu.c NPES 1 2 3 LAUNCHERS vshmemrun NO_GPU_RERUN
                     LIBS Threads::Threads
                     ARGS auto)
-# On two simulated nodes (a progress thread a PE): an equal share of the CPUs, at least 2, each.
-vshmem_add_mpe_test(NAME bind_cpu_spread TARGET mpe_bind_cpu NPES 2 4 LAUNCHERS vshmemrun
-                    NO_GPU_RERUN ARGS spread)
 vshmem_add_mpe_test(NAME bind_cpu_none TARGET mpe_bind_cpu NPES 2 LAUNCHERS vshmemrun NO_GPU_RERUN
                     ENV VSHMEM_BIND=none ARGS none)
 vshmem_add_mpe_test(NAME bind_cpu_bad_value TARGET mpe_bind_cpu NPES 2 LAUNCHERS vshmemrun

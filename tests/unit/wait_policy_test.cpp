@@ -82,66 +82,38 @@ TEST(WaitPolicy, OtherHostsDoNotCount) {
   EXPECT_EQ(cpus, 2);
 }
 
-std::vector<int> cpus_of(const cpu_set_t& set) {
-  std::vector<int> out;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (CPU_ISSET(c, &set)) out.push_back(c);
-  }
-  return out;
-}
-
 TEST(WaitPolicy, UnboundPesAreBoundToOneCpuEachInHostOrder) {
   // Two hosts, PEs interleaved: each PE gets the CPU of its mask at its rank on its host.
   std::vector<HostCpus> all{pe(1, {2, 5, 7}), pe(2, {0, 1}), pe(1, {2, 5, 7}), pe(2, {0, 1}),
                             pe(1, {2, 5, 7})};
-  EXPECT_EQ(cpus_of(cpus_to_bind(all, 0, false)), std::vector<int>{2});
-  EXPECT_EQ(cpus_of(cpus_to_bind(all, 2, false)), std::vector<int>{5});
-  EXPECT_EQ(cpus_of(cpus_to_bind(all, 4, false)), std::vector<int>{7});
-  EXPECT_EQ(cpus_of(cpus_to_bind(all, 1, false)), std::vector<int>{0});
-  EXPECT_EQ(cpus_of(cpus_to_bind(all, 3, false)), std::vector<int>{1});
-}
-
-TEST(WaitPolicy, SpreadGivesEachPeAnEqualShareOfConsecutiveCpus) {
-  // 3 PEs on a host whose mask has 7 CPUs (not contiguous): 2 each, the 7th left over.
-  std::vector<HostCpus> all{pe(1, {1, 2, 3, 5, 6, 8, 9}), pe(1, {1, 2, 3, 5, 6, 8, 9}),
-                            pe(1, {1, 2, 3, 5, 6, 8, 9})};
-  EXPECT_EQ(cpus_of(cpus_to_bind(all, 0, true)), (std::vector<int>{1, 2}));
-  EXPECT_EQ(cpus_of(cpus_to_bind(all, 1, true)), (std::vector<int>{3, 5}));
-  EXPECT_EQ(cpus_of(cpus_to_bind(all, 2, true)), (std::vector<int>{6, 8}));
-  // Fewer than 2 CPUs a PE: the progress thread would share the application's CPU; none.
-  std::vector<HostCpus> tight{pe(1, {0, 1, 2}), pe(1, {0, 1, 2})};
-  EXPECT_TRUE(cpus_of(cpus_to_bind(tight, 0, true)).empty());
-  EXPECT_EQ(cpus_of(cpus_to_bind(tight, 1, false)), std::vector<int>{1});
+  EXPECT_EQ(cpu_to_bind(all, 0), 2);
+  EXPECT_EQ(cpu_to_bind(all, 2), 5);
+  EXPECT_EQ(cpu_to_bind(all, 4), 7);
+  EXPECT_EQ(cpu_to_bind(all, 1), 0);
+  EXPECT_EQ(cpu_to_bind(all, 3), 1);
 }
 
 TEST(WaitPolicy, PesTheLauncherBoundAreLeftAlone) {
   std::vector<HostCpus> all{pe(7, {0}), pe(7, {1})};
-  for (bool spread : {false, true}) {
-    EXPECT_TRUE(cpus_of(cpus_to_bind(all, 0, spread)).empty());
-    EXPECT_TRUE(cpus_of(cpus_to_bind(all, 1, spread)).empty());
-    // Masks that differ in any way: the launcher chose them.
-    std::vector<HostCpus> partly{pe(7, {0, 1, 2, 3}), pe(7, {0, 1})};
-    EXPECT_TRUE(cpus_of(cpus_to_bind(partly, 0, spread)).empty());
-    EXPECT_TRUE(cpus_of(cpus_to_bind(partly, 1, spread)).empty());
-  }
+  EXPECT_EQ(cpu_to_bind(all, 0), -1);
+  EXPECT_EQ(cpu_to_bind(all, 1), -1);
+  // Masks that differ in any way: the launcher chose them.
+  std::vector<HostCpus> partly{pe(7, {0, 1, 2, 3}), pe(7, {0, 1})};
+  EXPECT_EQ(cpu_to_bind(partly, 0), -1);
+  EXPECT_EQ(cpu_to_bind(partly, 1), -1);
 }
 
 TEST(WaitPolicy, OversubscribedPesAreNotBound) {
   std::vector<HostCpus> all(3, pe(3, {0, 1}));
-  for (int me = 0; me < 3; ++me) {
-    EXPECT_TRUE(cpus_of(cpus_to_bind(all, me, false)).empty());
-    EXPECT_TRUE(cpus_of(cpus_to_bind(all, me, true)).empty());
-  }
+  for (int me = 0; me < 3; ++me) EXPECT_EQ(cpu_to_bind(all, me), -1);
   std::vector<HostCpus> exact(2, pe(3, {0, 1}));
-  EXPECT_EQ(cpus_of(cpus_to_bind(exact, 1, false)), std::vector<int>{1});
+  EXPECT_EQ(cpu_to_bind(exact, 1), 1);
 }
 
 TEST(WaitPolicy, APeAloneOnItsHostIsNotBound) {
   std::vector<HostCpus> all{pe(1, {0, 1}), pe(2, {0, 1})};
-  for (bool spread : {false, true}) {
-    EXPECT_TRUE(cpus_of(cpus_to_bind(all, 0, spread)).empty());
-    EXPECT_TRUE(cpus_of(cpus_to_bind(all, 1, spread)).empty());
-  }
+  EXPECT_EQ(cpu_to_bind(all, 0), -1);
+  EXPECT_EQ(cpu_to_bind(all, 1), -1);
 }
 
 uint64_t now_ns() {
