@@ -713,6 +713,7 @@ class UcxPath {
   bool recently_busy() const { return recently_busy(idle_spin_); }
   Clock::duration idle_spin_{0};     // see kIdleSpinUs
   int handoff_max_ms_ = kHandoffMs;  // see kHandoffMaxMs
+  bool cpus_to_spare_ = false;       // see kIdleSpinUs
   // Staged transfers (target ops): bytes per chunk (and per staging buffer), chunks in flight.
   size_t stage_chunk_ = kStageChunk;
   int stage_depth_ = kStageDepth;
@@ -892,9 +893,9 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
     for (int p = 0; p < n_pes_; ++p) local += remote_[p] ? 0 : 1;
     cpu_set_t set;
     const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-    const bool cpus_to_spare = cpus >= 4 * std::max(local, 1);
-    long us = cpus_to_spare ? kIdleSpinUs : 0;
-    handoff_max_ms_ = cpus_to_spare ? kHandoffMs : kHandoffMaxMs;
+    cpus_to_spare_ = cpus >= 4 * std::max(local, 1);
+    long us = cpus_to_spare_ ? kIdleSpinUs : 0;
+    handoff_max_ms_ = cpus_to_spare_ ? kHandoffMs : kHandoffMaxMs;
     if (args.spin_us > 1000000) {
       return set_err(
           err, errlen, kInvalidArgument,
@@ -1273,11 +1274,14 @@ void UcxPath::progress_loop() {
     {
       std::unique_lock<std::mutex> lock(progress_mutex_, std::try_to_lock);
       if (!lock.owns_lock()) {
-        // An application thread progresses the worker between two of its polls: hand off too.
-        // Going back to the top instead spun on this lock while the application polled (a PE in
-        // a barrier that serves a peer's puts: 6 million failed try-locks in 0.2 s, a core taken
-        // from the application threads of a 2-core machine).
-        hand_off();
+        // An application thread progresses the worker between two of its polls. Where the CPUs
+        // are scarce, hand off too: going back to the top spun on this lock while the
+        // application polled (a PE in a barrier that serves a peer's puts: 6 million failed
+        // try-locks in 0.2 s, a core taken from the application threads of a 2-core machine).
+        // Where they are not, the two threads take turns at polling, which serves a peer's
+        // gets sooner (on the 16-CPU H200 host, 1 MiB get 1.61 GB/s with the hand-off against
+        // 1.92 without, bench/RESULTS.md, issue #13 session 16).
+        if (!cpus_to_spare_) hand_off();
         continue;
       }
       s = ucp_worker_arm(worker_);
