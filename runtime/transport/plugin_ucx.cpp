@@ -563,6 +563,7 @@ class UcxPath {
   // VSHMEM_UCX_ATOMICS (see setup()): who performs atomics on a peer's host heap.
   enum class Atomics : int32_t { kTarget = 0, kNetwork = 1, kAuto = 2 };
   Atomics atomics_ = Atomics::kAuto;
+  bool cpu_atomic_mode_ = true;  // UCX took ATOMIC_MODE=cpu (auto)
   static const char* atomics_name(int32_t a) {
     return a == 1 ? "network" : a == 2 ? "auto" : "target";
   }
@@ -881,11 +882,11 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   // - target: always the target's.
   // The choice must be the same on every PE (init() checks it): the NIC's atomics and CPU atomics
   // on one word would not be atomic with respect to each other.
-  atomics_ = static_cast<Atomics>(args.atomics_on_network);
   if (args.atomics_on_network < 0 || args.atomics_on_network > 2) {
     return set_err(err, errlen, kInvalidArgument,
                    format("VSHMEM_UCX_ATOMICS: unknown choice %d", args.atomics_on_network));
   }
+  atomics_ = static_cast<Atomics>(args.atomics_on_network);
   {
     // The idle spin (kIdleSpinUs): on where the CPUs are at least four times this node's PEs;
     // elsewhere the hand-off sleeps grow (kHandoffMaxMs).
@@ -956,7 +957,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
     if (s != UCS_OK) {
       log(1, format("ucx: UCX refuses ATOMIC_MODE=cpu (%s): atomics at the target",
                     ucs_status_string(s)));
-      atomics_ = Atomics::kTarget;
+      cpu_atomic_mode_ = false;  // still "auto" to init()'s agreement: both kinds are CPU atomics
     }
   }
   // A one-node job loads UCX only for the global and static variables: then one shared-memory
@@ -1404,12 +1405,13 @@ int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t er
         with_errors = false;
       }
     }
-    peer.ucx_atomics =
-        atomics_ == Atomics::kNetwork || (atomics_ == Atomics::kAuto && !with_errors);
+    peer.ucx_atomics = atomics_ == Atomics::kNetwork ||
+                       (atomics_ == Atomics::kAuto && cpu_atomic_mode_ && !with_errors);
     if (atomics_ == Atomics::kAuto && log_enabled(2)) {
       log(2, format("ucx: PE %d: atomics on its host heap %s", pe,
                     peer.ucx_atomics ? "by UCX (CPU mode)"
-                                     : "at the target (the endpoint has peer failure handling)"));
+                    : with_errors    ? "at the target (the endpoint has peer failure handling)"
+                                     : "at the target (UCX refused ATOMIC_MODE=cpu)"));
     }
     peer.ep.store(ep, std::memory_order_release);
   }
