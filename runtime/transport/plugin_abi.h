@@ -64,6 +64,13 @@ typedef struct vshmem_transport_host {
   void (*unregister_host)(void* ctx, void* p);
 } vshmem_transport_host;
 
+/* Who performs atomics on a remote PE's host heap (VSHMEM_UCX_ATOMICS; init args). */
+enum vshmem_transport_atomics {
+  VSHMEM_TRANSPORT_ATOMICS_TARGET = 0,
+  VSHMEM_TRANSPORT_ATOMICS_NETWORK = 1,
+  VSHMEM_TRANSPORT_ATOMICS_AUTO = 2
+};
+
 typedef struct vshmem_transport_init_args {
   int abi_version;
   int my_pe;
@@ -79,7 +86,7 @@ typedef struct vshmem_transport_init_args {
   /* The plugin's settings, parsed and checked once by libvshmem's configuration table
    * (runtime/common/config.hpp): the plugin reads no environment variable itself. */
   int rma_at_target;          /* VSHMEM_UCX_RMA=target */
-  int atomics_on_network;     /* VSHMEM_UCX_ATOMICS: 0 target, 1 network, 2 auto (since ABI 12) */
+  int atomics_on_network;     /* VSHMEM_UCX_ATOMICS: vshmem_transport_atomics (since ABI 12) */
   long spin_us;               /* VSHMEM_UCX_SPIN_US, or -1: the plugin's default */
   long stage_chunk_kib;       /* VSHMEM_UCX_CHUNK_KIB */
   long stage_chunks;          /* VSHMEM_UCX_CHUNKS */

@@ -561,11 +561,17 @@ class UcxPath {
   uint32_t caps_ = 0;
   bool cuda_memory_ = false;  // UCX registers GPU memory
   // VSHMEM_UCX_ATOMICS (see setup()): who performs atomics on a peer's host heap.
-  enum class Atomics : int32_t { kTarget = 0, kNetwork = 1, kAuto = 2 };
+  enum class Atomics : int32_t {
+    kTarget = VSHMEM_TRANSPORT_ATOMICS_TARGET,
+    kNetwork = VSHMEM_TRANSPORT_ATOMICS_NETWORK,
+    kAuto = VSHMEM_TRANSPORT_ATOMICS_AUTO
+  };
   Atomics atomics_ = Atomics::kAuto;
   bool cpu_atomic_mode_ = true;  // UCX took ATOMIC_MODE=cpu (auto)
   static const char* atomics_name(int32_t a) {
-    return a == 1 ? "network" : a == 2 ? "auto" : "target";
+    return a == VSHMEM_TRANSPORT_ATOMICS_NETWORK ? "network"
+           : a == VSHMEM_TRANSPORT_ATOMICS_AUTO  ? "auto"
+                                                 : "target";
   }
   // Register the heap for network put/get; VSHMEM_UCX_RMA=target sends every transfer through
   // the target's progress thread instead (what a GPU heap without UCX CUDA support gets).
@@ -712,9 +718,8 @@ class UcxPath {
     return since < spin.count();
   }
   bool recently_busy() const { return recently_busy(idle_spin_); }
-  Clock::duration idle_spin_{0};     // see kIdleSpinUs
-  int handoff_max_ms_ = kHandoffMs;  // see kHandoffMaxMs
-  bool cpus_to_spare_ = false;       // see kIdleSpinUs
+  Clock::duration idle_spin_{0};  // see kIdleSpinUs
+  bool cpus_to_spare_ = false;    // see kIdleSpinUs
   // Staged transfers (target ops): bytes per chunk (and per staging buffer), chunks in flight.
   size_t stage_chunk_ = kStageChunk;
   int stage_depth_ = kStageDepth;
@@ -882,7 +887,9 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   // - target: always the target's.
   // The choice must be the same on every PE (init() checks it): the NIC's atomics and CPU atomics
   // on one word would not be atomic with respect to each other.
-  if (args.atomics_on_network < 0 || args.atomics_on_network > 2) {
+  if (args.atomics_on_network != VSHMEM_TRANSPORT_ATOMICS_TARGET &&
+      args.atomics_on_network != VSHMEM_TRANSPORT_ATOMICS_NETWORK &&
+      args.atomics_on_network != VSHMEM_TRANSPORT_ATOMICS_AUTO) {
     return set_err(err, errlen, kInvalidArgument,
                    format("VSHMEM_UCX_ATOMICS: unknown choice %d", args.atomics_on_network));
   }
@@ -896,7 +903,6 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
     const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
     cpus_to_spare_ = cpus >= 4 * std::max(local, 1);
     long us = cpus_to_spare_ ? kIdleSpinUs : 0;
-    handoff_max_ms_ = cpus_to_spare_ ? kHandoffMs : kHandoffMaxMs;
     if (args.spin_us > 1000000) {
       return set_err(
           err, errlen, kInvalidArgument,
@@ -1247,6 +1253,7 @@ void UcxPath::progress_loop() {
   // The application moves the network itself: sleep, and take over once it has not polled for a
   // whole sleep (or we are woken).
   uint64_t seen_polls = app_polls_.load(std::memory_order_relaxed);
+  const int longest_sleep_ms = cpus_to_spare_ ? kHandoffMs : kHandoffMaxMs;
   int sleep_ms = kHandoffMs;
   const auto hand_off = [&] {
     seen_polls = app_polls_.load(std::memory_order_relaxed);
@@ -1256,7 +1263,7 @@ void UcxPath::progress_loop() {
       (void)!::read(wake_fd_, &v, sizeof(v));
       sleep_ms = kHandoffMs;  // woken: something for us, or the end
     } else {
-      sleep_ms = std::min(2 * sleep_ms, handoff_max_ms_);
+      sleep_ms = std::min(2 * sleep_ms, longest_sleep_ms);
     }
   };
   while (!stopping_.load(std::memory_order_relaxed)) {

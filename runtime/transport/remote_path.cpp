@@ -16,10 +16,15 @@
 namespace vshmem {
 namespace {
 
-// The plugin's message buffer. Only its first byte is cleared before a call (a call that fails
-// writes a terminated message): clearing all of it cost 130 instructions per put or get, a tenth
-// of OSHMEM's whole 8-byte get over TCP.
 constexpr size_t kErrLen = 1024;
+
+// The plugin's message buffer. Only its first byte is cleared (a call that fails writes a
+// terminated message): clearing all of it cost 130 instructions per put or get, a tenth of
+// OSHMEM's whole 8-byte get over TCP.
+struct ErrText {
+  char text[kErrLen];
+  ErrText() { text[0] = '\0'; }
+};
 
 int write_err(char* err, size_t errlen, const Status& st) {
   if (err != nullptr && errlen > 0) std::snprintf(err, errlen, "%s", st.message().c_str());
@@ -211,9 +216,10 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   // the plugin reads no variable itself.
   args.rma_at_target = strcasecmp(env::text("VSHMEM_UCX_RMA").c_str(), "target") == 0 ? 1 : 0;
   const std::string atomics = env::text("VSHMEM_UCX_ATOMICS");
-  args.atomics_on_network = strcasecmp(atomics.c_str(), "network") == 0  ? 1
-                            : strcasecmp(atomics.c_str(), "target") == 0 ? 0
-                                                                         : 2;
+  args.atomics_on_network =
+      strcasecmp(atomics.c_str(), "network") == 0  ? VSHMEM_TRANSPORT_ATOMICS_NETWORK
+      : strcasecmp(atomics.c_str(), "target") == 0 ? VSHMEM_TRANSPORT_ATOMICS_TARGET
+                                                   : VSHMEM_TRANSPORT_ATOMICS_AUTO;
   Result<long long> spin = env::int_var("VSHMEM_UCX_SPIN_US", -1, 0, 1000000);
   Result<long long> chunk_kib = env::int_var("VSHMEM_UCX_CHUNK_KIB", 0, 4, 65536);
   Result<long long> chunks = env::int_var("VSHMEM_UCX_CHUNKS", 0, 1, 64);
@@ -236,10 +242,9 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   args.user_tls = user_tls ? user_tls->c_str() : nullptr;
   args.user_sm_error_handling =
       env::is_set("UCX_MM_ERROR_HANDLING") || env::is_set("UCX_POSIX_ERROR_HANDLING") ? 1 : 0;
-  char err[kErrLen];
-  err[0] = '\0';
+  ErrText e;
   const Clock::time_point t_init = Clock::now();
-  int rc = init(&args, &path->plugin_, err, sizeof(err));
+  int rc = init(&args, &path->plugin_, e.text, sizeof(e.text));
   const double init_ms = ms_since(t_init);
   if (options.optional) {
     // Only the global and static variables need it: a PE where UCX would not start leaves every
@@ -254,17 +259,17 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
     if (first >= 0) {
       if (rc == 0) path->plugin_.finalize(path->plugin_.ctx);
       if (unavailable != nullptr) {
-        *unavailable = rc != 0 ? log::format("UCX did not start: %s", err)
+        *unavailable = rc != 0 ? log::format("UCX did not start: %s", e.text)
                                : log::format(
                                      "UCX did not start on PE %d (see its "
                                      "VSHMEM_DEBUG=info message)",
                                      first);
       }
-      if (rc != 0) VSHMEM_INFO("UCX did not start: %s", err);
+      if (rc != 0) VSHMEM_INFO("UCX did not start: %s", e.text);
       return std::unique_ptr<RemotePath>();
     }
   }
-  if (rc != 0) return error(code_of(rc), log::format("remote path (ucx): %s", err));
+  if (rc != 0) return error(code_of(rc), log::format("remote path (ucx): %s", e.text));
   if (path->plugin_.abi_version != VSHMEM_TRANSPORT_ABI_VERSION) {
     return error(Code::kUnsupported,
                  log::format("%s speaks transport ABI %d, not %d", found.c_str(),
@@ -290,73 +295,68 @@ Status RemotePath::check(int rc, const char* err) const {
 }
 
 Status RemotePath::put(int pe, void* dest, const void* source, size_t bytes) {
-  char err[kErrLen];
-  err[0] = '\0';
-  return check(plugin_.put(plugin_.ctx, pe, offset_of(dest), source, bytes, 0, err, sizeof(err)),
-               err);
+  ErrText e;
+  return check(
+      plugin_.put(plugin_.ctx, pe, offset_of(dest), source, bytes, 0, e.text, sizeof(e.text)),
+      e.text);
 }
 
 Status RemotePath::put_nbi(int pe, void* dest, const void* source, size_t bytes) {
-  char err[kErrLen];
-  err[0] = '\0';
-  return check(plugin_.put(plugin_.ctx, pe, offset_of(dest), source, bytes, 1, err, sizeof(err)),
-               err);
+  ErrText e;
+  return check(
+      plugin_.put(plugin_.ctx, pe, offset_of(dest), source, bytes, 1, e.text, sizeof(e.text)),
+      e.text);
 }
 
 Status RemotePath::get(int pe, void* dest, const void* source, size_t bytes) {
-  char err[kErrLen];
-  err[0] = '\0';
-  return check(plugin_.get(plugin_.ctx, pe, dest, offset_of(source), bytes, 0, err, sizeof(err)),
-               err);
+  ErrText e;
+  return check(
+      plugin_.get(plugin_.ctx, pe, dest, offset_of(source), bytes, 0, e.text, sizeof(e.text)),
+      e.text);
 }
 
 Status RemotePath::get_nbi(int pe, void* dest, const void* source, size_t bytes) {
-  char err[kErrLen];
-  err[0] = '\0';
-  return check(plugin_.get(plugin_.ctx, pe, dest, offset_of(source), bytes, 1, err, sizeof(err)),
-               err);
+  ErrText e;
+  return check(
+      plugin_.get(plugin_.ctx, pe, dest, offset_of(source), bytes, 1, e.text, sizeof(e.text)),
+      e.text);
 }
 
 Status RemotePath::atomic(int pe, const AtomicRequest& request, uint64_t* result) {
-  char err[kErrLen];
-  err[0] = '\0';
-  return check(
-      plugin_.atomic(plugin_.ctx, pe, static_cast<int>(request.op), offset_of(request.address),
-                     request.width, request.operand, request.compare, result, err, sizeof(err)),
-      err);
+  ErrText e;
+  return check(plugin_.atomic(plugin_.ctx, pe, static_cast<int>(request.op),
+                              offset_of(request.address), request.width, request.operand,
+                              request.compare, result, e.text, sizeof(e.text)),
+               e.text);
 }
 
 Status RemotePath::signal_add(int pe, uint64_t* word, uint64_t value) {
-  char err[kErrLen];
-  err[0] = '\0';
-  return check(plugin_.signal_add(plugin_.ctx, pe, offset_of(word), value, err, sizeof(err)), err);
+  ErrText e;
+  return check(plugin_.signal_add(plugin_.ctx, pe, offset_of(word), value, e.text, sizeof(e.text)),
+               e.text);
 }
 
 Status RemotePath::fence() {
-  char err[kErrLen];
-  err[0] = '\0';
-  return check(plugin_.fence(plugin_.ctx, err, sizeof(err)), err);
+  ErrText e;
+  return check(plugin_.fence(plugin_.ctx, e.text, sizeof(e.text)), e.text);
 }
 
 int RemotePath::failed_peer(std::string* cause) const {
   if (!loaded_ || plugin_.failed_peer == nullptr) return -1;
-  char err[kErrLen];
-  err[0] = '\0';
-  const int pe = plugin_.failed_peer(plugin_.ctx, err, sizeof(err));
-  if (pe >= 0 && cause != nullptr) *cause = err;
+  ErrText e;
+  const int pe = plugin_.failed_peer(plugin_.ctx, e.text, sizeof(e.text));
+  if (pe >= 0 && cause != nullptr) *cause = e.text;
   return pe;
 }
 
 Status RemotePath::quiet() {
-  char err[kErrLen];
-  err[0] = '\0';
-  return check(plugin_.quiet(plugin_.ctx, err, sizeof(err)), err);
+  ErrText e;
+  return check(plugin_.quiet(plugin_.ctx, e.text, sizeof(e.text)), e.text);
 }
 
 Status RemotePath::add_region(uint64_t offset, size_t bytes) {
-  char err[kErrLen];
-  err[0] = '\0';
-  return check(plugin_.add_region(plugin_.ctx, offset, bytes, err, sizeof(err)), err)
+  ErrText e;
+  return check(plugin_.add_region(plugin_.ctx, offset, bytes, e.text, sizeof(e.text)), e.text)
       .with_context("registering heap memory with the remote path: ");
 }
 
