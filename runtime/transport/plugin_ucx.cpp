@@ -238,12 +238,21 @@ struct Reply {
   size_t payload_bytes() const { return staged ? staged_bytes : data.size(); }
 };
 
+// A peer's unpacked rkey and the offsets it covers: what UcxPath::rkey_of() finds without its
+// lock (Peer::last_rkey). Immutable once published; freed with the regions at shutdown.
+struct RkeyHit {
+  uint64_t lo = 0;
+  uint64_t hi = 0;
+  ucp_rkey_h rkey = nullptr;
+};
+
 struct Region {
   uint64_t offset = 0;
   size_t bytes = 0;
   ucp_mem_h memh = nullptr;
   std::vector<std::vector<uint8_t>> packed;  // per PE: its rkey for this region (empty: none)
   std::vector<ucp_rkey_h> rkeys;             // per PE, unpacked on first use
+  std::vector<std::unique_ptr<RkeyHit>> hits;  // per PE, made with its rkey (stable addresses)
 };
 
 struct Peer {
@@ -258,6 +267,8 @@ struct Peer {
   std::atomic<int> failure{UCS_OK};   // set by the error handler
   std::atomic<bool> wake_due{false};  // network puts to it since our last quiet (kAmWake)
   std::atomic<int64_t> woken_ns{0};   // when we last sent it kAmWake (steady clock)
+  // The region its last put, get or atomic addressed (rkey_of): found again without a lock.
+  std::atomic<const RkeyHit*> last_rkey{nullptr};
   bool device_heap = false;
   // Atomics on its host heap by UCX (ucp_atomic_op_nbx), not as a target op (see setup()). Set
   // before `ep` is published.
@@ -606,7 +617,8 @@ class UcxPath {
   std::atomic<uint64_t> flushed_{0};
   std::atomic<uint64_t> fenced_{0};  // how many of them the last fence ordered
   std::mutex nbi_mutex_;
-  std::vector<std::pair<int, void*>> nbi_;  // (PE, request) of _nbi operations not yet quieted  //
+  std::vector<std::pair<int, void*>> nbi_;  // (PE, request) of _nbi operations not yet quieted
+  std::atomic<size_t> nbi_count_{0};        // nbi_.size(), read without the lock by quiet()
                                             // blocking puts issued since the last fence or quiet
 
   std::mutex ops_mutex_;
@@ -1165,6 +1177,7 @@ void UcxPath::shutdown() {
       {
         std::lock_guard<std::mutex> lock(nbi_mutex_);
         pending.swap(nbi_);
+        nbi_count_.store(0, std::memory_order_relaxed);
       }
       for (auto [pe, r] : pending) drive(r);
       ucp_request_param_t param{};
@@ -1194,6 +1207,7 @@ void UcxPath::shutdown() {
       }
     }
     for (void* r : closing) drive(r);
+    for (Peer& p : peers_) p.last_rkey.store(nullptr, std::memory_order_relaxed);
     for (Region& region : regions_) {
       for (ucp_rkey_h k : region.rkeys) {
         if (k != nullptr) ucp_rkey_destroy(k);
@@ -1552,6 +1566,14 @@ ucp_ep_h UcxPath::make_data_ep(int pe, Peer& peer, ucp_ep_h first) {
 }
 
 ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span) {
+  // The common case, the region this peer's last operation addressed: no lock (regions are only
+  // added while the job runs, and an unpacked rkey is kept until shutdown).
+  Peer& peer = peers_[pe];
+  const RkeyHit* hit = peer.last_rkey.load(std::memory_order_acquire);
+  if (hit != nullptr && offset >= hit->lo && offset < hit->hi) {
+    *span = std::min<size_t>(bytes, hit->hi - offset);
+    return hit->rkey;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   for (Region& r : regions_) {
     if (offset < r.offset || offset >= r.offset + r.bytes) continue;
@@ -1560,6 +1582,12 @@ ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, 
     if (r.rkeys[pe] == nullptr &&
         ucp_ep_rkey_unpack(ep, r.packed[pe].data(), &r.rkeys[pe]) != UCS_OK) {
       r.rkeys[pe] = nullptr;
+    }
+    if (r.rkeys[pe] != nullptr) {
+      if (r.hits[pe] == nullptr) {
+        r.hits[pe] = std::make_unique<RkeyHit>(RkeyHit{r.offset, r.offset + r.bytes, r.rkeys[pe]});
+      }
+      peer.last_rkey.store(r.hits[pe].get(), std::memory_order_release);
     }
     return r.rkeys[pe];
   }
@@ -1624,6 +1652,7 @@ void UcxPath::keep_nbi(int pe, void* request) {
   if (request == nullptr) return;
   std::lock_guard<std::mutex> lock(nbi_mutex_);
   nbi_.emplace_back(pe, request);
+  nbi_count_.store(nbi_.size(), std::memory_order_release);
 }
 
 int UcxPath::quiet(char* err, size_t errlen) {
@@ -1631,9 +1660,10 @@ int UcxPath::quiet(char* err, size_t errlen) {
   // The _nbi operations' own requests first: UCX 1.13's worker flush can return before a get
   // issued over shared memory has delivered its data.
   std::vector<std::pair<int, void*>> pending;
-  {
+  if (nbi_count_.load(std::memory_order_acquire) != 0) {  // no lock after blocking operations
     std::lock_guard<std::mutex> lock(nbi_mutex_);
     pending.swap(nbi_);
+    nbi_count_.store(0, std::memory_order_release);
   }
   int failed = 0;
   for (auto [pe, request] : pending) {
@@ -1858,6 +1888,7 @@ int UcxPath::register_region(uint64_t offset, void* local, size_t bytes, bool de
   }
   region.packed.resize(static_cast<size_t>(n_pes_));
   region.rkeys.assign(static_cast<size_t>(n_pes_), nullptr);
+  region.hits.resize(static_cast<size_t>(n_pes_));
   for (int p = 0; p < n_pes_; ++p) {
     const uint8_t* b = gathered.data() + static_cast<size_t>(p) * longest;
     region.packed[p].assign(b, b + all[p].bytes);
