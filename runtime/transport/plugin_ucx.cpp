@@ -250,8 +250,8 @@ struct Region {
   uint64_t offset = 0;
   size_t bytes = 0;
   ucp_mem_h memh = nullptr;
-  std::vector<std::vector<uint8_t>> packed;  // per PE: its rkey for this region (empty: none)
-  std::vector<ucp_rkey_h> rkeys;             // per PE, unpacked on first use
+  std::vector<std::vector<uint8_t>> packed;    // per PE: its rkey for this region (empty: none)
+  std::vector<ucp_rkey_h> rkeys;               // per PE, unpacked on first use
   std::vector<std::unique_ptr<RkeyHit>> hits;  // per PE, made with its rkey (stable addresses)
 };
 
