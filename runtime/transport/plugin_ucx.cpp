@@ -238,8 +238,8 @@ struct Reply {
   size_t payload_bytes() const { return staged ? staged_bytes : data.size(); }
 };
 
-// A peer's unpacked rkey and the offsets it covers: what UcxPath::rkey_of() finds without its
-// lock (Peer::last_rkey). Immutable once published; freed with the regions at shutdown.
+// A peer's unpacked rkey for a region and the offsets it covers: what UcxPath::rkey_of() finds
+// without its lock (Peer::last_rkey). Immutable once made; destroyed with the regions at shutdown.
 struct RkeyHit {
   uint64_t lo = 0;
   uint64_t hi = 0;
@@ -250,9 +250,9 @@ struct Region {
   uint64_t offset = 0;
   size_t bytes = 0;
   ucp_mem_h memh = nullptr;
-  std::vector<std::vector<uint8_t>> packed;    // per PE: its rkey for this region (empty: none)
-  std::vector<ucp_rkey_h> rkeys;               // per PE, unpacked on first use
-  std::vector<std::unique_ptr<RkeyHit>> hits;  // per PE, made with its rkey (stable addresses)
+  std::vector<std::vector<uint8_t>> packed;  // per PE: its rkey for this region (empty: none)
+  // Per PE: its rkey, unpacked on first use (null until then; the record's address is stable).
+  std::vector<std::unique_ptr<RkeyHit>> unpacked;
 };
 
 struct Peer {
@@ -609,8 +609,8 @@ class UcxPath {
   // VSHMEM_UCX_DATA_ENDPOINT: data endpoints where the endpoints with peer failure handling
   // have no zero-copy put (make_data_ep()).
   bool data_ep_ = true;
-  ucp_ep_h probe_ep_ = nullptr;  // probe_peer_errors()'s endpoint to our own worker
-  std::atomic<bool> unordered_{false};
+  ucp_ep_h probe_ep_ = nullptr;         // probe_peer_errors()'s endpoint to our own worker
+  std::atomic<bool> unordered_{false};  // blocking puts issued since the last fence or quiet
   // Network puts and _nbi gets posted so far, and how many of them the last completed flush
   // covered (quiet skips the flush's round trip when nothing new was posted).
   std::atomic<uint64_t> posted_{0};
@@ -619,7 +619,6 @@ class UcxPath {
   std::mutex nbi_mutex_;
   std::vector<std::pair<int, void*>> nbi_;  // (PE, request) of _nbi operations not yet quieted
   std::atomic<size_t> nbi_count_{0};        // nbi_.size(), read without the lock by quiet()
-                                            // blocking puts issued since the last fence or quiet
 
   std::mutex ops_mutex_;
   std::unordered_map<uint64_t, PendingOp*> ops_;
@@ -1209,8 +1208,8 @@ void UcxPath::shutdown() {
     for (void* r : closing) drive(r);
     for (Peer& p : peers_) p.last_rkey.store(nullptr, std::memory_order_relaxed);
     for (Region& region : regions_) {
-      for (ucp_rkey_h k : region.rkeys) {
-        if (k != nullptr) ucp_rkey_destroy(k);
+      for (const std::unique_ptr<RkeyHit>& k : region.unpacked) {
+        if (k != nullptr) ucp_rkey_destroy(k->rkey);
       }
       if (region.memh != nullptr) ucp_mem_unmap(context_, region.memh);
     }
@@ -1579,17 +1578,13 @@ ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, 
     if (offset < r.offset || offset >= r.offset + r.bytes) continue;
     *span = std::min<size_t>(bytes, r.offset + r.bytes - offset);
     if (r.packed[pe].empty()) return nullptr;
-    if (r.rkeys[pe] == nullptr &&
-        ucp_ep_rkey_unpack(ep, r.packed[pe].data(), &r.rkeys[pe]) != UCS_OK) {
-      r.rkeys[pe] = nullptr;
+    ucp_rkey_h rkey = nullptr;
+    if (r.unpacked[pe] == nullptr) {
+      if (ucp_ep_rkey_unpack(ep, r.packed[pe].data(), &rkey) != UCS_OK) return nullptr;
+      r.unpacked[pe] = std::make_unique<RkeyHit>(RkeyHit{r.offset, r.offset + r.bytes, rkey});
     }
-    if (r.rkeys[pe] != nullptr) {
-      if (r.hits[pe] == nullptr) {
-        r.hits[pe] = std::make_unique<RkeyHit>(RkeyHit{r.offset, r.offset + r.bytes, r.rkeys[pe]});
-      }
-      peer.last_rkey.store(r.hits[pe].get(), std::memory_order_release);
-    }
-    return r.rkeys[pe];
+    peer.last_rkey.store(r.unpacked[pe].get(), std::memory_order_release);
+    return r.unpacked[pe]->rkey;
   }
   *span = bytes;
   return nullptr;
@@ -1887,8 +1882,7 @@ int UcxPath::register_region(uint64_t offset, void* local, size_t bytes, bool de
     }
   }
   region.packed.resize(static_cast<size_t>(n_pes_));
-  region.rkeys.assign(static_cast<size_t>(n_pes_), nullptr);
-  region.hits.resize(static_cast<size_t>(n_pes_));
+  region.unpacked.resize(static_cast<size_t>(n_pes_));
   for (int p = 0; p < n_pes_; ++p) {
     const uint8_t* b = gathered.data() + static_cast<size_t>(p) * longest;
     region.packed[p].assign(b, b + all[p].bytes);
