@@ -183,9 +183,10 @@ constexpr uint64_t kRunnableLookNs = 10'000'000;
 std::atomic<uint64_t> g_runnable_looked_ns{0};
 std::atomic<bool> g_others_runnable{false};
 
-bool others_runnable(uint64_t now) {
+// fresh: look now, whenever the last look was.
+bool others_runnable(uint64_t now, bool fresh = false) {
   const uint64_t looked = g_runnable_looked_ns.load(std::memory_order_relaxed);
-  if (looked != 0 && now - looked < kRunnableLookNs) {
+  if (!fresh && looked != 0 && now - looked < kRunnableLookNs) {
     return g_others_runnable.load(std::memory_order_relaxed);
   }
   g_runnable_looked_ns.store(now, std::memory_order_relaxed);
@@ -237,8 +238,10 @@ bool YieldPhase::yield() {
   }
   sched_yield();
   const uint64_t after = monotonic_ns();
-  if (after - before >= kLongYieldNs) {
-    // Another process held the core for a time slice: sleep instead, for a while.
+  // A long yield: a PE of this job that computed, or another process's time slice (then sleep
+  // instead, for a while). The machine's runnable tasks tell them apart: a look costs a few
+  // microseconds, next to the hundreds this yield took.
+  if (after - before >= kLongYieldNs && others_runnable(after, true)) {
     const uint64_t window = g_no_yield_ns.load(std::memory_order_relaxed);
     g_no_yield_until_ns.store(after + window, std::memory_order_relaxed);
     g_no_yield_ns.store(std::min(2 * window, kMaxNoYieldNs), std::memory_order_relaxed);
