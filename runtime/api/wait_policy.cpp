@@ -183,10 +183,9 @@ constexpr uint64_t kRunnableLookNs = 10'000'000;
 std::atomic<uint64_t> g_runnable_looked_ns{0};
 std::atomic<bool> g_others_runnable{false};
 
-// fresh: look now, whenever the last look was.
-bool others_runnable(uint64_t now, bool fresh = false) {
+bool others_runnable(uint64_t now) {
   const uint64_t looked = g_runnable_looked_ns.load(std::memory_order_relaxed);
-  if (!fresh && looked != 0 && now - looked < kRunnableLookNs) {
+  if (looked != 0 && now - looked < kRunnableLookNs) {
     return g_others_runnable.load(std::memory_order_relaxed);
   }
   g_runnable_looked_ns.store(now, std::memory_order_relaxed);
@@ -238,10 +237,8 @@ bool YieldPhase::yield() {
   }
   sched_yield();
   const uint64_t after = monotonic_ns();
-  // A long yield: a PE of this job that computed, or another process's time slice (then sleep
-  // instead, for a while). The machine's runnable tasks tell them apart: a look costs a few
-  // microseconds, next to the hundreds this yield took.
-  if (after - before >= kLongYieldNs && others_runnable(after, true)) {
+  if (after - before >= kLongYieldNs) {
+    // Another process held the core for a time slice: sleep instead, for a while.
     const uint64_t window = g_no_yield_ns.load(std::memory_order_relaxed);
     g_no_yield_until_ns.store(after + window, std::memory_order_relaxed);
     g_no_yield_ns.store(std::min(2 * window, kMaxNoYieldNs), std::memory_order_relaxed);

@@ -88,28 +88,18 @@ uint64_t data_sleep_limit_ns();
 // yielding there made the broadcast 8 B 2.55 us (median of 9 runs) against 0.36 for sleeping at
 // once, while without the busy process it took the time from 2.69 to 1.76 us. PEs asleep are not
 // runnable, so with some of them asleep a busy process can go unseen: then each yield is the
-// guard. It is timed: one that lasted kLongYieldNs or more, if a fresh look at the machine's
-// runnable tasks then counts more than this job's PEs, ends the phase and keeps this process's
-// waits from yielding for a while (they sleep at once, as without this phase): kMinNoYieldNs,
-// doubled at each long yield up to kMaxNoYieldNs, back to kMinNoYieldNs once a wait is answered
-// while it yields. A long yield that the fresh look does not explain was spent in a PE of this
-// job that computed (a 1 MiB block copy takes 100-300 us on the 2-core box): the phase goes on.
-// It ends after kYieldPhaseNs at most: a yield that returns at once finds no other work for the
-// core, and a long wait should not burn it (5 ms of CPU at most, then the waiter sleeps:
-// tests/mpe/wait_sleep.c).
-//
-// Why the phase lasts milliseconds, not the 0.5 ms it once did, and why a long yield alone does
-// not end it (bench/RESULTS.md, issue #15 session 18): every sleep of a PE hands its core to the
-// kernel's placement at the wake-up, and with 4 PEs on 2 CPUs a third to a half of the runs ended
-// up with 3 PEs on one CPU (the 4-PE alltoall of 1 MiB 1.07-1.34x OSHMEM's, whose waiters never
-// sleep). Yielding through the waits of a collective keeps every PE runnable, so the scheduler
-// keeps them balanced: 0.91-1.05x.
+// guard. It is timed: one that lasted kLongYieldNs or more ends the phase and keeps this
+// process's waits from yielding for a while (they sleep at once, as without this phase):
+// kMinNoYieldNs, doubled at each long yield up to kMaxNoYieldNs, back to kMinNoYieldNs once a wait
+// is answered while it yields. The phase also ends after kYieldPhaseNs: a yield that returns at
+// once finds no other work for the core, and a long wait should not burn it (a sleeping waiter
+// uses well under a millisecond of CPU: tests/mpe/wait_sleep.c).
 class YieldPhase {
  public:
   static constexpr uint64_t kLongYieldNs = 300'000;
   static constexpr uint64_t kMinNoYieldNs = 10'000'000;
   static constexpr uint64_t kMaxNoYieldNs = 1'000'000'000;
-  static constexpr uint64_t kYieldPhaseNs = 5'000'000;
+  static constexpr uint64_t kYieldPhaseNs = 500'000;
   // Active when waits do not spin, no yield of this process took long lately and the machine has
   // no runnable tasks beyond this job's PEs.
   YieldPhase();

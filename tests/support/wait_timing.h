@@ -51,11 +51,4 @@ static inline int wait_policy_yields(void) {
  * lasted 50 ms, so PE 0 computes longer then. */
 static inline int wait_work_ms(int yields) { return yields ? 20 : 70; }
 
-/* Barriers and collectives (tests/mpe/wait_sleep.c), when waits yield: they yield the core for up
- * to 5 ms (runtime/api/wait_policy.hpp, YieldPhase::kYieldPhaseNs) before they sleep, so PE 0
- * computes for 40 ms and a waiter that slept used less CPU than WAIT_YIELDED_CPU_US. One that
- * never slept uses all 40 ms alone on its core, and 20 beside another waiter. */
-static inline int wait_coll_work_ms(int yields) { return yields ? 40 : 70; }
-#define WAIT_YIELDED_CPU_US 12000ll
-
 #endif
