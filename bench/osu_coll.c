@@ -47,6 +47,15 @@ static void reset_psync(void) {
   shmem_barrier_all();
 }
 
+/* Whether the comma list `ops` names `name` (whole names: "fcollect" does not name collect). */
+static int has_op(const char* ops, const char* name) {
+  const size_t len = strlen(name);
+  for (const char* at = ops; (at = strstr(at, name)) != NULL; at += len) {
+    if ((at == ops || at[-1] == ',') && (at[len] == ',' || at[len] == '\0')) return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   shmem_init();
   const int me = shmem_my_pe(), n = shmem_n_pes();
@@ -63,7 +72,7 @@ int main(int argc, char** argv) {
   }
   for (size_t i = 0; i < max_bytes * (size_t)n / sizeof(long); ++i) src[i] = (long)(i * 7 + me);
   reset_psync();
-  if (strstr(ops, "barrier")) {
+  if (has_op(ops, "barrier")) {
     const int iters = 20000;
     for (int w = 0; w < 100; ++w) shmem_barrier_all();
     double t0 = now_us();
@@ -71,7 +80,7 @@ int main(int argc, char** argv) {
     double t = average((now_us() - t0) / iters);
     if (me == 0) printf("barrier 0 %.3f\n", t);
   }
-  if (strstr(ops, "waituntil")) {
+  if (has_op(ops, "waituntil")) {
     /* Point-to-point wake-up: PEs 2k and 2k+1 ping-pong a counter with shmem_long_p and
      * shmem_long_wait_until (a PE left without a partner only takes part in the barriers); the
      * figure is half a round trip. */
@@ -106,7 +115,7 @@ int main(int argc, char** argv) {
   }
   const char* names[] = {"broadcast", "collect", "fcollect", "alltoall", "reduce"};
   for (int op = 0; op < 5; ++op) {
-    if (!strstr(ops, names[op])) continue;
+    if (!has_op(ops, names[op])) continue;
     static const size_t sizes[] = {8, 64, 1024, 65536, 1048576};
     for (int si = 0; si < 5 && sizes[si] <= max_bytes; ++si) {
       const size_t bytes = sizes[si];

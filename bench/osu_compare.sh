@@ -2,7 +2,13 @@
 # Host collectives and barrier: vshmem against Open MPI's OSHMEM in the same run (issue #15).
 #
 #   bench/osu_compare.sh [--build-dir DIR] [--npes "2 4"] [--reps N] [--ops LIST] [--max BYTES]
-#                        [--base-lib DIR] [--loads "quiet busy"] [--cpus LIST]
+#                        [--base-lib DIR] [--loads "quiet busy"] [--cpus LIST] [--together]
+#
+# Each operation runs as its own program (one process per operation and PE count), as the OSU
+# micro-benchmarks do: what one operation leaves behind (the placement of the PEs on the CPUs, a
+# wait policy's state) does not carry into the next. --together runs every operation of --ops in
+# one program, one after the other (the layout of the figures in bench/RESULTS.md before session
+# 19; on 4 PEs sharing 2 CPUs the two layouts gave different alltoall rows, for both libraries).
 #
 # --base-lib DIR also runs the same vshmem program against the libvshmem.so found in DIR (with
 # LD_LIBRARY_PATH, which the build's RUNPATH yields to; the UCX plugin next to it), interleaved
@@ -28,6 +34,7 @@ max=1048576
 base_lib=
 loads="quiet busy"
 cpus=
+together=
 while (($#)); do
   case $1 in
     --build-dir) build=$2; shift ;;
@@ -38,6 +45,7 @@ while (($#)); do
     --base-lib) base_lib=$2; shift ;;
     --loads) loads=$2; shift ;;
     --cpus) cpus=$2; shift ;;
+    --together) together=1 ;;
     *) echo "osu_compare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -48,6 +56,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; [ -n "${busy:-}" ] && kill "$busy" 2>/dev/null || true' EXIT
 oshcc -O2 "$repo/bench/osu_coll.c" -o "$tmp/osu_coll_oshmem"
 export SHMEM_SYMMETRIC_SIZE=512M VSHMEM_BACKEND=host
+# The programs of one round: one per operation, or one for all of them (--together).
+programs=("$ops")
+[ -n "$together" ] || IFS=, read -r -a programs <<<"$ops"
 pin=()
 busy_pin=()
 if [ -n "$cpus" ]; then pin=(taskset -c "$cpus"); busy_pin=(taskset -c "${cpus%%,*}"); fi
@@ -56,16 +67,18 @@ for n in $npes; do
     busy=
     if [ $load = busy ]; then "${busy_pin[@]}" yes >/dev/null & busy=$!; fi
     for ((r = 0; r < reps; ++r)); do
-      # OSHMEM may crash in its own finalize after printing every figure: keep what it printed.
-      "${pin[@]}" "$build/bin/vshmemrun" -n "$n" "$vbin" "$ops" "$max" 2>/dev/null |
-        sed "s/^/vshmem $n $load /" >>"$tmp/all" || true
-      if [ -n "$base_lib" ]; then
-        LD_LIBRARY_PATH=$base_lib "${pin[@]}" "$build/bin/vshmemrun" -n "$n" "$vbin" "$ops" "$max" 2>/dev/null |
-          sed "s/^/base $n $load /" >>"$tmp/all" || true
-      fi
-      "${pin[@]}" oshrun --allow-run-as-root --oversubscribe -np "$n" "$tmp/osu_coll_oshmem" "$ops" "$max" \
-        2>/dev/null | grep -E '^[a-z]+ [0-9]+ [0-9.]+$' | sed "s/^/oshmem $n $load /" >>"$tmp/all" ||
-        true
+      for op in "${programs[@]}"; do
+        # OSHMEM may crash in its own finalize after printing every figure: keep what it printed.
+        "${pin[@]}" "$build/bin/vshmemrun" -n "$n" "$vbin" "$op" "$max" 2>/dev/null |
+          sed "s/^/vshmem $n $load /" >>"$tmp/all" || true
+        if [ -n "$base_lib" ]; then
+          LD_LIBRARY_PATH=$base_lib "${pin[@]}" "$build/bin/vshmemrun" -n "$n" "$vbin" "$op" "$max" \
+            2>/dev/null | sed "s/^/base $n $load /" >>"$tmp/all" || true
+        fi
+        "${pin[@]}" oshrun --allow-run-as-root --oversubscribe -np "$n" "$tmp/osu_coll_oshmem" "$op" \
+          "$max" 2>/dev/null | grep -E '^[a-z]+ [0-9]+ [0-9.]+$' |
+          sed "s/^/oshmem $n $load /" >>"$tmp/all" || true
+      done
     done
     if [ -n "$busy" ]; then kill "$busy"; wait "$busy" 2>/dev/null || true; busy=; fi
   done
