@@ -872,6 +872,21 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
   return 0;
 }
 
+// Whether UCX's configuration, printed as UCX prints it ("UCX_PROTO_ENABLE=y", one setting a
+// line, values normalized: "yes" and "1" print as "y"), holds the line `setting`: UCX's own reading
+// of its variables and configuration files, which libvshmem's table does not hold.
+bool config_says(const ucp_config_t* config, const char* setting) {
+  char* text = nullptr;
+  size_t bytes = 0;
+  FILE* f = open_memstream(&text, &bytes);
+  if (f == nullptr) return false;
+  ucp_config_print(config, f, nullptr, UCS_CONFIG_PRINT_CONFIG);
+  std::fclose(f);
+  const std::string printed = "\n" + std::string(text != nullptr ? text : "", bytes) + "\n";
+  std::free(text);
+  return printed.find("\n" + std::string(setting) + "\n") != std::string::npos;
+}
+
 int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t errlen) {
   // The settings come parsed and checked from libvshmem's configuration table (init args).
   network_rma_ = args.rma_at_target == 0;
@@ -960,6 +975,24 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   //   (this 2-core box, 64 MiB get in target mode: 0.15-1.0 GB/s against 2.9-4.0).
   unsigned major = 0, minor = 0, release = 0;
   ucp_get_version(&major, &minor, &release);
+  // UCX 1.13's protocols v2 (UCX_PROTO_ENABLE=y, experimental there) crash the process inside
+  // libucp once operations start ("stack smashing detected", over TCP and shared memory alike;
+  // Open MPI's OSHMEM dies of a segmentation fault with it too): run that UCX with its default
+  // protocols, and say so. UCX 1.16, where protocols v2 are the default, runs them.
+  if (major == 1 && minor == 13 && config_says(config, "UCX_PROTO_ENABLE=y")) {
+    s = ucp_config_modify(config, "PROTO_ENABLE", "n");
+    if (s != UCS_OK) {
+      ucp_config_release(config);
+      return set_err(err, errlen, kUnsupported,
+                     format("UCX %u.%u.%u with UCX_PROTO_ENABLE=y: that UCX's experimental "
+                            "protocols v2 crash in libucp, and it refuses PROTO_ENABLE=n (%s); "
+                            "unset UCX_PROTO_ENABLE",
+                            major, minor, release, ucs_status_string(s)));
+    }
+    log(1, format("ucx: UCX_PROTO_ENABLE=y ignored: UCX %u.%u.%u's experimental protocols v2 crash "
+                  "in libucp (UCX 1.16 and later run them)",
+                  major, minor, release));
+  }
   const bool sm_errors = major > 1 || (major == 1 && minor >= 16);
   if (sm_errors && args.user_sm_error_handling == 0 && !no_peer_errors) {
     s = ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
