@@ -872,19 +872,50 @@ int UcxPath::init(const vshmem_transport_init_args& args, char* err, size_t errl
   return 0;
 }
 
-// Whether UCX's configuration, printed as UCX prints it ("UCX_PROTO_ENABLE=y", one setting a
-// line, values normalized: "yes" and "1" print as "y"), holds the line `setting`: UCX's own reading
-// of its variables and configuration files, which libvshmem's table does not hold.
-bool config_says(const ucp_config_t* config, const char* setting) {
+// Whether a UCX_TLS value ("all", UCX's default; empty: unknown, taken as all) loads a
+// shared-memory transport of the mm family (posix, sysv, xpmem), the transports
+// UCX_MM_ERROR_HANDLING applies to: one of them, an alias that includes them ("sm", "shm", "mm",
+// "all"), or a list of exclusions ("^...") that does not exclude them all.
+bool tls_loads_mm(const char* tls) {
+  if (tls == nullptr || *tls == '\0') return true;
+  const bool excluding = *tls == '^';
+  std::vector<std::string> names;
+  for (const char* at = excluding ? tls + 1 : tls; *at != '\0';) {
+    const char* end = std::strchr(at, ',');
+    if (end == nullptr) end = at + std::strlen(at);
+    std::string name(at, end);
+    name = name.substr(0, name.find(':'));  // "sm:aux": the transport's name only
+    names.push_back(name);
+    at = *end == ',' ? end + 1 : end;
+  }
+  const auto named = [&](const char* n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  if (excluding) {
+    return !(named("sm") || named("shm") || named("mm") ||
+             (named("posix") && named("sysv") && named("xpmem")));
+  }
+  return named("all") || named("sm") || named("shm") || named("mm") || named("posix") ||
+         named("sysv") || named("xpmem");
+}
+
+// A setting of UCX's configuration as UCX prints it ("UCX_TLS" -> "tcp"; booleans as "y" or "n",
+// whatever the variable said: "yes", "1"): UCX's own reading of its variables and configuration
+// files, which libvshmem's table does not hold. Empty when the configuration has no such key.
+std::string config_value(const ucp_config_t* config, const char* key) {
   char* text = nullptr;
   size_t bytes = 0;
   FILE* f = open_memstream(&text, &bytes);
-  if (f == nullptr) return false;
+  if (f == nullptr) return {};
   ucp_config_print(config, f, nullptr, UCS_CONFIG_PRINT_CONFIG);
   std::fclose(f);
-  const std::string printed = "\n" + std::string(text != nullptr ? text : "", bytes) + "\n";
+  const std::string printed = "\n" + std::string(text != nullptr ? text : "", bytes);
   std::free(text);
-  return printed.find("\n" + std::string(setting) + "\n") != std::string::npos;
+  const std::string start = "\n" + std::string(key) + "=";
+  const size_t at = printed.find(start);
+  if (at == std::string::npos) return {};
+  const size_t from = at + start.size();
+  return printed.substr(from, printed.find('\n', from) - from);
 }
 
 int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t errlen) {
@@ -959,6 +990,26 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
     return set_err(err, errlen, kInvalidArgument,
                    format("UCX configuration (UCX_* variables): %s", ucs_status_string(s)));
   }
+  unsigned major = 0, minor = 0, release = 0;
+  ucp_get_version(&major, &minor, &release);
+  // UCX 1.13's protocols v2 (UCX_PROTO_ENABLE=y, experimental there) crash the process inside
+  // libucp once operations start ("stack smashing detected", over TCP and shared memory alike;
+  // Open MPI's OSHMEM dies of a segmentation fault with it too): run that UCX with its default
+  // protocols, and say so. UCX 1.16, where protocols v2 are the default, runs them.
+  if (major == 1 && minor == 13 && config_value(config, "UCX_PROTO_ENABLE") == "y") {
+    s = ucp_config_modify(config, "PROTO_ENABLE", "n");
+    if (s != UCS_OK) {
+      ucp_config_release(config);
+      return set_err(err, errlen, kUnsupported,
+                     format("UCX %u.%u.%u with UCX_PROTO_ENABLE=y: that UCX's experimental "
+                            "protocols v2 crash in libucp, and it refuses PROTO_ENABLE=n (%s); "
+                            "unset UCX_PROTO_ENABLE",
+                            major, minor, release, ucs_status_string(s)));
+    }
+    log(1, format("ucx: UCX_PROTO_ENABLE=y ignored: UCX %u.%u.%u's experimental protocols v2 crash "
+                  "in libucp (UCX 1.16 and later run them)",
+                  major, minor, release));
+  }
   // Shared memory (posix) with peer failure handling on UCX 1.16 and later, unless the user
   // decides (UCX_POSIX_ERROR_HANDLING, or UCX_MM_ERROR_HANDLING for every shared-memory
   // transport of that family; the key below is the latter's, which UCX applies to each such
@@ -973,28 +1024,13 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   // - Not on 1.13: there a dead peer only runs into the time limit either way, and the
   //   error-handling endpoints cost staged gets 4-10x their bandwidth over shared memory
   //   (this 2-core box, 64 MiB get in target mode: 0.15-1.0 GB/s against 2.9-4.0).
-  unsigned major = 0, minor = 0, release = 0;
-  ucp_get_version(&major, &minor, &release);
-  // UCX 1.13's protocols v2 (UCX_PROTO_ENABLE=y, experimental there) crash the process inside
-  // libucp once operations start ("stack smashing detected", over TCP and shared memory alike;
-  // Open MPI's OSHMEM dies of a segmentation fault with it too): run that UCX with its default
-  // protocols, and say so. UCX 1.16, where protocols v2 are the default, runs them.
-  if (major == 1 && minor == 13 && config_says(config, "UCX_PROTO_ENABLE=y")) {
-    s = ucp_config_modify(config, "PROTO_ENABLE", "n");
-    if (s != UCS_OK) {
-      ucp_config_release(config);
-      return set_err(err, errlen, kUnsupported,
-                     format("UCX %u.%u.%u with UCX_PROTO_ENABLE=y: that UCX's experimental "
-                            "protocols v2 crash in libucp, and it refuses PROTO_ENABLE=n (%s); "
-                            "unset UCX_PROTO_ENABLE",
-                            major, minor, release, ucs_status_string(s)));
-    }
-    log(1, format("ucx: UCX_PROTO_ENABLE=y ignored: UCX %u.%u.%u's experimental protocols v2 crash "
-                  "in libucp (UCX 1.16 and later run them)",
-                  major, minor, release));
-  }
+  // Only where UCX's TLS setting loads a transport of that family (its default loads every one;
+  // the TLS of a one-node job, set below, has posix): the key belongs to them, and UCX 1.16 warns
+  // "invalid configuration: MM_ERROR_HANDLING=y" at every worker's creation when none is loaded
+  // (UCX_TLS=tcp, or rc between nodes).
   const bool sm_errors = major > 1 || (major == 1 && minor >= 16);
-  if (sm_errors && args.user_sm_error_handling == 0 && !no_peer_errors) {
+  if (sm_errors && args.user_sm_error_handling == 0 && !no_peer_errors &&
+      tls_loads_mm(config_value(config, "UCX_TLS").c_str())) {
     s = ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
     if (s != UCS_OK) {
       log(1, format("ucx: UCX refuses MM_ERROR_HANDLING=y (%s): shared memory without peer "
