@@ -899,18 +899,27 @@ bool tls_loads_mm(const char* tls) {
          named("sysv") || named("xpmem");
 }
 
-// A setting of UCX's configuration as UCX prints it ("UCX_TLS" -> "tcp"; booleans as "y" or "n",
-// whatever the variable said: "yes", "1"): UCX's own reading of its variables and configuration
-// files, which libvshmem's table does not hold. Empty when the configuration has no such key.
-std::string config_value(const ucp_config_t* config, const char* key) {
+// What a UCX print function (ucp_ep_print_info, ucp_config_print) writes, as a string.
+template <typename Print>
+std::string printed_by(Print&& print) {
   char* text = nullptr;
   size_t bytes = 0;
   FILE* f = open_memstream(&text, &bytes);
   if (f == nullptr) return {};
-  ucp_config_print(config, f, nullptr, UCS_CONFIG_PRINT_CONFIG);
+  print(f);
   std::fclose(f);
-  const std::string printed = "\n" + std::string(text != nullptr ? text : "", bytes);
+  std::string out(text != nullptr ? text : "", bytes);
   std::free(text);
+  return out;
+}
+
+// A setting of UCX's configuration as UCX prints it ("UCX_TLS" -> "tcp"; booleans as "y" or "n",
+// whatever the variable said: "yes", "1"): UCX's own reading of its variables and configuration
+// files, which libvshmem's table does not hold. Empty when the configuration has no such key.
+std::string config_value(const ucp_config_t* config, const char* key) {
+  const std::string printed = "\n" + printed_by([&](FILE* f) {
+                                ucp_config_print(config, f, nullptr, UCS_CONFIG_PRINT_CONFIG);
+                              });
   const std::string start = "\n" + std::string(key) + "=";
   const size_t at = printed.find(start);
   if (at == std::string::npos) return {};
@@ -1542,15 +1551,7 @@ int UcxPath::connect(int pe, ucp_ep_h ep, const char* what, char* err, size_t er
 // What ucp_ep_print_info says of an endpoint: its lanes, one line each ("lane[0]:  1:tcp/lo.0
 // md[1] -> ... rma_bw#0 am am_bw#0"), the form of UCX 1.13 to 1.16. Empty when it cannot say.
 std::string endpoint_info(ucp_ep_h ep) {
-  char* text = nullptr;
-  size_t bytes = 0;
-  FILE* f = open_memstream(&text, &bytes);
-  if (f == nullptr) return {};
-  ucp_ep_print_info(ep, f);
-  std::fclose(f);
-  std::string out(text != nullptr ? text : "", bytes);
-  std::free(text);
-  return out;
+  return printed_by([&](FILE* f) { ucp_ep_print_info(ep, f); });
 }
 
 // The transports of an endpoint's lanes ("tcp", "cma", "rc_mlx5"), and whether one of them
