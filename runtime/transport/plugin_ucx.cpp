@@ -121,10 +121,16 @@ constexpr int kIdleSpinUs = 50;
 constexpr int kHandoffMs = 1;
 constexpr int kHandoffMaxMs = 8;
 // An application thread that posts operations without waiting for them (blocking puts that
-// complete locally at once, signals) progresses the worker itself once per this many: the
-// progress thread is off the worker meanwhile (kHandoffMs), and the acknowledgements and peers'
-// requests still get read.
-constexpr unsigned kIssueProgressEvery = 32;
+// complete locally at once, signals) progresses the worker itself once kIssueProgressGap has
+// passed since it last did: the progress thread is off the worker meanwhile (kHandoffMs), and the
+// acknowledgements and peers' requests still get read, no later than they would by the progress
+// thread after its first sleep. The clock is read once per kIssueCheckEvery posts. A bound in
+// time, not in posts: with a fixed count (every 32 posts, before) how long a peer's request
+// waited depended on how fast the network takes posts (7 us each over TCP on the 2-core box, 0.6
+// us over shared memory). Both forms cost the same per put there (bench/RESULTS.md, issue #13
+// session 20), with fewer progress calls (over TCP one per about 140 puts instead of 32).
+constexpr unsigned kIssueCheckEvery = 16;
+constexpr std::chrono::microseconds kIssueProgressGap{1000};
 // At finalize, how long we wait for our last operations and endpoint closes (peers may be gone).
 constexpr std::chrono::seconds kCloseWait{2};
 
@@ -336,14 +342,21 @@ class UcxPath {
   int flush_worker(char* err, size_t errlen);
   // kAmWake to every peer our network puts reached since the last call (quiet).
   void send_wakes();
-  // After posting an operation that nobody waits for (see kIssueProgressEvery).
+  // After posting an operation that nobody waits for (see kIssueProgressGap).
   void note_app_issue() {
-    thread_local unsigned issued = 0;
-    if (++issued % kIssueProgressEvery == 0) {
-      progress();
-    } else {
-      note_app_poll();
+    note_app_poll();
+    // Relaxed load and store, no read-modify-write: two threads posting at once may lose a
+    // count, which only moves the next check.
+    const unsigned issued = issued_.load(std::memory_order_relaxed) + 1;
+    issued_.store(issued, std::memory_order_relaxed);
+    if (issued % kIssueCheckEvery != 0) return;
+    const int64_t now = Clock::now().time_since_epoch().count();
+    if (now - issue_progressed_ns_.load(std::memory_order_relaxed) <
+        std::chrono::duration_cast<Clock::duration>(kIssueProgressGap).count()) {
+      return;
     }
+    issue_progressed_ns_.store(now, std::memory_order_relaxed);
+    progress();
   }
   void progress() {
     note_app_poll();
@@ -615,6 +628,9 @@ class UcxPath {
   // covered (quiet skips the flush's round trip when nothing new was posted).
   std::atomic<uint64_t> posted_{0};
   std::atomic<uint64_t> flushed_{0};
+  // note_app_issue(): operations posted without a wait, and when it last progressed the worker.
+  std::atomic<unsigned> issued_{0};
+  std::atomic<int64_t> issue_progressed_ns_{0};
   std::atomic<uint64_t> fenced_{0};  // how many of them the last fence ordered
   std::mutex nbi_mutex_;
   std::vector<std::pair<int, void*>> nbi_;  // (PE, request) of _nbi operations not yet quieted
