@@ -1,6 +1,7 @@
 #include "runtime/api/runtime.hpp"
 
 #include "runtime/api/team.hpp"
+#include "runtime/common/hot.hpp"
 #include "runtime/api/wait_policy.hpp"
 
 #include <sched.h>
@@ -20,7 +21,7 @@ namespace vshmem::detail {
 
 Runtime* g_runtime = nullptr;
 
-Runtime& runtime_for(const char* call) {
+VSHMEM_HOT Runtime& runtime_for(const char* call) {
   if (g_runtime == nullptr) {
     fail(call, "called before shmem_init or after shmem_finalize");
   }
@@ -73,7 +74,8 @@ void check_symmetric(Runtime& rt, const void* addr, size_t bytes, const char* ca
   }
 }
 
-void rma_put(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, const char* call) {
+VSHMEM_HOT void rma_put(Runtime& rt, void* dest, const void* source, size_t bytes, int pe,
+                        const char* call) {
   check_pe(rt, pe, call);
   if (bytes == 0) return;
   check_symmetric(rt, dest, bytes, call, "dest");
@@ -82,7 +84,8 @@ void rma_put(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, 
   if (!st) fail(call, st);
 }
 
-void rma_get(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, const char* call) {
+VSHMEM_HOT void rma_get(Runtime& rt, void* dest, const void* source, size_t bytes, int pe,
+                        const char* call) {
   check_pe(rt, pe, call);
   if (bytes == 0) return;
   check_symmetric(rt, source, bytes, call, "source");
@@ -91,8 +94,8 @@ void rma_get(Runtime& rt, void* dest, const void* source, size_t bytes, int pe, 
   if (!st) fail(call, st);
 }
 
-void rma_put_nbi(Runtime& rt, void* dest, const void* source, size_t bytes, int pe,
-                 const char* call) {
+VSHMEM_HOT void rma_put_nbi(Runtime& rt, void* dest, const void* source, size_t bytes, int pe,
+                            const char* call) {
   check_pe(rt, pe, call);
   if (bytes == 0) return;
   check_symmetric(rt, dest, bytes, call, "dest");
@@ -101,8 +104,8 @@ void rma_put_nbi(Runtime& rt, void* dest, const void* source, size_t bytes, int 
   if (!st) fail(call, st);
 }
 
-void rma_get_nbi(Runtime& rt, void* dest, const void* source, size_t bytes, int pe,
-                 const char* call) {
+VSHMEM_HOT void rma_get_nbi(Runtime& rt, void* dest, const void* source, size_t bytes, int pe,
+                            const char* call) {
   check_pe(rt, pe, call);
   if (bytes == 0) return;
   check_symmetric(rt, source, bytes, call, "source");
@@ -111,7 +114,7 @@ void rma_get_nbi(Runtime& rt, void* dest, const void* source, size_t bytes, int 
   if (!st) fail(call, st);
 }
 
-uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call) {
+VSHMEM_HOT uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call) {
   check_pe(rt, pe, call);
   check_symmetric(rt, request.address, request.width, call, "dest");
   if (reinterpret_cast<uintptr_t>(request.address) % request.width != 0) {
@@ -158,7 +161,7 @@ Backoff::Backoff(const char* call, RemotePath* sleeper) : call_(call) {
   }
 }
 
-void Backoff::pause() {
+VSHMEM_HOT void Backoff::pause() {
   if (late_sleeping_) {
     late_sleep(monotonic_ns());
     return;
@@ -206,7 +209,7 @@ void Backoff::pause() {
   watch_peers();
 }
 
-void Backoff::late_sleep(uint64_t now) {
+VSHMEM_HOT void Backoff::late_sleep(uint64_t now) {
   const uint64_t us = std::max<uint64_t>(sleep_limit_ns_ / 1000, 1);
   // Where waits spin, the network's wait polls first while messages keep coming (a PE in a long
   // barrier serving a peer's gets and atomics answers each without a wake-up).

@@ -59,6 +59,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/common/hot.hpp"
 #include "runtime/transport/chunk_pipeline.hpp"
 #include "runtime/transport/plugin_abi.h"
 #include "runtime/transport/ucx_status.hpp"
@@ -343,7 +344,7 @@ class UcxPath {
   // kAmWake to every peer our network puts reached since the last call (quiet).
   void send_wakes();
   // After posting an operation that nobody waits for (see kIssueProgressGap).
-  void note_app_issue() {
+  VSHMEM_HOT void note_app_issue() {
     note_app_poll();
     // Relaxed load and store, no read-modify-write: two threads posting at once may lose a
     // count, which only moves the next check.
@@ -358,7 +359,7 @@ class UcxPath {
     issue_progressed_ns_.store(now, std::memory_order_relaxed);
     progress();
   }
-  void progress() {
+  VSHMEM_HOT void progress() {
     note_app_poll();
     {
       const WorkFollows follows;  // what progress_once() queues, run_work() below performs
@@ -725,7 +726,7 @@ class UcxPath {
   // Whoever progresses the worker holds this; the others skip their turn (try-lock) instead of
   // spinning on UCX's lock: a descheduled holder then costs nobody a spinning core.
   std::mutex progress_mutex_;
-  unsigned progress_once() {
+  VSHMEM_HOT unsigned progress_once() {
     std::unique_lock<std::mutex> lock(progress_mutex_, std::try_to_lock);
     const unsigned n = lock.owns_lock() ? ucp_worker_progress(worker_) : 0;
     if (n != 0) note_busy();
@@ -1448,7 +1449,7 @@ int UcxPath::failed_peer(char* err, size_t errlen) const {
   return -1;
 }
 
-int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen) {
+VSHMEM_HOT int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen) {
   Peer& peer = peers_[pe];
   const int failed = peer.failure.load(std::memory_order_acquire);
   if (failed != UCS_OK) return peer_error(pe, what, static_cast<ucs_status_t>(failed), err, errlen);
@@ -1650,7 +1651,8 @@ ucp_ep_h UcxPath::make_data_ep(int pe, Peer& peer, ucp_ep_h first) {
   return usable ? data : nullptr;
 }
 
-ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span) {
+VSHMEM_HOT ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes,
+                                       size_t* span) {
   // The common case, the region this peer's last operation addressed: no lock (regions are only
   // added while the job runs, and an unpacked rkey is kept until shutdown).
   Peer& peer = peers_[pe];
@@ -1676,7 +1678,8 @@ ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, 
   return nullptr;
 }
 
-int UcxPath::wait(void* request, int pe, const char* what, char* err, size_t errlen, bool serve) {
+VSHMEM_HOT int UcxPath::wait(void* request, int pe, const char* what, char* err, size_t errlen,
+                             bool serve) {
   if (request == nullptr) return 0;
   if (UCS_PTR_IS_ERR(request)) return peer_error(pe, what, UCS_PTR_STATUS(request), err, errlen);
   AppWait app(*this);
@@ -1838,7 +1841,7 @@ int UcxPath::flush_worker(char* err, size_t errlen) {
   }
 }
 
-void UcxPath::wait_event(int timeout_us, int spin_us) {
+VSHMEM_HOT void UcxPath::wait_event(int timeout_us, int spin_us) {
   // The progress thread stays off the worker meanwhile (hand-off): what arrives is ours to
   // handle, and the kernel wakes us when it does (no core spent on polling, or on yielding to
   // whoever else runs on a busy machine).
@@ -1981,8 +1984,8 @@ int UcxPath::register_region(uint64_t offset, void* local, size_t bytes, bool de
 // ---------------------------------------------------------------------------------------------
 // Put, get, atomics.
 
-int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool nbi, char* err,
-                 size_t errlen) {
+VSHMEM_HOT int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool nbi,
+                            char* err, size_t errlen) {
   const char* what = "put to";
   ucp_ep_h ep = nullptr;
   if (int r = ep_of(pe, what, &ep, err, errlen)) return r;
@@ -2029,13 +2032,13 @@ int UcxPath::put(int pe, uint64_t offset, const void* source, size_t bytes, bool
   return 0;
 }
 
-int UcxPath::order_after_puts(char* err, size_t errlen) {
+VSHMEM_HOT int UcxPath::order_after_puts(char* err, size_t errlen) {
   if (!unordered_.load(std::memory_order_acquire) || !unordered_.exchange(false)) return 0;
   return fence(err, errlen);
 }
 
-int UcxPath::get(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, char* err,
-                 size_t errlen) {
+VSHMEM_HOT int UcxPath::get(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, char* err,
+                            size_t errlen) {
   const char* what = "get from";
   ucp_ep_h ep = nullptr;
   if (int r = ep_of(pe, what, &ep, err, errlen)) return r;
@@ -2062,8 +2065,8 @@ int UcxPath::get(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, ch
   return 0;
 }
 
-int UcxPath::atomic(int pe, int op, uint64_t offset, unsigned width, uint64_t operand,
-                    uint64_t compare, uint64_t* result, char* err, size_t errlen) {
+VSHMEM_HOT int UcxPath::atomic(int pe, int op, uint64_t offset, unsigned width, uint64_t operand,
+                               uint64_t compare, uint64_t* result, char* err, size_t errlen) {
   const char* what = "atomic on";
   ucp_ep_h ep = nullptr;
   if (int r = ep_of(pe, what, &ep, err, errlen)) return r;
@@ -2845,7 +2848,7 @@ unsigned UcxPath::finish_copies() {
   return static_cast<unsigned>(done.size());
 }
 
-unsigned UcxPath::run_work() {
+VSHMEM_HOT unsigned UcxPath::run_work() {
   const unsigned copied = finish_copies();
   for (unsigned done = copied;; ++done) {
     if (work_count_.load(std::memory_order_acquire) == 0) return done;  // no lock when idle
@@ -2997,6 +3000,28 @@ void UcxPath::send_reply(int pe, std::unique_ptr<Reply> reply) {
 // ---------------------------------------------------------------------------------------------
 // The C ABI.
 
+namespace {
+// The entry points of every operation, as named functions (a lambda's function-pointer thunk
+// would not be VSHMEM_HOT and would hold the inlined body).
+VSHMEM_HOT int plugin_put(void* c, int pe, uint64_t offset, const void* source, size_t bytes,
+                          int nbi, char* e, size_t el) {
+  return static_cast<UcxPath*>(c)->put(pe, offset, source, bytes, nbi != 0, e, el);
+}
+VSHMEM_HOT int plugin_get(void* c, int pe, void* dest, uint64_t offset, size_t bytes, int nbi,
+                          char* e, size_t el) {
+  return static_cast<UcxPath*>(c)->get(pe, dest, offset, bytes, nbi != 0, e, el);
+}
+VSHMEM_HOT int plugin_atomic(void* c, int pe, int op, uint64_t offset, unsigned width,
+                             uint64_t operand, uint64_t compare, uint64_t* result, char* e,
+                             size_t el) {
+  return static_cast<UcxPath*>(c)->atomic(pe, op, offset, width, operand, compare, result, e, el);
+}
+VSHMEM_HOT void plugin_progress(void* c) { static_cast<UcxPath*>(c)->progress(); }
+VSHMEM_HOT void plugin_wait_event(void* c, int timeout_us, int spin_us) {
+  static_cast<UcxPath*>(c)->wait_event(timeout_us, spin_us);
+}
+}  // namespace
+
 extern "C" __attribute__((visibility("default"))) int vshmem_transport_plugin_init(
     const vshmem_transport_init_args* args, vshmem_transport_plugin* out, char* err,
     size_t errlen) {
@@ -3015,21 +3040,12 @@ extern "C" __attribute__((visibility("default"))) int vshmem_transport_plugin_in
     return static_cast<UcxPath*>(c)->add_region(offset, bytes, e, el);
   };
   p.serve = [](void* c) { static_cast<UcxPath*>(c)->serve(); };
-  p.put = [](void* c, int pe, uint64_t offset, const void* source, size_t bytes, int nbi, char* e,
-             size_t el) {
-    return static_cast<UcxPath*>(c)->put(pe, offset, source, bytes, nbi != 0, e, el);
-  };
-  p.get = [](void* c, int pe, void* dest, uint64_t offset, size_t bytes, int nbi, char* e,
-             size_t el) {
-    return static_cast<UcxPath*>(c)->get(pe, dest, offset, bytes, nbi != 0, e, el);
-  };
-  p.atomic = [](void* c, int pe, int op, uint64_t offset, unsigned width, uint64_t operand,
-                uint64_t compare, uint64_t* result, char* e, size_t el) {
-    return static_cast<UcxPath*>(c)->atomic(pe, op, offset, width, operand, compare, result, e, el);
-  };
+  p.put = plugin_put;
+  p.get = plugin_get;
+  p.atomic = plugin_atomic;
   p.fence = [](void* c, char* e, size_t el) { return static_cast<UcxPath*>(c)->fence(e, el); };
   p.quiet = [](void* c, char* e, size_t el) { return static_cast<UcxPath*>(c)->quiet(e, el); };
-  p.progress = [](void* c) { static_cast<UcxPath*>(c)->progress(); };
+  p.progress = plugin_progress;
   p.signal_add = [](void* c, int pe, uint64_t offset, uint64_t value, char* e, size_t el) {
     return static_cast<UcxPath*>(c)->signal_add(pe, offset, value, e, el);
   };
@@ -3037,9 +3053,7 @@ extern "C" __attribute__((visibility("default"))) int vshmem_transport_plugin_in
   p.failed_peer = [](void* c, char* e, size_t el) {
     return static_cast<UcxPath*>(c)->failed_peer(e, el);
   };
-  p.wait_event = [](void* c, int timeout_us, int spin_us) {
-    static_cast<UcxPath*>(c)->wait_event(timeout_us, spin_us);
-  };
+  p.wait_event = plugin_wait_event;
   p.ctx = path.release();
   *out = p;
   return 0;

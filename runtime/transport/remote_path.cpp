@@ -11,6 +11,7 @@
 
 #include "runtime/bootstrap/bootstrap_internal.hpp"
 #include "runtime/common/env.hpp"
+#include "runtime/common/hot.hpp"
 #include "runtime/common/log.hpp"
 
 namespace vshmem {
@@ -294,35 +295,35 @@ Status RemotePath::check(int rc, const char* err) const {
   return error(code_of(rc), err);
 }
 
-Status RemotePath::put(int pe, void* dest, const void* source, size_t bytes) {
+VSHMEM_HOT Status RemotePath::put(int pe, void* dest, const void* source, size_t bytes) {
   ErrText e;
   return check(
       plugin_.put(plugin_.ctx, pe, offset_of(dest), source, bytes, 0, e.text, sizeof(e.text)),
       e.text);
 }
 
-Status RemotePath::put_nbi(int pe, void* dest, const void* source, size_t bytes) {
+VSHMEM_HOT Status RemotePath::put_nbi(int pe, void* dest, const void* source, size_t bytes) {
   ErrText e;
   return check(
       plugin_.put(plugin_.ctx, pe, offset_of(dest), source, bytes, 1, e.text, sizeof(e.text)),
       e.text);
 }
 
-Status RemotePath::get(int pe, void* dest, const void* source, size_t bytes) {
+VSHMEM_HOT Status RemotePath::get(int pe, void* dest, const void* source, size_t bytes) {
   ErrText e;
   return check(
       plugin_.get(plugin_.ctx, pe, dest, offset_of(source), bytes, 0, e.text, sizeof(e.text)),
       e.text);
 }
 
-Status RemotePath::get_nbi(int pe, void* dest, const void* source, size_t bytes) {
+VSHMEM_HOT Status RemotePath::get_nbi(int pe, void* dest, const void* source, size_t bytes) {
   ErrText e;
   return check(
       plugin_.get(plugin_.ctx, pe, dest, offset_of(source), bytes, 1, e.text, sizeof(e.text)),
       e.text);
 }
 
-Status RemotePath::atomic(int pe, const AtomicRequest& request, uint64_t* result) {
+VSHMEM_HOT Status RemotePath::atomic(int pe, const AtomicRequest& request, uint64_t* result) {
   ErrText e;
   return check(plugin_.atomic(plugin_.ctx, pe, static_cast<int>(request.op),
                               offset_of(request.address), request.width, request.operand,
