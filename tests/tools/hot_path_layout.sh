@@ -12,7 +12,7 @@ check() {  # object, then the functions (demangled name up to its parameter list
   local object=$1
   shift
   local symbols
-  symbols=$(nm -C --defined-only "$object" | grep -v '\.cold' || true)
+  symbols=$("${NM:-nm}" -C --defined-only "$object" | grep -v '\.cold' || true)
   local lo= hi= name addr found=0
   for name in "$@"; do
     addr=$(grep -F -- " $name(" <<<"$symbols" | awk '{print $1}' | head -1 || true)
@@ -33,7 +33,7 @@ check() {  # object, then the functions (demangled name up to its parameter list
   printf '%s: %d of %d functions found, within %d bytes (limit %d)\n' "$object" "$found" "$#" \
     "$span" "$MAX_SPAN"
   if ((span > MAX_SPAN)); then
-    nm -C --defined-only "$object" | grep -F -e "$(printf '%s(\n' "$@")" | grep -v '\.cold' | sort
+    "${NM:-nm}" -C --defined-only "$object" | grep -F -e "$(printf '%s(\n' "$@")" | grep -v '\.cold' | sort
     echo "FAIL: the per-operation functions of $object are spread over $span bytes"
     return 1
   fi

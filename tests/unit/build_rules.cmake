@@ -5,6 +5,21 @@ add_test(NAME build.exports_only_the_c_api
                  -P ${PROJECT_SOURCE_DIR}/cmake/check_exports.cmake)
 set_tests_properties(build.exports_only_the_c_api PROPERTIES LABELS "unit" TIMEOUT 60)
 
+# The per-operation functions (VSHMEM_HOT, runtime/common/hot.hpp) lie together in libvshmem and
+# the UCX plugin. GCC groups them from -O2 (-freorder-functions); other compilers and unoptimized
+# builds are not held to it.
+string(TOUPPER "${CMAKE_BUILD_TYPE}" vshmem_build_type)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND vshmem_build_type MATCHES "^(RELEASE|RELWITHDEBINFO)$")
+  set(vshmem_hot_objects $<TARGET_FILE:vshmem>)
+  if(TARGET vshmem_transport_ucx)
+    list(APPEND vshmem_hot_objects $<TARGET_FILE:vshmem_transport_ucx>)
+  endif()
+  add_test(NAME build.hot_path_layout
+           COMMAND ${CMAKE_COMMAND} -E env NM=${CMAKE_NM}
+                   ${PROJECT_SOURCE_DIR}/tests/tools/hot_path_layout.sh ${vshmem_hot_objects})
+  set_tests_properties(build.hot_path_layout PROPERTIES LABELS "unit" TIMEOUT 60)
+endif()
+
 # The fixture tree holds runtime/memory/provider_that_reaches_up.cpp, which includes
 # runtime/api/runtime.hpp: the check the build runs before libvshmem must refuse it.
 add_test(NAME build.layer_violation_rejected
