@@ -1,8 +1,8 @@
 #include "runtime/api/runtime.hpp"
 
 #include "runtime/api/team.hpp"
-#include "runtime/common/hot.hpp"
 #include "runtime/api/wait_policy.hpp"
+#include "runtime/common/hot.hpp"
 
 #include <sched.h>
 #include <time.h>
