@@ -2002,9 +2002,9 @@ VSHMEM_HOT int UcxPath::put(int pe, uint64_t offset, const void* source, size_t 
         // A blocking put waits for local completion only (the quiet pays the remote one):
         // ask UCX for the protocol that completes locally soonest, where it has a choice. Our
         // error-handling endpoints over TCP get UCX 1.16's emulated put either way
-        // (bench/RESULTS.md, issue #13 session 13).
-        param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-        param.flags = UCP_OP_ATTR_FLAG_FAST_CMPL;
+        // (bench/RESULTS.md, issue #13 session 13). FAST_CMPL is a bit of op_attr_mask, not an
+        // operation flag (`flags`, where it was until session 22: UCX never saw it).
+        param.op_attr_mask = UCP_OP_ATTR_FLAG_FAST_CMPL;
       }
       void* req =
           ucp_put_nbx(ep, from + done, span, remote_address(pe, offset + done), rkey, &param);

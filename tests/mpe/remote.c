@@ -38,9 +38,14 @@
  *               performs (global and static variables are served at the target): a thread that
  *               only posts must still serve its peers (its progress thread is handed off
  *               meanwhile)
+ *   put_params  PE 0 posts 8 blocking and 8 _nbi 8-byte puts to the last PE; under
+ *               ucp_put_shim.cpp (LD_PRELOAD) the blocking ones, and only they, must ask UCX for
+ *               fast local completion
  *   atomics_disagree  the last PE asks for VSHMEM_UCX_ATOMICS=network, the others for the default
  *               (auto): shmem_init must fail naming the setting and the PE instead of mixing
  *               two kinds of atomics that are not atomic with respect to each other */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <signal.h>
 #include <string.h>
 
@@ -463,6 +468,35 @@ static void issue_loop(int me, int n) {
   shmem_free(target);
 }
 
+static void put_params(int me, int n) {
+  char* target = (char*)shmem_malloc(64);
+  CHECK(target != NULL, "malloc");
+  shmem_barrier_all();
+  if (me == 0) {
+    typedef void (*CountsFn)(long*, long*);
+    CountsFn counts = (CountsFn)dlsym(RTLD_DEFAULT, "vshmem_test_ucp_put_counts");
+    CHECK(counts != NULL, "put_params runs under ucp_put_shim (LD_PRELOAD)");
+    const char src[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    long puts0 = 0, fast0 = 0, puts1 = 0, fast1 = 0, puts2 = 0, fast2 = 0;
+    counts(&puts0, &fast0);
+    for (int i = 0; i < 8; ++i) shmem_putmem(target, src, sizeof(src), n - 1);
+    counts(&puts1, &fast1);
+    for (int i = 0; i < 8; ++i) shmem_putmem_nbi(target, src, sizeof(src), n - 1);
+    shmem_quiet();
+    counts(&puts2, &fast2);
+    CHECK(puts1 - puts0 == 8 && fast1 - fast0 == 8,
+          "8 blocking puts: %ld ucp_put_nbx calls, %ld of them with UCP_OP_ATTR_FLAG_FAST_CMPL",
+          puts1 - puts0, fast1 - fast0);
+    CHECK(puts2 - puts1 == 8 && fast2 - fast1 == 0,
+          "8 _nbi puts: %ld ucp_put_nbx calls, %ld of them with UCP_OP_ATTR_FLAG_FAST_CMPL",
+          puts2 - puts1, fast2 - fast1);
+    printf("remote put_params: blocking puts ask for fast completion, _nbi puts do not\n");
+    fflush(stdout);
+  }
+  shmem_barrier_all();
+  shmem_free(target);
+}
+
 int main(int argc, char** argv) {
   /* PEs 0..n/2-1 on node "a", the rest on node "b". */
   const char* npes_env =
@@ -510,6 +544,12 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && strcmp(argv[1], "issue_loop") == 0) {
     issue_loop(me, n);
+    shmem_free(x);
+    shmem_finalize();
+    return 0;
+  }
+  if (argc > 1 && strcmp(argv[1], "put_params") == 0) {
+    put_params(me, n);
     shmem_free(x);
     shmem_finalize();
     return 0;

@@ -103,6 +103,15 @@ foreach(_tls sm tcp)
     OUTPUT_REGEX "remote issue_loop: the flag came after")
 endforeach()
 
+# A blocking put asks UCX for fast local completion (a bit of op_attr_mask), an _nbi put does not:
+# a shim over ucp_put_nbx counts them (ucp_put_shim.cpp).
+add_library(vshmem_test_ucp_put_shim SHARED ucp_put_shim.cpp)
+target_link_libraries(vshmem_test_ucp_put_shim PRIVATE vshmem_ucx ${CMAKE_DL_LIBS})
+vshmem_add_mpe_test(NAME ucx_tcp_put_params TARGET mpe_remote ARGS put_params NPES 2
+  LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
+  ENV ${_ucx_env_tcp} LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>
+  OUTPUT_REGEX "remote put_params: blocking puts ask for fast completion, _nbi puts do not")
+
 # A peer that dies or hangs mid-job: the next remote call fails with a message naming it,
 # within the time limit, instead of hanging.
 foreach(_tls sm tcp)
