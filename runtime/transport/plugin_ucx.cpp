@@ -54,6 +54,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -121,6 +122,18 @@ constexpr int kIdleSpinUs = 50;
 // (an atomic performed here, a staged transfer) waits for the end of the current sleep.
 constexpr int kHandoffMs = 1;
 constexpr int kHandoffMaxMs = 8;
+// The parameters of a network put or get, built once (not zeroed on every operation). A blocking
+// put waits for local completion only (the quiet pays the remote one): it asks UCX for the
+// protocol that completes locally soonest, where UCX has a choice. FAST_CMPL is a bit of
+// op_attr_mask, not an operation flag (`flags`, where this plugin passed it before session 22:
+// UCX never saw it).
+constexpr ucp_request_param_t kNoRequestParams{};
+constexpr ucp_request_param_t fast_completion() {
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FLAG_FAST_CMPL;
+  return param;
+}
+constexpr ucp_request_param_t kFastCompletion = fast_completion();
 // An application thread that posts operations without waiting for them (blocking puts that
 // complete locally at once, signals) progresses the worker itself once kIssueProgressGap has
 // passed since it last did: the progress thread is off the worker meanwhile (kHandoffMs), and the
@@ -395,7 +408,19 @@ class UcxPath {
     if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
   }
 
-  int ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen);
+  // The endpoint to PE pe: the one in place, inline (every operation asks); the first one is
+  // created and wired up, and a failed peer reported, out of line (ep_create()).
+  VSHMEM_HOT int ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen) {
+    Peer& peer = peers_[pe];
+    if (peer.failure.load(std::memory_order_acquire) == UCS_OK) {
+      if (ucp_ep_h ep = peer.ep.load(std::memory_order_acquire)) {
+        *out = ep;
+        return 0;
+      }
+    }
+    return ep_create(pe, what, out, err, errlen);
+  }
+  int ep_create(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen);
   // Wires up a new endpoint before anyone may post to it (see the definition).
   int connect(int pe, ucp_ep_h ep, const char* what, char* err, size_t errlen);
   // Force-closes an endpoint whose connect() failed (nothing of ours was posted to it).
@@ -411,11 +436,27 @@ class UcxPath {
   ucp_ep_h make_data_ep(int pe, Peer& peer, ucp_ep_h first);
   // The rkey of PE pe for [offset, offset + bytes); *span: how many of the bytes it covers.
   // Null: that memory is not registered (target ops).
-  ucp_rkey_h rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span);
+  // Inline: the region this peer's last operation addressed (no lock: regions are only added
+  // while the job runs, and an unpacked rkey is kept until shutdown); the others out of line.
+  VSHMEM_HOT ucp_rkey_h rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span) {
+    const RkeyHit* hit = peers_[pe].last_rkey.load(std::memory_order_acquire);
+    if (hit != nullptr && offset >= hit->lo && offset < hit->hi) {
+      *span = std::min<size_t>(bytes, hit->hi - offset);
+      return hit->rkey;
+    }
+    return rkey_lookup(pe, ep, offset, bytes, span);
+  }
+  ucp_rkey_h rkey_lookup(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span);
   int peer_error(int pe, const char* what, ucs_status_t status, char* err, size_t errlen);
   // serve: perform peers' requests meanwhile (not while an endpoint is being wired up: performing
   // one may need that endpoint).
-  int wait(void* request, int pe, const char* what, char* err, size_t errlen, bool serve = true);
+  // A request that completed at once (null) returns inline, without a call.
+  VSHMEM_HOT int wait(void* request, int pe, const char* what, char* err, size_t errlen,
+                      bool serve = true) {
+    if (request == nullptr) return 0;
+    return wait_request(request, pe, what, err, errlen, serve);
+  }
+  int wait_request(void* request, int pe, const char* what, char* err, size_t errlen, bool serve);
   int wait_op(PendingOp& op, uint64_t token, int pe, const char* what, char* err, size_t errlen);
   Clock::time_point deadline() const { return Clock::now() + timeout_; }
   std::string seconds() const {
@@ -723,12 +764,31 @@ class UcxPath {
     WorkFollows(const WorkFollows&) = delete;
     WorkFollows& operator=(const WorkFollows&) = delete;
   };
-  // Whoever progresses the worker holds this; the others skip their turn (try-lock) instead of
-  // spinning on UCX's lock: a descheduled holder then costs nobody a spinning core.
-  std::mutex progress_mutex_;
+  // Whoever progresses the worker holds the turn; the others skip theirs instead of spinning on
+  // UCX's lock: a descheduled holder then costs nobody a spinning core. A flag, not a std::mutex:
+  // every poll of every wait takes it and nobody ever blocks on it (pthread_mutex_trylock and
+  // unlock were 60 instructions a poll, bench/RESULTS.md, issue #13 session 22).
+  class ProgressTurn {
+   public:
+    explicit ProgressTurn(std::atomic<bool>& taken)
+        : taken_(taken),
+          held_(!taken.load(std::memory_order_relaxed) &&
+                !taken.exchange(true, std::memory_order_acquire)) {}
+    ~ProgressTurn() {
+      if (held_) taken_.store(false, std::memory_order_release);
+    }
+    ProgressTurn(const ProgressTurn&) = delete;
+    ProgressTurn& operator=(const ProgressTurn&) = delete;
+    bool held() const { return held_; }
+
+   private:
+    std::atomic<bool>& taken_;
+    const bool held_;
+  };
+  std::atomic<bool> progress_taken_{false};
   VSHMEM_HOT unsigned progress_once() {
-    std::unique_lock<std::mutex> lock(progress_mutex_, std::try_to_lock);
-    const unsigned n = lock.owns_lock() ? ucp_worker_progress(worker_) : 0;
+    const ProgressTurn turn(progress_taken_);
+    const unsigned n = turn.held() ? ucp_worker_progress(worker_) : 0;
     if (n != 0) note_busy();
     return n;
   }
@@ -1388,8 +1448,8 @@ void UcxPath::progress_loop() {
     if (recently_busy()) continue;  // the idle spin (kIdleSpinUs) before sleeping
     ucs_status_t s = UCS_ERR_BUSY;
     {
-      std::unique_lock<std::mutex> lock(progress_mutex_, std::try_to_lock);
-      if (!lock.owns_lock()) {
+      const ProgressTurn turn(progress_taken_);
+      if (!turn.held()) {
         // An application thread progresses the worker between two of its polls. Where the CPUs
         // are scarce, hand off too: going back to the top spun on this lock while the
         // application polled (a PE in a barrier that serves a peer's puts: 6 million failed
@@ -1449,17 +1509,12 @@ int UcxPath::failed_peer(char* err, size_t errlen) const {
   return -1;
 }
 
-VSHMEM_HOT int UcxPath::ep_of(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen) {
+int UcxPath::ep_create(int pe, const char* what, ucp_ep_h* out, char* err, size_t errlen) {
   Peer& peer = peers_[pe];
   const int failed = peer.failure.load(std::memory_order_acquire);
   if (failed != UCS_OK) return peer_error(pe, what, static_cast<ucs_status_t>(failed), err, errlen);
-  ucp_ep_h ep = peer.ep.load(std::memory_order_acquire);
-  if (ep != nullptr) {
-    *out = ep;
-    return 0;
-  }
   std::lock_guard<std::mutex> lock(peer.connect_mutex);
-  ep = peer.ep.load(std::memory_order_acquire);
+  ucp_ep_h ep = peer.ep.load(std::memory_order_acquire);  // another thread may have created it
   if (ep == nullptr) {
     if (peer.address.empty()) {
       return set_err(err, errlen, kInvalidArgument,
@@ -1651,16 +1706,8 @@ ucp_ep_h UcxPath::make_data_ep(int pe, Peer& peer, ucp_ep_h first) {
   return usable ? data : nullptr;
 }
 
-VSHMEM_HOT ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes,
-                                       size_t* span) {
-  // The common case, the region this peer's last operation addressed: no lock (regions are only
-  // added while the job runs, and an unpacked rkey is kept until shutdown).
+ucp_rkey_h UcxPath::rkey_lookup(int pe, ucp_ep_h ep, uint64_t offset, size_t bytes, size_t* span) {
   Peer& peer = peers_[pe];
-  const RkeyHit* hit = peer.last_rkey.load(std::memory_order_acquire);
-  if (hit != nullptr && offset >= hit->lo && offset < hit->hi) {
-    *span = std::min<size_t>(bytes, hit->hi - offset);
-    return hit->rkey;
-  }
   std::lock_guard<std::mutex> lock(mutex_);
   for (Region& r : regions_) {
     if (offset < r.offset || offset >= r.offset + r.bytes) continue;
@@ -1678,11 +1725,14 @@ VSHMEM_HOT ucp_rkey_h UcxPath::rkey_of(int pe, ucp_ep_h ep, uint64_t offset, siz
   return nullptr;
 }
 
-VSHMEM_HOT int UcxPath::wait(void* request, int pe, const char* what, char* err, size_t errlen,
-                             bool serve) {
-  if (request == nullptr) return 0;
+VSHMEM_HOT int UcxPath::wait_request(void* request, int pe, const char* what, char* err,
+                                     size_t errlen, bool serve) {
   if (UCS_PTR_IS_ERR(request)) return peer_error(pe, what, UCS_PTR_STATUS(request), err, errlen);
-  AppWait app(*this);
+  // A short wait (an 8-byte get or atomic: a round trip) does not register as the progress
+  // thread's reason to stay off the worker, two atomic read-modify-writes an operation: that
+  // thread is handed off already if we polled within its last sleep (note_app_poll() below),
+  // and if it is not, the two take turns (ProgressTurn). A wait that lasts registers.
+  std::optional<AppWait> app;
   // The time limit counts from the first yield: no clock read on the path of a request that
   // completes within a few polls (every 8-byte get and atomic).
   Clock::time_point until{};
@@ -1690,12 +1740,14 @@ VSHMEM_HOT int UcxPath::wait(void* request, int pe, const char* what, char* err,
     ucs_status_t s = ucp_request_check_status(request);
     if (s != UCS_INPROGRESS) {
       ucp_request_free(request);
+      if (!app) note_app_poll();
       return s == UCS_OK ? 0 : peer_error(pe, what, s, err, errlen);
     }
     if (progress_once() != 0) continue;
     // The progress thread is handed off while we wait: perform what peers asked of us.
     if (serve && run_work() != 0) continue;
     if (spins % 256 == 255) {
+      if (!app) app.emplace(*this);
       if (until == Clock::time_point{}) {
         until = deadline();
       } else if (Clock::now() > until) {
@@ -1869,8 +1921,8 @@ VSHMEM_HOT void UcxPath::wait_event(int timeout_us, int spin_us) {
   }
   ucs_status_t s = UCS_ERR_BUSY;
   {
-    std::unique_lock<std::mutex> lock(progress_mutex_, std::try_to_lock);
-    if (!lock.owns_lock()) {
+    const ProgressTurn turn(progress_taken_);
+    if (!turn.held()) {
       sched_yield();  // another thread progresses the worker right now
       return;
     }
@@ -1997,17 +2049,8 @@ VSHMEM_HOT int UcxPath::put(int pe, uint64_t offset, const void* source, size_t 
     if (rkey == nullptr) {
       if (int r = target_put(pe, ep, offset + done, from + done, span, err, errlen)) return r;
     } else {
-      ucp_request_param_t param{};
-      if (!nbi) {
-        // A blocking put waits for local completion only (the quiet pays the remote one):
-        // ask UCX for the protocol that completes locally soonest, where it has a choice. Our
-        // error-handling endpoints over TCP get UCX 1.16's emulated put either way
-        // (bench/RESULTS.md, issue #13 session 13). FAST_CMPL is a bit of op_attr_mask, not an
-        // operation flag (`flags`, where it was until session 22: UCX never saw it).
-        param.op_attr_mask = UCP_OP_ATTR_FLAG_FAST_CMPL;
-      }
-      void* req =
-          ucp_put_nbx(ep, from + done, span, remote_address(pe, offset + done), rkey, &param);
+      void* req = ucp_put_nbx(ep, from + done, span, remote_address(pe, offset + done), rkey,
+                              nbi ? &kNoRequestParams : &kFastCompletion);
       if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
       peers_[pe].wake_due.store(true, std::memory_order_relaxed);
       // The source must stay untouched until the put is locally complete (blocking forms), or
@@ -2050,8 +2093,8 @@ VSHMEM_HOT int UcxPath::get(int pe, void* dest, uint64_t offset, size_t bytes, b
     if (rkey == nullptr) {
       if (int r = target_get(pe, ep, to + done, offset + done, span, err, errlen)) return r;
     } else {
-      ucp_request_param_t param{};
-      void* req = ucp_get_nbx(ep, to + done, span, remote_address(pe, offset + done), rkey, &param);
+      void* req = ucp_get_nbx(ep, to + done, span, remote_address(pe, offset + done), rkey,
+                              &kNoRequestParams);
       if (nbi) {
         if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
         keep_nbi(pe, req);

@@ -48,7 +48,7 @@ if [[ $# -ge 2 ]]; then
   check "$2" \
     "(anonymous namespace)::plugin_put" "(anonymous namespace)::plugin_get" \
     "(anonymous namespace)::plugin_atomic" "(anonymous namespace)::plugin_progress" \
-    "(anonymous namespace)::plugin_wait_event" "(anonymous namespace)::UcxPath::wait" \
+    "(anonymous namespace)::plugin_wait_event" "(anonymous namespace)::UcxPath::wait_request" \
     "(anonymous namespace)::UcxPath::ep_of" "(anonymous namespace)::UcxPath::rkey_of" \
     "(anonymous namespace)::UcxPath::progress_once" "(anonymous namespace)::UcxPath::run_work"
 fi
