@@ -21,6 +21,7 @@ std::atomic<bool> g_spin{false};
 std::atomic<bool> g_gathers{false};   // barrier_gathers()
 std::atomic<bool> g_all_spin{false};  // every_pe_spins()
 std::atomic<int> g_host_pes{1};       // this job's PEs on this host (choose_wait_policy)
+std::atomic<int> g_host_cpus{1};      // the CPUs of their masks together (choose_wait_policy)
 std::atomic<uint64_t> g_data_look_ns{1'000'000};
 int g_bind_cpu = -1;  // choose_wait_policy's answer for bind_to_chosen_cpu
 
@@ -44,6 +45,13 @@ void host_load(const std::vector<HostCpus>& all, int me, int* pes, int* cpus) {
   *pes = n;
   *cpus = CPU_COUNT(&together);
 }
+
+bool bind_pes_of_several_nodes(int host_pes, int host_cpus) {
+  return host_cpus < kSpareCpusPerPe * host_pes;
+}
+
+int host_pes_for_binding() { return g_host_pes.load(std::memory_order_relaxed); }
+int host_cpus_for_binding() { return g_host_cpus.load(std::memory_order_relaxed); }
 
 int cpu_to_bind(const std::vector<HostCpus>& all, int me) {
   const HostCpus& mine = all[me];
@@ -148,6 +156,7 @@ Status choose_wait_policy(Bootstrap& bootstrap) {
   g_gathers = spinning == 0;
   g_all_spin = spinning == static_cast<int>(all.size());
   g_host_pes = pes;
+  g_host_cpus = cpus;
   g_bind_cpu = spin && bind != "none" ? cpu_to_bind(all, bootstrap.rank()) : -1;
   VSHMEM_INFO(
       "waits %s: %d PEs on this host, %d CPUs in their affinity masks%s; a one-node "

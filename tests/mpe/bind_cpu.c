@@ -2,7 +2,8 @@
  * affinity mask; with VSHMEM_BIND=auto (argv[1] "auto"), when the PEs do not outnumber its CPUs,
  * shmem_init binds PE k to the k-th CPU of that mask (one node: the PE number is the rank on the
  * host), and a thread started afterwards inherits it; otherwise (argv[1] "none", one PE, or more
- * PEs than CPUs) the mask is left as it was. */
+ * PEs than CPUs) the mask is left as it was. argv[2] "nodes": the PEs are on several (simulated)
+ * nodes of this host, which binds them only where the CPUs are scarce (fewer than 4 a PE). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -24,6 +25,7 @@ static void* child_mask(void* out) {
 
 int main(int argc, char** argv) {
   const int expect_auto = argc > 1 && strcmp(argv[1], "auto") == 0;
+  const int several_nodes = argc > 2 && strcmp(argv[2], "nodes") == 0;
   cpu_set_t before, after, child;
   if (sched_getaffinity(0, sizeof(before), &before) != 0) {
     perror("sched_getaffinity");
@@ -37,7 +39,8 @@ int main(int argc, char** argv) {
   pthread_create(&t, NULL, child_mask, &child);
   pthread_join(t, NULL);
   int failed = 0;
-  if (expect_auto && n >= 2 && n <= CPU_COUNT(&before)) {
+  const int scarce = !several_nodes || CPU_COUNT(&before) < 4 * n;
+  if (expect_auto && n >= 2 && n <= CPU_COUNT(&before) && scarce) {
     const int want = nth_cpu(&before, me);
     if (CPU_COUNT(&after) != 1 || !CPU_ISSET(want, &after)) {
       fprintf(stderr,

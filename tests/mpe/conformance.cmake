@@ -74,6 +74,12 @@ vshmem_add_mpe_test(NAME wait_policy_bad_value TARGET mpe_cpu_access NPES 2 LAUN
 vshmem_add_mpe_test(NAME bind_cpu SOURCES bind_cpu.c NPES 1 2 3 LAUNCHERS vshmemrun NO_GPU_RERUN
                     LIBS Threads::Threads
                     ARGS auto)
+# Two simulated nodes of this host (the remote path between them): bound only where the host's
+# CPUs are scarce, fewer than 4 a PE (the 2-CPU CI machine: bound; the 16-CPU GPU host: not).
+if(VSHMEM_HAVE_UCX)
+  vshmem_add_mpe_test(NAME bind_cpu_nodes TARGET mpe_bind_cpu NPES 2 LAUNCHERS vshmemrun
+                      LAUNCHER_ARGS --simulate-nodes 2 NO_GPU_RERUN ARGS auto nodes)
+endif()
 vshmem_add_mpe_test(NAME bind_cpu_none TARGET mpe_bind_cpu NPES 2 LAUNCHERS vshmemrun NO_GPU_RERUN
                     ENV VSHMEM_BIND=none ARGS none)
 vshmem_add_mpe_test(NAME bind_cpu_bad_value TARGET mpe_bind_cpu NPES 2 LAUNCHERS vshmemrun

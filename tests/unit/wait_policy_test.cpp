@@ -116,6 +116,17 @@ TEST(WaitPolicy, APeAloneOnItsHostIsNotBound) {
   EXPECT_EQ(cpu_to_bind(all, 1), -1);
 }
 
+// A job of several nodes binds its PEs only where their host's CPUs are scarce: fewer than
+// kSpareCpusPerPe a PE (2 simulated nodes on a 2-CPU machine, not on a 16-CPU one).
+TEST(WaitPolicy, SeveralNodesBindWhereTheHostsCpusAreScarce) {
+  EXPECT_TRUE(bind_pes_of_several_nodes(2, 2));
+  EXPECT_TRUE(bind_pes_of_several_nodes(2, 7));
+  EXPECT_FALSE(bind_pes_of_several_nodes(2, 8));
+  EXPECT_FALSE(bind_pes_of_several_nodes(2, 16));
+  EXPECT_TRUE(bind_pes_of_several_nodes(5, 16));
+  EXPECT_FALSE(bind_pes_of_several_nodes(1, 4));
+}
+
 uint64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
