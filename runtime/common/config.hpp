@@ -82,7 +82,8 @@ inline constexpr Var kVars[] = {
      "machine's PEs do not outnumber their CPUs, else yield); see Waits",
      "auto|spin|yield"},
     {"VSHMEM_BIND", Type::kChoice, "auto",
-     "`auto`: in a one-node job on the host heap whose PEs do not outnumber the CPUs, when the "
+     "`auto`: in a one-node job (or one of several nodes whose PEs on this host have fewer than "
+     "4 CPUs each) on the host heap whose PEs do not outnumber the CPUs, when the "
      "launcher left every PE the same affinity mask, `shmem_init` binds each PE (the thread that "
      "calls it, and the threads it starts later) to its own CPU of that mask, as Open MPI does "
      "(waits spin there: two PEs on one CPU would each wait a time slice for the other); `none`: "
