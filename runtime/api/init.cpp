@@ -194,10 +194,8 @@ Status initialize(const BootstrapOptions& options, int requested) {
   provider_options.chosen_because = &g_backend_reason;
   VSHMEM_ASSIGN_OR_RETURN(rt->provider, create_memory_provider(provider_options));
   rt->device_mps = rt->provider->mps_enabled();
-  const bool bind_here = rt->topology.n_nodes == 1 ||
-                         bind_pes_of_several_nodes(host_pes_for_binding(), host_cpus_for_binding());
-  if (bind_here && !rt->provider->is_device_memory() && !device_library_linked()) {
-    bind_to_chosen_cpu(rt->my_pe);
+  if (!rt->provider->is_device_memory() && !device_library_linked()) {
+    bind_to_chosen_cpu(rt->my_pe, rt->topology.n_nodes > 1);
   }
   if (!heap_size_given) {
     // The size is a VA budget (physical memory is committed as the heap grows): by default a GPU

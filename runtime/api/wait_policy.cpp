@@ -50,9 +50,6 @@ bool bind_pes_of_several_nodes(int host_pes, int host_cpus) {
   return host_cpus < kSpareCpusPerPe * host_pes;
 }
 
-int host_pes_for_binding() { return g_host_pes.load(std::memory_order_relaxed); }
-int host_cpus_for_binding() { return g_host_cpus.load(std::memory_order_relaxed); }
-
 int cpu_to_bind(const std::vector<HostCpus>& all, int me) {
   const HostCpus& mine = all[me];
   int rank_on_host = 0, pes = 0;
@@ -106,8 +103,12 @@ int spinning_pes(const std::vector<HostCpus>& all) {
   return spinning;
 }
 
-void bind_to_chosen_cpu(int my_pe) {
+void bind_to_chosen_cpu(int my_pe, bool several_nodes) {
   if (g_bind_cpu < 0) return;
+  if (several_nodes && !bind_pes_of_several_nodes(g_host_pes.load(std::memory_order_relaxed),
+                                                  g_host_cpus.load(std::memory_order_relaxed))) {
+    return;
+  }
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(g_bind_cpu, &one);

@@ -52,15 +52,16 @@ bool barrier_gathers();
 // barrier (membarrier, host_wake.hpp) once a long wait (team.cpp: group_post).
 bool every_pe_spins();
 
-// shmem_init, after choose_wait_policy, for a one-node job (or one of several nodes whose host's
-// CPUs are scarce: bind_pes_of_several_nodes) on the host heap without the device library (no
-// proxy or CUDA threads that binding would crowd onto the PE's CPU): binds the calling
-// thread to the CPU choose_wait_policy found (VSHMEM_BIND=auto; nothing otherwise). Waits spin
+// shmem_init, after choose_wait_policy, on the host heap without the device library (no proxy or
+// CUDA threads that binding would crowd onto the PE's CPU): binds the calling thread to the CPU
+// choose_wait_policy found (VSHMEM_BIND=auto; nothing otherwise), in a one-node job always, in a
+// job of several nodes where the host's CPUs are scarce (bind_pes_of_several_nodes, on the counts
+// choose_wait_policy made). Waits spin
 // when the PEs do not outnumber the CPUs, and two spinning PEs that the scheduler puts on one CPU
 // wait a time slice for each other: measured (bench/RESULTS.md, issue #15 session 7), a 2-PE
 // barrier with one busy process on 2 cores took 59 us (median of 5 runs; single runs 0.1-400 us)
 // unbound and 0.12 us bound.
-void bind_to_chosen_cpu(int my_pe);
+void bind_to_chosen_cpu(int my_pe, bool several_nodes);
 
 // Whether shmem_init binds the PEs of a job of several nodes (bind_to_chosen_cpu), given the PEs
 // on this host and the CPUs of their masks (host_load): where the CPUs are scarce, fewer than
@@ -71,10 +72,6 @@ void bind_to_chosen_cpu(int my_pe);
 // latencies 1.03-1.12 of unbound, so a host with CPUs to spare leaves them unbound.
 constexpr int kSpareCpusPerPe = 4;
 bool bind_pes_of_several_nodes(int host_pes, int host_cpus);
-
-// The PE's PEs on its host and the CPUs of their masks, as choose_wait_policy found them.
-int host_pes_for_binding();
-int host_cpus_for_binding();
 
 // For the PE at index me of all, the CPU VSHMEM_BIND=auto binds it to, or -1: when every PE of
 // its host has the same mask of at least as many CPUs as the host has PEs (the launcher bound
