@@ -14,7 +14,9 @@
 //
 // The heap is registered chunk by chunk as it grows (ucp_mem_map), and the rkeys are exchanged in
 // the same collective step (add_region). Put and get use ucp_put_nbx / ucp_get_nbx into
-// registered memory; atomics use ucp_atomic_op_nbx on a host heap.
+// registered memory; atomics use ucp_atomic_op_nbx on a host heap. Small puts to a peer reached
+// over TCP alone are our own messages instead, performed on receipt and confirmed at quiet
+// (kPutMessageMax, post_put()); UCX's emulated put answers each one.
 //
 // Target ops: when a peer's heap is GPU memory, the network may not reach it (UCX without CUDA
 // support, or the registration refused) and network atomics would not be atomic with respect to
@@ -92,6 +94,15 @@ constexpr uint16_t kAmSignal = 20;
 // memory without any event of its own (RDMA, cross-memory copies).
 constexpr uint16_t kAmWake = 21;
 constexpr int64_t kWakeGapNs = 1'000'000;  // see send_wakes()
+// Put messages (UcxPath::post_put): a put of up to this many bytes to a peer whose endpoint runs
+// over TCP alone travels as our own active message (kAmRequest, TargetOp::kPut without a token),
+// which the peer copies into its heap on receipt and does not answer. UCX emulates such a put with
+// an active message too (TCP has no short put), but its target answers every one (the
+// completion count its flush waits for): over loopback on the 2-core box that answer cost the
+// target a send per put and made a stream of blocking 8-byte puts 0.8x as fast (bench/RESULTS.md,
+// issue #13 session 23). quiet() confirms them instead: one 1-byte get per peer that got some,
+// which the peer answers after every message before it on the same connection.
+constexpr size_t kPutMessageMax = 4 << 10;
 // Target ops: bytes per active message, and chunks in flight per transfer (defaults of
 // VSHMEM_UCX_CHUNK_KIB and VSHMEM_UCX_CHUNKS). Every chunk holds a page-locked bounce buffer on
 // each side from its first step to its last (chunk_pipeline.hpp, run_staged).
@@ -293,6 +304,15 @@ struct Peer {
   // Atomics on its host heap by UCX (ucp_atomic_op_nbx), not as a target op (see setup()). Set
   // before `ep` is published.
   bool ucx_atomics = false;
+  // Small puts to it travel as put messages (kPutMessageMax): every lane of `ep` is TCP and both
+  // heaps are host memory. Set before `ep` is published.
+  bool put_messages = false;
+  // Put messages posted to it that no quiet has confirmed yet, where the last one went (the
+  // confirming get reads a byte there: a registered address), and what that get reads into (it
+  // outlives a get given up on).
+  std::atomic<bool> unconfirmed{false};
+  std::atomic<uint64_t> last_message_offset{0};
+  uint8_t confirm_sink = 0;
   class UcxPath* owner = nullptr;
   // Direct staging to this peer (our transfers): kDirectUnknown until the first staged transfer
   // asks the peer to map our staging segment (direct_to()).
@@ -353,6 +373,12 @@ class UcxPath {
   int order_after_puts(char* err, size_t errlen);
   // An _nbi operation's request, completed at quiet.
   void keep_nbi(int pe, void* request);
+  // A put message (kPutMessageMax) of bytes at offset of PE pe's heap.
+  int post_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source, size_t bytes, bool nbi,
+               char* err, size_t errlen);
+  // quiet(): a get of one byte from every peer with unconfirmed put messages, on the endpoint
+  // that carried them; each peer answers after performing every message before it.
+  int confirm_put_messages(char* err, size_t errlen);
   int flush_worker(char* err, size_t errlen);
   // kAmWake to every peer our network puts reached since the last call (quiet).
   void send_wakes();
@@ -434,6 +460,8 @@ class UcxPath {
   // The peer's data endpoint, where `first` (wired up, with peer failure handling) has no
   // zero-copy put (see the definition); null: the operations go through `first`.
   ucp_ep_h make_data_ep(int pe, Peer& peer, ucp_ep_h first);
+  // Whether every lane of ep is TCP (endpoint_info()).
+  static bool tcp_only_endpoint(ucp_ep_h ep);
   // The rkey of PE pe for [offset, offset + bytes); *span: how many of the bytes it covers.
   // Null: that memory is not registered (target ops).
   // Inline: the region this peer's last operation addressed (no lock: regions are only added
@@ -674,6 +702,11 @@ class UcxPath {
   std::atomic<unsigned> issued_{0};
   std::atomic<int64_t> issue_progressed_ns_{0};
   std::atomic<uint64_t> fenced_{0};  // how many of them the last fence ordered
+  // Put messages posted so far and how many of them the last fence ordered; the peers with
+  // unconfirmed ones (Peer::unconfirmed), which quiet() confirms.
+  std::atomic<uint64_t> messaged_{0};
+  std::atomic<uint64_t> fenced_messages_{0};
+  std::atomic<int> unconfirmed_peers_{0};
   std::mutex nbi_mutex_;
   std::vector<std::pair<int, void*>> nbi_;  // (PE, request) of _nbi operations not yet quieted
   std::atomic<size_t> nbi_count_{0};        // nbi_.size(), read without the lock by quiet()
@@ -1577,6 +1610,7 @@ int UcxPath::ep_create(int pe, const char* what, ucp_ep_h* out, char* err, size_
     }
     peer.ucx_atomics = atomics_ == Atomics::kNetwork ||
                        (atomics_ == Atomics::kAuto && cpu_atomic_mode_ && !with_errors);
+    peer.put_messages = !heap_is_device_ && !peer.device_heap && tcp_only_endpoint(ep);
     if (atomics_ == Atomics::kAuto && log_enabled(2)) {
       log(2, format("ucx: PE %d: atomics on its host heap %s", pe,
                     peer.ucx_atomics ? "by UCX (CPU mode)"
@@ -1649,6 +1683,13 @@ Lanes lanes_of(const std::string& info) {
   return lanes;
 }
 
+bool tcp_only(const Lanes& l) {
+  return !l.transports.empty() && std::all_of(l.transports.begin(), l.transports.end(),
+                                              [](const std::string& t) { return t == "tcp"; });
+}
+
+bool UcxPath::tcp_only_endpoint(ucp_ep_h ep) { return tcp_only(lanes_of(endpoint_info(ep))); }
+
 // Endpoints with peer failure handling over TCP. UCX (1.13 and 1.16) gives such an endpoint no
 // zero-copy put lane over TCP (the TCP memory domain lacks the memory invalidation those lanes
 // need) and emulates its puts with active messages: about a fifth of the bandwidth, and two round
@@ -1671,10 +1712,6 @@ ucp_ep_h UcxPath::make_data_ep(int pe, Peer& peer, ucp_ep_h first) {
   // transports than TCP (a data endpoint would get them too, and not be used), nor where its
   // lanes are unknown. Both ends of a pair see the same lanes: they decide alike.
   const Lanes lanes_first = lanes_of(endpoint_info(first));
-  const auto tcp_only = [](const Lanes& l) {
-    return !l.transports.empty() && std::all_of(l.transports.begin(), l.transports.end(),
-                                                [](const std::string& t) { return t == "tcp"; });
-  };
   if (lanes_first.rma_bw || !tcp_only(lanes_first)) return nullptr;
   ucp_ep_params_t params{};
   params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
@@ -1769,8 +1806,10 @@ int UcxPath::fence(char* err, size_t errlen) {
   // local call, where a flush costs a round trip. Target ops need nothing: they completed when
   // they returned.
   const uint64_t posted = posted_.load(std::memory_order_acquire);
+  const uint64_t messaged = messaged_.load(std::memory_order_acquire);
   if (fenced_.load(std::memory_order_acquire) >= posted &&
-      flushed_.load(std::memory_order_acquire) >= posted) {
+      flushed_.load(std::memory_order_acquire) >= posted &&
+      fenced_messages_.load(std::memory_order_acquire) >= messaged) {
     return 0;
   }
   ucs_status_t s = ucp_worker_fence(worker_);
@@ -1780,6 +1819,9 @@ int UcxPath::fence(char* err, size_t errlen) {
   }
   uint64_t f = fenced_.load(std::memory_order_relaxed);
   while (f < posted && !fenced_.compare_exchange_weak(f, posted)) {
+  }
+  uint64_t m = fenced_messages_.load(std::memory_order_relaxed);
+  while (m < messaged && !fenced_messages_.compare_exchange_weak(m, messaged)) {
   }
   return 0;
 }
@@ -1810,6 +1852,9 @@ int UcxPath::quiet(char* err, size_t errlen) {
     failed = wait(request, pe, "completing a transfer with", err, errlen);
   }
   if (failed != 0) return failed;
+  if (unconfirmed_peers_.load(std::memory_order_acquire) != 0) {
+    if (int r = confirm_put_messages(err, errlen)) return r;
+  }
   // Nothing posted since the last completed flush (a barrier after gets and atomics only, say):
   // no round trip.
   const uint64_t posted = posted_.load(std::memory_order_acquire);
@@ -2043,16 +2088,21 @@ VSHMEM_HOT int UcxPath::put(int pe, uint64_t offset, const void* source, size_t 
   if (int r = ep_of(pe, what, &ep, err, errlen)) return r;
   const auto* from = static_cast<const uint8_t*>(source);
   bool posted = false;
+  bool messaged = false;
   for (size_t done = 0; done < bytes;) {
     size_t span = 0;
     ucp_rkey_h rkey = rkey_of(pe, ep, offset + done, bytes - done, &span);
     if (rkey == nullptr) {
       if (int r = target_put(pe, ep, offset + done, from + done, span, err, errlen)) return r;
+    } else if (span <= kPutMessageMax && peers_[pe].put_messages &&
+               ((offset + done) & kStatic) == 0) {
+      // A registered region (the rkey): the peer performs the message at once on receipt.
+      if (int r = post_put(pe, ep, offset + done, from + done, span, nbi, err, errlen)) return r;
+      messaged = true;
     } else {
       void* req = ucp_put_nbx(ep, from + done, span, remote_address(pe, offset + done), rkey,
                               nbi ? &kNoRequestParams : &kFastCompletion);
       if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
-      peers_[pe].wake_due.store(true, std::memory_order_relaxed);
       // The source must stay untouched until the put is locally complete (blocking forms), or
       // until quiet (nbi forms, as OpenSHMEM says).
       if (nbi) {
@@ -2067,12 +2117,84 @@ VSHMEM_HOT int UcxPath::put(int pe, uint64_t offset, const void* source, size_t 
   // A blocking put returns once its source may be reused (as OpenSHMEM says), not when its bytes
   // have landed: that costs a round trip, paid at quiet instead. Until then our later gets and
   // atomics are ordered after it (a signal after data, reading back what we wrote).
-  if (posted) {
-    posted_.fetch_add(1, std::memory_order_acq_rel);
+  if (posted) posted_.fetch_add(1, std::memory_order_acq_rel);
+  if (messaged) messaged_.fetch_add(1, std::memory_order_acq_rel);
+  if (posted || messaged) {
+    peers_[pe].wake_due.store(true, std::memory_order_relaxed);
     unordered_.store(true, std::memory_order_release);
     note_app_issue();
   }
   return 0;
+}
+
+VSHMEM_HOT int UcxPath::post_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source,
+                                 size_t bytes, bool nbi, char* err, size_t errlen) {
+  // The header lives until UCX has sent it: freed here when the send completed at once, else by
+  // the callback (also after a wait that gave up).
+  auto* h = new RequestHeader{
+      static_cast<uint32_t>(TargetOp::kPut), my_pe_, 0, offset, bytes, 0, 0, 0, 0};
+  ucp_request_param_t param{};
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  if (!nbi) param.op_attr_mask |= UCP_OP_ATTR_FLAG_FAST_CMPL;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  param.cb.send = [](void*, ucs_status_t, void* user) { delete static_cast<RequestHeader*>(user); };
+  param.user_data = h;
+  void* req = ucp_am_send_nbx(ep, kAmRequest, h, sizeof(*h), source, bytes, &param);
+  if (req == nullptr || UCS_PTR_IS_ERR(req)) delete h;
+  if (UCS_PTR_IS_ERR(req)) return peer_error(pe, "put to", UCS_PTR_STATUS(req), err, errlen);
+  Peer& peer = peers_[pe];
+  peer.last_message_offset.store(offset, std::memory_order_relaxed);
+  if (!peer.unconfirmed.load(std::memory_order_relaxed) && !peer.unconfirmed.exchange(true)) {
+    unconfirmed_peers_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  if (req == nullptr) return 0;
+  // The source must stay untouched until the message is sent (blocking), or until quiet (nbi).
+  if (nbi) {
+    keep_nbi(pe, req);
+    return 0;
+  }
+  return wait(req, pe, "put to", err, errlen);
+}
+
+int UcxPath::confirm_put_messages(char* err, size_t errlen) {
+  // All gets are posted before the first wait: one round trip whatever the number of peers.
+  std::vector<std::pair<int, void*>> gets;
+  int failed = 0;
+  for (Peer& peer : peers_) {
+    if (!peer.unconfirmed.load(std::memory_order_acquire) || !peer.unconfirmed.exchange(false)) {
+      continue;
+    }
+    unconfirmed_peers_.fetch_sub(1, std::memory_order_acq_rel);
+    if (failed != 0) continue;
+    const uint64_t offset = peer.last_message_offset.load(std::memory_order_relaxed);
+    ucp_ep_h ep = nullptr;
+    size_t span = 0;
+    ucp_rkey_h rkey = nullptr;
+    if ((failed = ep_of(peer.pe, "completing the puts to", &ep, err, errlen)) != 0) continue;
+    rkey = rkey_of(peer.pe, ep, offset, 1, &span);
+    if (rkey == nullptr) {  // not reached: the message went to a registered region
+      failed = set_err(err, errlen, kSystem,
+                       format("completing the puts to PE %d: offset %#llx is not registered",
+                              peer.pe, static_cast<unsigned long long>(offset)));
+      continue;
+    }
+    void* req = ucp_get_nbx(ep, &peer.confirm_sink, 1, remote_address(peer.pe, offset), rkey,
+                            &kNoRequestParams);
+    if (UCS_PTR_IS_ERR(req)) {
+      failed = peer_error(peer.pe, "completing the puts to", UCS_PTR_STATUS(req), err, errlen);
+    } else if (req != nullptr) {
+      gets.emplace_back(peer.pe, req);
+    }
+  }
+  for (auto [pe, req] : gets) {
+    if (failed != 0) {
+      ucp_request_free(req);
+      continue;
+    }
+    failed = wait(req, pe, "completing the puts to", err, errlen);
+  }
+  return failed;
 }
 
 VSHMEM_HOT int UcxPath::order_after_puts(char* err, size_t errlen) {
@@ -2761,8 +2883,19 @@ ucs_status_t UcxPath::on_request(void* arg, const void* header, size_t header_le
                                  size_t length, const ucp_am_recv_param_t* param) {
   auto* self = static_cast<UcxPath*>(arg);
   if (header_length != sizeof(RequestHeader)) return UCS_OK;
+  RequestHeader rh;
+  std::memcpy(&rh, header, sizeof(rh));
+  // A put message (post_put) into our host heap: copied right here, not answered.
+  if (rh.op == static_cast<uint32_t>(TargetOp::kPut) && rh.token == 0 && rh.direct == 0 &&
+      rh.bytes == length && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) == 0 &&
+      (rh.offset & kStatic) == 0 && !self->heap_is_device_ && length <= self->heap_size_ &&
+      rh.offset <= self->heap_size_ - length &&
+      rh.offset + length <= self->committed_.load(std::memory_order_acquire)) {
+    std::memcpy(reinterpret_cast<void*>(self->heap_base_ + rh.offset), data, length);
+    return UCS_OK;
+  }
   auto w = std::make_unique<Work>();
-  std::memcpy(&w->header, header, sizeof(w->header));
+  w->header = rh;
   w->arrived = Clock::now();
   // A put's data is in the message, or (direct staging) in the requester's staging segment.
   const uint64_t carried = w->header.direct != 0 ? 0 : w->header.bytes;
@@ -3006,8 +3139,11 @@ void UcxPath::perform(Work& w) {
     reply->data.assign(bad.begin(), bad.end());
   }
   if (h.token == 0) {
-    // A signal (signal_add): nobody waits for an answer.
-    if (!bad.empty()) log(0, format("ucx: a signal from PE %d failed: %s", h.from_pe, bad.c_str()));
+    // A signal (signal_add) or a put message (post_put): nobody waits for an answer.
+    if (!bad.empty()) {
+      log(0, format("ucx: a %s from PE %d failed: %s", op == TargetOp::kPut ? "put" : "signal",
+                    h.from_pe, bad.c_str()));
+    }
     note_served(w, performed);
     return;
   }

@@ -38,16 +38,23 @@
  *               performs (global and static variables are served at the target): a thread that
  *               only posts must still serve its peers (its progress thread is handed off
  *               meanwhile)
- *   put_params  PE 0 posts 8 blocking and 8 _nbi 8-byte puts to the last PE; under
+ *   put_params  PE 0 posts 8 blocking and 8 _nbi puts of 16 KiB to the last PE; under
  *               ucp_put_shim.cpp (LD_PRELOAD) the blocking ones, and only they, must ask UCX for
- *               fast local completion
+ *               fast local completion; then 8 puts of 1 byte, which over TCP travel as the
+ *               plugin's put messages (no ucp_put_nbx call) and must land
+ *   quiet_confirms  PE 0 stops the last PE (SIGSTOP), puts 8 bytes to it and resumes it 300 ms
+ *               later from a thread: shmem_quiet must wait for the stopped PE (over TCP a small
+ *               put is a message that the target does not answer; quiet confirms it with a
+ *               round trip), and the bytes must be there after the barrier
  *   atomics_disagree  the last PE asks for VSHMEM_UCX_ATOMICS=network, the others for the default
  *               (auto): shmem_init must fail naming the setting and the PE instead of mixing
  *               two kinds of atomics that are not atomic with respect to each other */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpe_check.h"
 
@@ -387,15 +394,53 @@ static void staged(int me, int n) {
   free(back);
 }
 
-/* See "wait_wake" above. PE 0 waits for a flag that the last PE (the other node) sets after
- * 300 ms with a put and a quiet; PE 0 reports the CPU time the wait cost its process and how
- * long after the put it returned. */
 static double clock_s(clockid_t id) {
   struct timespec ts;
   clock_gettime(id, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static void* resume_later(void* arg) {
+  usleep(300 * 1000);
+  kill(*(const pid_t*)arg, SIGCONT);
+  return NULL;
+}
+
+static void quiet_confirms(int me, int n) {
+  int* pid = (int*)shmem_malloc(sizeof(int));
+  long* word = (long*)shmem_malloc(sizeof(long));
+  CHECK(pid != NULL && word != NULL, "malloc");
+  *pid = (int)getpid();
+  *word = 0;
+  shmem_barrier_all();
+  if (me == 0) {
+    pid_t stopped = (pid_t)shmem_int_g(pid, n - 1);
+    CHECK(kill(stopped, SIGSTOP) == 0, "SIGSTOP to the last PE");
+    const long v = 42;
+    shmem_putmem(word, &v, sizeof(v), n - 1);
+    pthread_t resumer;
+    CHECK(pthread_create(&resumer, NULL, resume_later, &stopped) == 0, "pthread_create");
+    const double t0 = clock_s(CLOCK_MONOTONIC);
+    shmem_quiet();
+    const double waited = clock_s(CLOCK_MONOTONIC) - t0;
+    pthread_join(resumer, NULL);
+    CHECK(waited >= 0.2,
+          "shmem_quiet returned after %.3f s, while the PE it put to was stopped "
+          "for 0.3 s",
+          waited);
+    printf("remote quiet_confirms: quiet waited %.3f s for the stopped PE\n", waited);
+    fflush(stdout);
+  }
+  shmem_barrier_all();
+  if (me == n - 1) CHECK(*word == 42, "the put's word: %ld", *word);
+  shmem_barrier_all();
+  shmem_free(word);
+  shmem_free(pid);
+}
+
+/* See "wait_wake" above. PE 0 waits for a flag that the last PE (the other node) sets after
+ * 300 ms with a put and a quiet; PE 0 reports the CPU time the wait cost its process and how
+ * long after the put it returned. */
 static void wait_wake(int me, int n) {
   long* flag = (long*)shmem_malloc(sizeof(long));
   double* put_at = (double*)shmem_malloc(sizeof(double));
@@ -469,29 +514,58 @@ static void issue_loop(int me, int n) {
 }
 
 static void put_params(int me, int n) {
-  char* target = (char*)shmem_malloc(64);
+  /* Above the plugin's put-message size (kPutMessageMax, 4 KiB): network puts. */
+  enum { kBig = (16 << 10) + 8 };
+  char* target = (char*)shmem_malloc(kBig + 64);
   CHECK(target != NULL, "malloc");
+  memset(target, 0, kBig + 64);
   shmem_barrier_all();
   if (me == 0) {
     typedef void (*CountsFn)(long*, long*);
     CountsFn counts = (CountsFn)dlsym(RTLD_DEFAULT, "vshmem_test_ucp_put_counts");
     CHECK(counts != NULL, "put_params runs under ucp_put_shim (LD_PRELOAD)");
-    const char src[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    long puts0 = 0, fast0 = 0, puts1 = 0, fast1 = 0, puts2 = 0, fast2 = 0;
+    static char big[kBig];
+    memset(big, 7, sizeof(big));
+    long puts0 = 0, fast0 = 0, puts1 = 0, fast1 = 0, puts2 = 0, fast2 = 0, puts3 = 0, fast3 = 0;
     counts(&puts0, &fast0);
-    for (int i = 0; i < 8; ++i) shmem_putmem(target, src, sizeof(src), n - 1);
+    for (int i = 0; i < 8; ++i) shmem_putmem(target, big, sizeof(big), n - 1);
     counts(&puts1, &fast1);
-    for (int i = 0; i < 8; ++i) shmem_putmem_nbi(target, src, sizeof(src), n - 1);
+    for (int i = 0; i < 8; ++i) shmem_putmem_nbi(target, big, sizeof(big), n - 1);
     shmem_quiet();
     counts(&puts2, &fast2);
     CHECK(puts1 - puts0 == 8 && fast1 - fast0 == 8,
-          "8 blocking puts: %ld ucp_put_nbx calls, %ld of them with UCP_OP_ATTR_FLAG_FAST_CMPL",
-          puts1 - puts0, fast1 - fast0);
+          "8 blocking puts of %d bytes: %ld ucp_put_nbx calls, %ld of them with "
+          "UCP_OP_ATTR_FLAG_FAST_CMPL",
+          (int)kBig, puts1 - puts0, fast1 - fast0);
     CHECK(puts2 - puts1 == 8 && fast2 - fast1 == 0,
-          "8 _nbi puts: %ld ucp_put_nbx calls, %ld of them with UCP_OP_ATTR_FLAG_FAST_CMPL",
-          puts2 - puts1, fast2 - fast1);
+          "8 _nbi puts of %d bytes: %ld ucp_put_nbx calls, %ld of them with "
+          "UCP_OP_ATTR_FLAG_FAST_CMPL",
+          (int)kBig, puts2 - puts1, fast2 - fast1);
+    /* Small puts over TCP travel as the plugin's own messages, which the target performs on
+     * receipt without answering each: no ucp_put_nbx call (UCX's emulated put is answered). Each
+     * lands in its own 8 bytes at the end of target; the last PE checks them after the barrier. */
+    for (int i = 0; i < 8; ++i) {
+      const uint8_t v[1] = {(uint8_t)(i + 1)};
+      if (i % 2 == 0) {
+        shmem_putmem(target + kBig + 8 * i, v, 1, n - 1);
+      } else {
+        shmem_putmem_nbi(target + kBig + 8 * i, v, 1, n - 1);
+      }
+    }
+    shmem_quiet();
+    counts(&puts3, &fast3);
+    CHECK(puts3 - puts2 == 0, "8 puts of 1 byte: %ld ucp_put_nbx calls (expected messages)",
+          puts3 - puts2);
     printf("remote put_params: blocking puts ask for fast completion, _nbi puts do not\n");
     fflush(stdout);
+  }
+  shmem_barrier_all();
+  if (me == n - 1) {
+    for (int i = 0; i < kBig; ++i)
+      CHECK(target[i] == 7, "byte %d of the big puts: %d", i, target[i]);
+    for (int i = 0; i < 8; ++i) {
+      CHECK(target[kBig + 8 * i] == i + 1, "small put %d: %d", i, target[kBig + 8 * i]);
+    }
   }
   shmem_barrier_all();
   shmem_free(target);
@@ -544,6 +618,12 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && strcmp(argv[1], "issue_loop") == 0) {
     issue_loop(me, n);
+    shmem_free(x);
+    shmem_finalize();
+    return 0;
+  }
+  if (argc > 1 && strcmp(argv[1], "quiet_confirms") == 0) {
+    quiet_confirms(me, n);
     shmem_free(x);
     shmem_finalize();
     return 0;

@@ -111,6 +111,11 @@ vshmem_add_mpe_test(NAME ucx_tcp_put_params TARGET mpe_remote ARGS put_params NP
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
   ENV ${_ucx_env_tcp} LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>
   OUTPUT_REGEX "remote put_params: blocking puts ask for fast completion, _nbi puts do not")
+# A small put over TCP is a message its target does not answer: quiet must still wait for the
+# target to perform it (here: a target stopped for 0.3 s).
+vshmem_add_mpe_test(NAME ucx_tcp_quiet_confirms TARGET mpe_remote ARGS quiet_confirms NPES 2
+  LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env_tcp}
+  OUTPUT_REGEX "remote quiet_confirms: quiet waited")
 
 # A peer that dies or hangs mid-job: the next remote call fails with a message naming it,
 # within the time limit, instead of hanging.
