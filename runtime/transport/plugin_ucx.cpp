@@ -14,9 +14,9 @@
 //
 // The heap is registered chunk by chunk as it grows (ucp_mem_map), and the rkeys are exchanged in
 // the same collective step (add_region). Put and get use ucp_put_nbx / ucp_get_nbx into
-// registered memory; atomics use ucp_atomic_op_nbx on a host heap. Small puts to a peer reached
-// over TCP alone are our own messages instead, performed on receipt and confirmed at quiet
-// (kPutMessageMax, post_put()); UCX's emulated put answers each one.
+// registered memory; atomics use ucp_atomic_op_nbx on a host heap. Puts to a peer reached over
+// one TCP connection are our own messages instead, performed on receipt and confirmed at quiet
+// (kPutMessageMax, post_put()): UCX's emulated put has its target answer every fragment.
 //
 // Target ops: when a peer's heap is GPU memory, the network may not reach it (UCX without CUDA
 // support, or the registration refused) and network atomics would not be atomic with respect to
@@ -94,15 +94,17 @@ constexpr uint16_t kAmSignal = 20;
 // memory without any event of its own (RDMA, cross-memory copies).
 constexpr uint16_t kAmWake = 21;
 constexpr int64_t kWakeGapNs = 1'000'000;  // see send_wakes()
-// Put messages (UcxPath::post_put): a put of up to this many bytes to a peer whose endpoint runs
-// over TCP alone travels as our own active message (kAmRequest, TargetOp::kPut without a token),
-// which the peer copies into its heap on receipt and does not answer. UCX emulates such a put with
-// an active message too (TCP has no short put), but its target answers every one (the
-// completion count its flush waits for): over loopback on the 2-core box that answer cost the
-// target a send per put and made a stream of blocking 8-byte puts 0.8x as fast (bench/RESULTS.md,
-// issue #13 session 23). quiet() confirms them instead: one 1-byte get per peer that got some,
-// which the peer answers after every message before it on the same connection.
-constexpr size_t kPutMessageMax = 4 << 10;
+// Put messages (UcxPath::post_put, VSHMEM_UCX_PUT_MESSAGES): a put to a peer whose endpoint is
+// one TCP connection travels as our own active messages of up to this many bytes (kAmRequest,
+// TargetOp::kPut without a token, always eager), which the peer copies into its heap on receipt
+// and does not answer. UCX emulates a put over TCP with active messages too (TCP has no short or
+// bcopy put), but its target answers every fragment of 8 KiB (the completions its flush
+// counts): a send per fragment on the target. On the 2-core box over loopback, with messages:
+// blocking 8-byte puts 0.83x the time, put bandwidth 3.6 GB/s at 1 MiB and 3.0 at 64 MiB against
+// 0.84 and 0.50 (bench/RESULTS.md, issue #13 session 23). quiet() confirms them instead: one
+// 1-byte get per peer that got some, which the peer answers after every message before it on
+// the same connection (hence one connection: UCX spreads a multi-lane endpoint's traffic).
+constexpr size_t kPutMessageMax = 1 << 20;
 // Target ops: bytes per active message, and chunks in flight per transfer (defaults of
 // VSHMEM_UCX_CHUNK_KIB and VSHMEM_UCX_CHUNKS). Every chunk holds a page-locked bounce buffer on
 // each side from its first step to its last (chunk_pipeline.hpp, run_staged).
@@ -304,8 +306,8 @@ struct Peer {
   // Atomics on its host heap by UCX (ucp_atomic_op_nbx), not as a target op (see setup()). Set
   // before `ep` is published.
   bool ucx_atomics = false;
-  // Small puts to it travel as put messages (kPutMessageMax): every lane of `ep` is TCP and both
-  // heaps are host memory. Set before `ep` is published.
+  // Puts to it travel as put messages (kPutMessageMax): `ep` has one lane, TCP, and both heaps
+  // are host memory. Set before `ep` is published.
   bool put_messages = false;
   // Put messages posted to it that no quiet has confirmed yet, where the last one went (the
   // confirming get reads a byte there: a registered address), and what that get reads into (it
@@ -460,8 +462,8 @@ class UcxPath {
   // The peer's data endpoint, where `first` (wired up, with peer failure handling) has no
   // zero-copy put (see the definition); null: the operations go through `first`.
   ucp_ep_h make_data_ep(int pe, Peer& peer, ucp_ep_h first);
-  // Whether every lane of ep is TCP (endpoint_info()).
-  static bool tcp_only_endpoint(ucp_ep_h ep);
+  // Whether ep has one lane, a TCP one (endpoint_info()).
+  static bool one_tcp_lane(ucp_ep_h ep);
   // The rkey of PE pe for [offset, offset + bytes); *span: how many of the bytes it covers.
   // Null: that memory is not registered (target ops).
   // Inline: the region this peer's last operation addressed (no lock: regions are only added
@@ -692,6 +694,7 @@ class UcxPath {
   // VSHMEM_UCX_DATA_ENDPOINT: data endpoints where the endpoints with peer failure handling
   // have no zero-copy put (make_data_ep()).
   bool data_ep_ = true;
+  bool put_messages_ = true;            // VSHMEM_UCX_PUT_MESSAGES (kPutMessageMax)
   ucp_ep_h probe_ep_ = nullptr;         // probe_peer_errors()'s endpoint to our own worker
   std::atomic<bool> unordered_{false};  // blocking puts issued since the last fence or quiet
   // Network puts and _nbi gets posted so far, and how many of them the last completed flush
@@ -1103,6 +1106,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   stage_direct_ = args.stage_direct != 0;
   const bool no_peer_errors = args.no_peer_errors != 0;  // VSHMEM_UCX_PEER_ERRORS=0
   data_ep_ = args.no_data_ep == 0;
+  put_messages_ = args.no_put_messages == 0;
   ucp_config_t* config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) {
@@ -1610,7 +1614,7 @@ int UcxPath::ep_create(int pe, const char* what, ucp_ep_h* out, char* err, size_
     }
     peer.ucx_atomics = atomics_ == Atomics::kNetwork ||
                        (atomics_ == Atomics::kAuto && cpu_atomic_mode_ && !with_errors);
-    peer.put_messages = !heap_is_device_ && !peer.device_heap && tcp_only_endpoint(ep);
+    peer.put_messages = put_messages_ && !heap_is_device_ && !peer.device_heap && one_tcp_lane(ep);
     if (atomics_ == Atomics::kAuto && log_enabled(2)) {
       log(2, format("ucx: PE %d: atomics on its host heap %s", pe,
                     peer.ucx_atomics ? "by UCX (CPU mode)"
@@ -1688,7 +1692,10 @@ bool tcp_only(const Lanes& l) {
                                               [](const std::string& t) { return t == "tcp"; });
 }
 
-bool UcxPath::tcp_only_endpoint(ucp_ep_h ep) { return tcp_only(lanes_of(endpoint_info(ep))); }
+bool UcxPath::one_tcp_lane(ucp_ep_h ep) {
+  const Lanes lanes = lanes_of(endpoint_info(ep));
+  return lanes.transports.size() == 1 && tcp_only(lanes);
+}
 
 // Endpoints with peer failure handling over TCP. UCX (1.13 and 1.16) gives such an endpoint no
 // zero-copy put lane over TCP (the TCP memory domain lacks the memory invalidation those lanes
@@ -2094,9 +2101,9 @@ VSHMEM_HOT int UcxPath::put(int pe, uint64_t offset, const void* source, size_t 
     ucp_rkey_h rkey = rkey_of(pe, ep, offset + done, bytes - done, &span);
     if (rkey == nullptr) {
       if (int r = target_put(pe, ep, offset + done, from + done, span, err, errlen)) return r;
-    } else if (span <= kPutMessageMax && peers_[pe].put_messages &&
-               ((offset + done) & kStatic) == 0) {
+    } else if (peers_[pe].put_messages && ((offset + done) & kStatic) == 0) {
       // A registered region (the rkey): the peer performs the message at once on receipt.
+      span = std::min(span, kPutMessageMax);
       if (int r = post_put(pe, ep, offset + done, from + done, span, nbi, err, errlen)) return r;
       messaged = true;
     } else {

@@ -38,10 +38,11 @@
  *               performs (global and static variables are served at the target): a thread that
  *               only posts must still serve its peers (its progress thread is handed off
  *               meanwhile)
- *   put_params  PE 0 posts 8 blocking and 8 _nbi puts of 16 KiB to the last PE; under
- *               ucp_put_shim.cpp (LD_PRELOAD) the blocking ones, and only they, must ask UCX for
- *               fast local completion; then 8 puts of 1 byte, which over TCP travel as the
- *               plugin's put messages (no ucp_put_nbx call) and must land
+ *   put_params [messages]  PE 0 posts 8 blocking and 8 _nbi puts of 16 KiB to the last PE,
+ *               then 8 of 1 byte; under ucp_put_shim.cpp (LD_PRELOAD) the blocking ones, and only
+ *               they, must ask UCX for fast local completion; with "messages" (over TCP) none
+ *               may call ucp_put_nbx (the plugin's put messages), nor a put of 2.5 MiB; all must
+ *               land
  *   quiet_confirms  PE 0 stops the last PE (SIGSTOP), puts 8 bytes to it and resumes it 300 ms
  *               later from a thread: shmem_quiet must wait for the stopped PE (over TCP a small
  *               put is a message that the target does not answer; quiet confirms it with a
@@ -513,12 +514,17 @@ static void issue_loop(int me, int n) {
   shmem_free(target);
 }
 
-static void put_params(int me, int n) {
-  /* Above the plugin's put-message size (kPutMessageMax, 4 KiB): network puts. */
+static void put_params(int me, int n, int messages) {
+  /* 16 KiB + 8: UCX's network put takes more than a single fragment. kHuge: cut into messages of
+   * 1 MiB (the plugin's kPutMessageMax) with a tail; a run-time value (gcc -O3 spent minutes on
+   * the loops over a constant one). */
   enum { kBig = (16 << 10) + 8 };
+  const int kHuge = (5 << 19) + (n > 0 ? 5 : 0);
   char* target = (char*)shmem_malloc(kBig + 64);
-  CHECK(target != NULL, "malloc");
+  unsigned char* huge = (unsigned char*)shmem_malloc((size_t)kHuge);
+  CHECK(target != NULL && huge != NULL, "malloc");
   memset(target, 0, kBig + 64);
+  memset(huge, 0, (size_t)kHuge);
   shmem_barrier_all();
   if (me == 0) {
     typedef void (*CountsFn)(long*, long*);
@@ -533,17 +539,7 @@ static void put_params(int me, int n) {
     for (int i = 0; i < 8; ++i) shmem_putmem_nbi(target, big, sizeof(big), n - 1);
     shmem_quiet();
     counts(&puts2, &fast2);
-    CHECK(puts1 - puts0 == 8 && fast1 - fast0 == 8,
-          "8 blocking puts of %d bytes: %ld ucp_put_nbx calls, %ld of them with "
-          "UCP_OP_ATTR_FLAG_FAST_CMPL",
-          (int)kBig, puts1 - puts0, fast1 - fast0);
-    CHECK(puts2 - puts1 == 8 && fast2 - fast1 == 0,
-          "8 _nbi puts of %d bytes: %ld ucp_put_nbx calls, %ld of them with "
-          "UCP_OP_ATTR_FLAG_FAST_CMPL",
-          (int)kBig, puts2 - puts1, fast2 - fast1);
-    /* Small puts over TCP travel as the plugin's own messages, which the target performs on
-     * receipt without answering each: no ucp_put_nbx call (UCX's emulated put is answered). Each
-     * lands in its own 8 bytes at the end of target; the last PE checks them after the barrier. */
+    /* Each small put lands in its own 8 bytes at the end of target. */
     for (int i = 0; i < 8; ++i) {
       const uint8_t v[1] = {(uint8_t)(i + 1)};
       if (i % 2 == 0) {
@@ -554,20 +550,50 @@ static void put_params(int me, int n) {
     }
     shmem_quiet();
     counts(&puts3, &fast3);
-    CHECK(puts3 - puts2 == 0, "8 puts of 1 byte: %ld ucp_put_nbx calls (expected messages)",
-          puts3 - puts2);
-    printf("remote put_params: blocking puts ask for fast completion, _nbi puts do not\n");
+    if (messages) {
+      /* Over one TCP connection every put travels as the plugin's own messages, which the target
+       * performs on receipt without answering each (UCX's emulated put is answered per
+       * fragment): no ucp_put_nbx call. */
+      CHECK(puts3 - puts0 == 0,
+            "16 puts of %d bytes and 8 of 1 byte: %ld ucp_put_nbx calls (expected messages)",
+            (int)kBig, puts3 - puts0);
+      unsigned char* src = (unsigned char*)malloc((size_t)kHuge);
+      CHECK(src != NULL, "malloc");
+      for (int i = 0; i < kHuge; ++i) src[i] = (unsigned char)(i * 7 + 3);
+      shmem_putmem(huge, src, (size_t)kHuge, n - 1);
+      shmem_quiet();
+      free(src);
+      printf("remote put_params: puts over TCP travel as messages\n");
+    } else {
+      CHECK(puts1 - puts0 == 8 && fast1 - fast0 == 8,
+            "8 blocking puts of %d bytes: %ld ucp_put_nbx calls, %ld of them with "
+            "UCP_OP_ATTR_FLAG_FAST_CMPL",
+            (int)kBig, puts1 - puts0, fast1 - fast0);
+      CHECK(puts2 - puts1 == 8 && fast2 - fast1 == 0,
+            "8 _nbi puts of %d bytes: %ld ucp_put_nbx calls, %ld of them with "
+            "UCP_OP_ATTR_FLAG_FAST_CMPL",
+            (int)kBig, puts2 - puts1, fast2 - fast1);
+      CHECK(puts3 - puts2 == 8, "8 puts of 1 byte: %ld ucp_put_nbx calls", puts3 - puts2);
+      printf("remote put_params: blocking puts ask for fast completion, _nbi puts do not\n");
+    }
     fflush(stdout);
   }
   shmem_barrier_all();
   if (me == n - 1) {
-    for (int i = 0; i < kBig; ++i)
-      CHECK(target[i] == 7, "byte %d of the big puts: %d", i, target[i]);
+    for (int i = 0; i < kBig; ++i) {
+      CHECK(target[i] == 7, "byte %d of the 16 KiB puts: %d", i, target[i]);
+    }
     for (int i = 0; i < 8; ++i) {
       CHECK(target[kBig + 8 * i] == i + 1, "small put %d: %d", i, target[kBig + 8 * i]);
     }
+    if (messages) {
+      for (int i = 0; i < kHuge; ++i) {
+        CHECK(huge[i] == (unsigned char)(i * 7 + 3), "byte %d of the 2.5 MiB put: %d", i, huge[i]);
+      }
+    }
   }
   shmem_barrier_all();
+  shmem_free(huge);
   shmem_free(target);
 }
 
@@ -629,7 +655,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc > 1 && strcmp(argv[1], "put_params") == 0) {
-    put_params(me, n);
+    put_params(me, n, argc > 2 && strcmp(argv[2], "messages") == 0);
     shmem_free(x);
     shmem_finalize();
     return 0;
