@@ -148,11 +148,13 @@ inline constexpr Var kVars[] = {
      "endpoint without it carries the operations when it runs over TCP only, and the first one "
      "stays to watch the peer (a dead peer is still named). `0`: every operation on the endpoint "
      "with peer failure handling"},
-    {"VSHMEM_UCX_PUT_MESSAGES", Type::kBool, "1",
-     "puts to a remote PE whose endpoint is one TCP connection (host heaps) travel as vshmem's "
-     "own messages of up to 1 MiB, performed on receipt and confirmed by one round trip per PE "
-     "at quiet, instead of UCX's emulated put, whose target answers every 8 KiB (3-4x the put "
-     "bandwidth over loopback, bench/RESULTS.md). `0`: UCX's put"},
+    {"VSHMEM_UCX_PUT_MESSAGES", Type::kChoice, "auto",
+     "`1`: puts to a remote PE whose endpoint is one TCP connection (host heaps) travel as "
+     "vshmem's own messages of up to 1 MiB, performed on receipt and confirmed by one round trip "
+     "per PE at quiet; `0`: UCX's put; `auto`: messages with UCX 1.13 and older, whose put over "
+     "TCP has its target answer every 8 KiB (messages: 4x the put bandwidth over loopback), "
+     "UCX's put from 1.14 on (1.16's zero-copy put is 2-4x faster than messages)",
+     "auto|1|0"},
     {"VSHMEM_STATICS_UCX", Type::kBool, "1",
      "`0`: do not load the UCX plugin in a job whose PEs all map each other (then other PEs' "
      "global and static variables cannot be reached; a job with remote PEs loads it anyway)"},

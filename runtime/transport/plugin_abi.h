@@ -95,7 +95,7 @@ typedef struct vshmem_transport_init_args {
   int stage_direct;           /* VSHMEM_UCX_STAGE_DIRECT (since ABI 8) */
   int no_peer_errors;         /* VSHMEM_UCX_PEER_ERRORS=0 (since ABI 10) */
   int no_data_ep;             /* VSHMEM_UCX_DATA_ENDPOINT=0 (since ABI 11) */
-  int no_put_messages;        /* VSHMEM_UCX_PUT_MESSAGES=0 (since ABI 13) */
+  int put_messages;           /* VSHMEM_UCX_PUT_MESSAGES: 0 off, 1 on, 2 auto (since ABI 13) */
 } vshmem_transport_init_args;
 
 /* Capability bits of a plugin instance (like UCT_IFACE_FLAG_*). */

@@ -99,9 +99,10 @@ constexpr int64_t kWakeGapNs = 1'000'000;  // see send_wakes()
 // TargetOp::kPut without a token, always eager), which the peer copies into its heap on receipt
 // and does not answer. UCX emulates a put over TCP with active messages too (TCP has no short or
 // bcopy put), but its target answers every fragment of 8 KiB (the completions its flush
-// counts): a send per fragment on the target. On the 2-core box over loopback, with messages:
-// blocking 8-byte puts 0.83x the time, put bandwidth 3.6 GB/s at 1 MiB and 3.0 at 64 MiB against
-// 0.84 and 0.50 (bench/RESULTS.md, issue #13 session 23). quiet() confirms them instead: one
+// counts): a send per fragment on the target. On the 2-core box over loopback (UCX 1.13), with
+// messages: blocking 8-byte puts 0.84x the time, put bandwidth 4.2 GB/s at 1 MiB and 2.5 at 64 MiB
+// against 0.98 and 0.49 (bench/RESULTS.md, issue #13 session 23); not so with UCX 1.16's TCP put
+// (zero copy, no answer per fragment): see init() for the default. quiet() confirms them: one
 // 1-byte get per peer that got some, which the peer answers after every message before it on
 // the same connection (hence one connection: UCX spreads a multi-lane endpoint's traffic).
 constexpr size_t kPutMessageMax = 1 << 20;
@@ -694,7 +695,9 @@ class UcxPath {
   // VSHMEM_UCX_DATA_ENDPOINT: data endpoints where the endpoints with peer failure handling
   // have no zero-copy put (make_data_ep()).
   bool data_ep_ = true;
-  bool put_messages_ = true;            // VSHMEM_UCX_PUT_MESSAGES (kPutMessageMax)
+  // VSHMEM_UCX_PUT_MESSAGES (kPutMessageMax): 0 off, 1 on, 2 auto (by UCX's version, init()).
+  int put_messages_mode_ = 2;
+  bool put_messages_ = false;
   ucp_ep_h probe_ep_ = nullptr;         // probe_peer_errors()'s endpoint to our own worker
   std::atomic<bool> unordered_{false};  // blocking puts issued since the last fence or quiet
   // Network puts and _nbi gets posted so far, and how many of them the last completed flush
@@ -1106,7 +1109,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   stage_direct_ = args.stage_direct != 0;
   const bool no_peer_errors = args.no_peer_errors != 0;  // VSHMEM_UCX_PEER_ERRORS=0
   data_ep_ = args.no_data_ep == 0;
-  put_messages_ = args.no_put_messages == 0;
+  put_messages_mode_ = args.put_messages;
   ucp_config_t* config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) {
@@ -1115,6 +1118,13 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   }
   unsigned major = 0, minor = 0, release = 0;
   ucp_get_version(&major, &minor, &release);
+  // Put messages where UCX's own put over TCP is answered per fragment: measured on 1.13 (the
+  // 2-core box: 4x the bandwidth, 0.84x the blocking put); on 1.16 (the H200's host) UCX's
+  // zero-copy put was 2-4x the messages' bandwidth and put+quiet 0.66x their time
+  // (bench/RESULTS.md, issue #13 session 23). 1.14 and 1.15 are not measured.
+  put_messages_ = put_messages_mode_ == 1 || (put_messages_mode_ == 2 && major == 1 && minor <= 13);
+  log(2, format("ucx: puts to a peer over one TCP connection: %s (VSHMEM_UCX_PUT_MESSAGES)",
+                put_messages_ ? "vshmem's messages" : "UCX's put"));
   // UCX 1.13's protocols v2 (UCX_PROTO_ENABLE=y, experimental there) crash the process inside
   // libucp once operations start ("stack smashing detected", over TCP and shared memory alike;
   // Open MPI's OSHMEM dies of a segmentation fault with it too): run that UCX with its default

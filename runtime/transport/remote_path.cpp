@@ -239,9 +239,8 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   Result<bool> data_ep = env::bool_var("VSHMEM_UCX_DATA_ENDPOINT", true);
   VSHMEM_RETURN_IF_ERROR(data_ep.status());
   args.no_data_ep = data_ep.value() ? 0 : 1;
-  Result<bool> put_messages = env::bool_var("VSHMEM_UCX_PUT_MESSAGES", true);
-  VSHMEM_RETURN_IF_ERROR(put_messages.status());
-  args.no_put_messages = put_messages.value() ? 0 : 1;
+  const std::string put_messages = env::text("VSHMEM_UCX_PUT_MESSAGES");
+  args.put_messages = put_messages == "1" ? 1 : put_messages == "0" ? 0 : 2;
   const std::optional<std::string> user_tls = env::get("UCX_TLS");
   args.user_tls = user_tls ? user_tls->c_str() : nullptr;
   args.user_sm_error_handling =

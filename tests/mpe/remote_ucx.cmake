@@ -105,12 +105,12 @@ endforeach()
 
 # A blocking put asks UCX for fast local completion (a bit of op_attr_mask), an _nbi put does not:
 # a shim over ucp_put_nbx counts them (ucp_put_shim.cpp). Over one TCP connection puts are the
-# plugin's own messages instead (no ucp_put_nbx call; VSHMEM_UCX_PUT_MESSAGES=0 for UCX's put).
+# plugin's own messages instead where asked (no ucp_put_nbx call; the default on UCX 1.13).
 add_library(vshmem_test_ucp_put_shim SHARED ucp_put_shim.cpp)
 target_link_libraries(vshmem_test_ucp_put_shim PRIVATE vshmem_ucx ${CMAKE_DL_LIBS})
 vshmem_add_mpe_test(NAME ucx_tcp_put_params TARGET mpe_remote ARGS put_params messages NPES 2
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
-  ENV ${_ucx_env_tcp} LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>
+  ENV ${_ucx_env_tcp} VSHMEM_UCX_PUT_MESSAGES=1 LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>
   OUTPUT_REGEX "remote put_params: puts over TCP travel as messages")
 vshmem_add_mpe_test(NAME ucx_tcp_put_params_network TARGET mpe_remote ARGS put_params NPES 2
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
@@ -119,7 +119,7 @@ vshmem_add_mpe_test(NAME ucx_tcp_put_params_network TARGET mpe_remote ARGS put_p
 # A small put over TCP is a message its target does not answer: quiet must still wait for the
 # target to perform it (here: a target stopped for 0.3 s).
 vshmem_add_mpe_test(NAME ucx_tcp_quiet_confirms TARGET mpe_remote ARGS quiet_confirms NPES 2
-  LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env_tcp}
+  LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env_tcp} VSHMEM_UCX_PUT_MESSAGES=1
   OUTPUT_REGEX "remote quiet_confirms: quiet waited")
 
 # A peer that dies or hangs mid-job: the next remote call fails with a message naming it,
