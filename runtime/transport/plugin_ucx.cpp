@@ -713,6 +713,10 @@ class UcxPath {
   std::atomic<uint64_t> messaged_{0};
   std::atomic<uint64_t> fenced_messages_{0};
   std::atomic<int> unconfirmed_peers_{0};
+  // Confirmations run one at a time, and a quiet that finds none to start waits for the one in
+  // flight: its thread's messages may be among those that one took (confirm_put_messages()).
+  std::mutex confirm_mutex_;
+  std::atomic<int> confirming_{0};
   std::mutex nbi_mutex_;
   std::vector<std::pair<int, void*>> nbi_;  // (PE, request) of _nbi operations not yet quieted
   std::atomic<size_t> nbi_count_{0};        // nbi_.size(), read without the lock by quiet()
@@ -1869,7 +1873,8 @@ int UcxPath::quiet(char* err, size_t errlen) {
     failed = wait(request, pe, "completing a transfer with", err, errlen);
   }
   if (failed != 0) return failed;
-  if (unconfirmed_peers_.load(std::memory_order_acquire) != 0) {
+  if (unconfirmed_peers_.load(std::memory_order_seq_cst) != 0 ||
+      confirming_.load(std::memory_order_seq_cst) != 0) {
     if (int r = confirm_put_messages(err, errlen)) return r;
   }
   // Nothing posted since the last completed flush (a barrier after gets and atomics only, say):
@@ -2175,6 +2180,13 @@ VSHMEM_HOT int UcxPath::post_put(int pe, ucp_ep_h ep, uint64_t offset, const voi
 }
 
 int UcxPath::confirm_put_messages(char* err, size_t errlen) {
+  // Counted before the peers' marks are taken (quiet() reads the marks' count, then this).
+  confirming_.fetch_add(1, std::memory_order_seq_cst);
+  struct Done {
+    std::atomic<int>& n;
+    ~Done() { n.fetch_sub(1, std::memory_order_seq_cst); }
+  } done{confirming_};
+  const std::lock_guard<std::mutex> lock(confirm_mutex_);
   // All gets are posted before the first wait: one round trip whatever the number of peers.
   std::vector<std::pair<int, void*>> gets;
   int failed = 0;

@@ -44,9 +44,11 @@
  *               may call ucp_put_nbx (the plugin's put messages), nor a put of 2.5 MiB; all must
  *               land
  *   quiet_confirms  PE 0 stops the last PE (SIGSTOP), puts 8 bytes to it and resumes it 300 ms
- *               later from a thread: shmem_quiet must wait for the stopped PE (over TCP a small
- *               put is a message that the target does not answer; quiet confirms it with a
- *               round trip), and the bytes must be there after the barrier
+ *               later from a thread: shmem_quiet must wait for the stopped PE (over TCP a put
+ *               may be a message that the target does not answer; quiet confirms it with a
+ *               round trip), and the bytes must be there after the barrier; then again with a
+ *               second thread's quiet taking the confirmation of the first thread's put, which
+ *               the first thread's quiet must wait for (SHMEM_THREAD_MULTIPLE)
  *   atomics_disagree  the last PE asks for VSHMEM_UCX_ATOMICS=network, the others for the default
  *               (auto): shmem_init must fail naming the setting and the PE instead of mixing
  *               two kinds of atomics that are not atomic with respect to each other */
@@ -407,6 +409,12 @@ static void* resume_later(void* arg) {
   return NULL;
 }
 
+static void* quiet_now(void* arg) {
+  (void)arg;
+  shmem_quiet();
+  return NULL;
+}
+
 static void quiet_confirms(int me, int n) {
   int* pid = (int*)shmem_malloc(sizeof(int));
   long* word = (long*)shmem_malloc(sizeof(long));
@@ -429,11 +437,33 @@ static void quiet_confirms(int me, int n) {
           "shmem_quiet returned after %.3f s, while the PE it put to was stopped "
           "for 0.3 s",
           waited);
-    printf("remote quiet_confirms: quiet waited %.3f s for the stopped PE\n", waited);
+    /* Two threads: this one puts, another one's quiet takes the confirmation of that put (the
+     * target is stopped again), and this thread's own quiet, which finds nothing left to
+     * confirm, must still wait for that one. */
+    CHECK(kill(stopped, SIGSTOP) == 0, "SIGSTOP to the last PE");
+    const long v2 = 43;
+    shmem_putmem(word + 0, &v2, sizeof(v2), n - 1);
+    pthread_t other;
+    CHECK(pthread_create(&resumer, NULL, resume_later, &stopped) == 0, "pthread_create");
+    CHECK(pthread_create(&other, NULL, quiet_now, NULL) == 0, "pthread_create");
+    usleep(100 * 1000);
+    const double t1 = clock_s(CLOCK_MONOTONIC);
+    shmem_quiet();
+    const double waited2 = clock_s(CLOCK_MONOTONIC) - t1;
+    pthread_join(other, NULL);
+    pthread_join(resumer, NULL);
+    CHECK(waited2 >= 0.1,
+          "shmem_quiet returned after %.3f s while another thread's quiet was confirming this "
+          "thread's put to a PE stopped for 0.3 s",
+          waited2);
+    printf(
+        "remote quiet_confirms: quiet waited %.3f s for the stopped PE, %.3f s for another "
+        "thread's confirmation\n",
+        waited, waited2);
     fflush(stdout);
   }
   shmem_barrier_all();
-  if (me == n - 1) CHECK(*word == 42, "the put's word: %ld", *word);
+  if (me == n - 1) CHECK(*word == 43, "the puts' word: %ld", *word);
   shmem_barrier_all();
   shmem_free(word);
   shmem_free(pid);
@@ -608,7 +638,14 @@ int main(int argc, char** argv) {
     unsetenv("VSHMEM_UCX_ATOMICS");
     if (r == n_expected - 1) setenv("VSHMEM_UCX_ATOMICS", "network", 1);
   }
-  shmem_init();
+  if (argc > 1 && strcmp(argv[1], "quiet_confirms") == 0) {
+    int provided = 0;
+    CHECK(shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided) == 0 &&
+              provided == SHMEM_THREAD_MULTIPLE,
+          "shmem_init_thread(SHMEM_THREAD_MULTIPLE): provided %d", provided);
+  } else {
+    shmem_init();
+  }
   if (argc > 1 && strcmp(argv[1], "atomics_disagree") == 0) {
     fprintf(stderr, "remote: PE %d: shmem_init accepted PEs that disagree on VSHMEM_UCX_ATOMICS\n",
             shmem_my_pe());
