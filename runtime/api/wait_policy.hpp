@@ -56,11 +56,10 @@ bool every_pe_spins();
 // CUDA threads that binding would crowd onto the PE's CPU): binds the calling thread to the CPU
 // choose_wait_policy found (VSHMEM_BIND=auto; nothing otherwise), in a one-node job always, in a
 // job of several nodes where the host's CPUs are scarce (bind_pes_of_several_nodes, on the counts
-// choose_wait_policy made). Waits spin
-// when the PEs do not outnumber the CPUs, and two spinning PEs that the scheduler puts on one CPU
-// wait a time slice for each other: measured (bench/RESULTS.md, issue #15 session 7), a 2-PE
-// barrier with one busy process on 2 cores took 59 us (median of 5 runs; single runs 0.1-400 us)
-// unbound and 0.12 us bound.
+// choose_wait_policy made). Waits spin when the PEs do not outnumber the CPUs, and two spinning
+// PEs that the scheduler puts on one CPU wait a time slice for each other: measured
+// (bench/RESULTS.md, issue #15 session 7), a 2-PE barrier with one busy process on 2 cores took 59
+// us (median of 5 runs; single runs 0.1-400 us) unbound and 0.12 us bound.
 void bind_to_chosen_cpu(int my_pe, bool several_nodes);
 
 // Whether shmem_init binds the PEs of a job of several nodes (bind_to_chosen_cpu), given the PEs

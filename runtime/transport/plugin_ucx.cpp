@@ -683,6 +683,11 @@ class UcxPath {
   // serve(), then what add_region() has added. Written by the application thread (add_region and
   // serve are called from the heap's collective steps), read by whoever performs peers' requests.
   std::atomic<uint64_t> committed_{0};
+  // Whether [offset, offset + bytes) lies in the heap's bytes in use (committed_).
+  bool in_heap_use(uint64_t offset, uint64_t bytes) const {
+    return bytes <= heap_size_ && offset <= heap_size_ - bytes &&
+           offset + bytes <= committed_.load(std::memory_order_acquire);
+  }
   uint64_t added_ = 0;  // what add_region() has added
   bool serving_ = false;
   // Endpoints are created with peer failure handling (else: the time limits notice a dead peer).
@@ -695,9 +700,7 @@ class UcxPath {
   // VSHMEM_UCX_DATA_ENDPOINT: data endpoints where the endpoints with peer failure handling
   // have no zero-copy put (make_data_ep()).
   bool data_ep_ = true;
-  // VSHMEM_UCX_PUT_MESSAGES (kPutMessageMax): 0 off, 1 on, 2 auto (by UCX's version, init()).
-  int put_messages_mode_ = 2;
-  bool put_messages_ = false;
+  bool put_messages_ = false;           // VSHMEM_UCX_PUT_MESSAGES (kPutMessageMax; setup())
   ucp_ep_h probe_ep_ = nullptr;         // probe_peer_errors()'s endpoint to our own worker
   std::atomic<bool> unordered_{false};  // blocking puts issued since the last fence or quiet
   // Network puts and _nbi gets posted so far, and how many of them the last completed flush
@@ -707,11 +710,11 @@ class UcxPath {
   // note_app_issue(): operations posted without a wait, and when it last progressed the worker.
   std::atomic<unsigned> issued_{0};
   std::atomic<int64_t> issue_progressed_ns_{0};
-  std::atomic<uint64_t> fenced_{0};  // how many of them the last fence ordered
-  // Put messages posted so far and how many of them the last fence ordered; the peers with
-  // unconfirmed ones (Peer::unconfirmed), which quiet() confirms.
+  // Put messages posted so far; the peers with unconfirmed ones (Peer::unconfirmed), which
+  // quiet() confirms.
   std::atomic<uint64_t> messaged_{0};
-  std::atomic<uint64_t> fenced_messages_{0};
+  // posted_ + messaged_ at the last fence: how many operations it ordered.
+  std::atomic<uint64_t> fenced_{0};
   std::atomic<int> unconfirmed_peers_{0};
   // Confirmations run one at a time, and a quiet that finds none to start waits for the one in
   // flight: its thread's messages may be among those that one took (confirm_put_messages()).
@@ -1113,7 +1116,6 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   stage_direct_ = args.stage_direct != 0;
   const bool no_peer_errors = args.no_peer_errors != 0;  // VSHMEM_UCX_PEER_ERRORS=0
   data_ep_ = args.no_data_ep == 0;
-  put_messages_mode_ = args.put_messages;
   ucp_config_t* config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) {
@@ -1126,7 +1128,8 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   // 2-core box: 4x the bandwidth, 0.84x the blocking put); on 1.16 (the H200's host) UCX's
   // zero-copy put was 2-4x the messages' bandwidth and put+quiet 0.66x their time
   // (bench/RESULTS.md, issue #13 session 23). 1.14 and 1.15 are not measured.
-  put_messages_ = put_messages_mode_ == 1 || (put_messages_mode_ == 2 && major == 1 && minor <= 13);
+  // args.put_messages: 0 off, 1 on, 2 auto.
+  put_messages_ = args.put_messages == 1 || (args.put_messages == 2 && major == 1 && minor <= 13);
   log(2, format("ucx: puts to a peer over one TCP connection: %s (VSHMEM_UCX_PUT_MESSAGES)",
                 put_messages_ ? "vshmem's messages" : "UCX's put"));
   // UCX 1.13's protocols v2 (UCX_PROTO_ENABLE=y, experimental there) crash the process inside
@@ -1827,10 +1830,9 @@ int UcxPath::fence(char* err, size_t errlen) {
   // local call, where a flush costs a round trip. Target ops need nothing: they completed when
   // they returned.
   const uint64_t posted = posted_.load(std::memory_order_acquire);
-  const uint64_t messaged = messaged_.load(std::memory_order_acquire);
-  if (fenced_.load(std::memory_order_acquire) >= posted &&
-      flushed_.load(std::memory_order_acquire) >= posted &&
-      fenced_messages_.load(std::memory_order_acquire) >= messaged) {
+  const uint64_t issued = posted + messaged_.load(std::memory_order_acquire);
+  if (fenced_.load(std::memory_order_acquire) >= issued &&
+      flushed_.load(std::memory_order_acquire) >= posted) {
     return 0;
   }
   ucs_status_t s = ucp_worker_fence(worker_);
@@ -1839,10 +1841,7 @@ int UcxPath::fence(char* err, size_t errlen) {
                    format("ordering the transfers (fence): %s", ucs_status_string(s)));
   }
   uint64_t f = fenced_.load(std::memory_order_relaxed);
-  while (f < posted && !fenced_.compare_exchange_weak(f, posted)) {
-  }
-  uint64_t m = fenced_messages_.load(std::memory_order_relaxed);
-  while (m < messaged && !fenced_messages_.compare_exchange_weak(m, messaged)) {
+  while (f < issued && !fenced_.compare_exchange_weak(f, issued)) {
   }
   return 0;
 }
@@ -2198,10 +2197,9 @@ int UcxPath::confirm_put_messages(char* err, size_t errlen) {
     if (failed != 0) continue;
     const uint64_t offset = peer.last_message_offset.load(std::memory_order_relaxed);
     ucp_ep_h ep = nullptr;
-    size_t span = 0;
-    ucp_rkey_h rkey = nullptr;
     if ((failed = ep_of(peer.pe, "completing the puts to", &ep, err, errlen)) != 0) continue;
-    rkey = rkey_of(peer.pe, ep, offset, 1, &span);
+    size_t span = 0;
+    const ucp_rkey_h rkey = rkey_of(peer.pe, ep, offset, 1, &span);
     if (rkey == nullptr) {  // not reached: the message went to a registered region
       failed = set_err(err, errlen, kSystem,
                        format("completing the puts to PE %d: offset %#llx is not registered",
@@ -2917,9 +2915,8 @@ ucs_status_t UcxPath::on_request(void* arg, const void* header, size_t header_le
   // A put message (post_put) into our host heap: copied right here, not answered.
   if (rh.op == static_cast<uint32_t>(TargetOp::kPut) && rh.token == 0 && rh.direct == 0 &&
       rh.bytes == length && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) == 0 &&
-      (rh.offset & kStatic) == 0 && !self->heap_is_device_ && length <= self->heap_size_ &&
-      rh.offset <= self->heap_size_ - length &&
-      rh.offset + length <= self->committed_.load(std::memory_order_acquire)) {
+      (rh.offset & kStatic) == 0 && !self->heap_is_device_ &&
+      self->in_heap_use(rh.offset, length)) {
     std::memcpy(reinterpret_cast<void*>(self->heap_base_ + rh.offset), data, length);
     return UCS_OK;
   }
@@ -2991,8 +2988,7 @@ ucs_status_t UcxPath::on_signal(void* arg, const void* header, size_t header_len
   if (header_length != sizeof(SignalHeader)) return UCS_OK;
   SignalHeader h;
   std::memcpy(&h, header, sizeof(h));
-  if (!self->heap_is_device_ && h.offset % 8 == 0 && h.offset <= self->heap_size_ - 8 &&
-      h.offset + 8 <= self->committed_.load()) {
+  if (!self->heap_is_device_ && h.offset % 8 == 0 && self->in_heap_use(h.offset, 8)) {
     __atomic_fetch_add(reinterpret_cast<uint64_t*>(self->heap_base_ + h.offset), h.value,
                        __ATOMIC_SEQ_CST);
     return UCS_OK;
@@ -3102,8 +3098,7 @@ void UcxPath::perform(Work& w) {
                 h.amo > VSHMEM_TRANSPORT_AMO_FETCH_XOR)) {
       bad = "malformed atomic";
     }
-  } else if (h.bytes > heap_size_ || h.offset > heap_size_ - h.bytes ||
-             h.offset + h.bytes > committed_.load()) {
+  } else if (!in_heap_use(h.offset, h.bytes)) {
     bad =
         format("[%#llx, +%llu bytes) is beyond the %llu bytes of PE %d's heap in use",
                static_cast<unsigned long long>(h.offset), static_cast<unsigned long long>(h.bytes),
