@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define VSHMEM_TRANSPORT_ABI_VERSION 13
+#define VSHMEM_TRANSPORT_ABI_VERSION 14
 
 /* An offset with this bit set addresses the program's global and static variables (its data
  * segment) instead of the heap: the rest is the offset from each PE's own segment base, which
@@ -96,6 +96,7 @@ typedef struct vshmem_transport_init_args {
   int no_peer_errors;         /* VSHMEM_UCX_PEER_ERRORS=0 (since ABI 10) */
   int no_data_ep;             /* VSHMEM_UCX_DATA_ENDPOINT=0 (since ABI 11) */
   int put_messages;           /* VSHMEM_UCX_PUT_MESSAGES: 0 off, 1 on, 2 auto (since ABI 13) */
+  int get_messages;           /* VSHMEM_UCX_GET_MESSAGES (since ABI 14) */
 } vshmem_transport_init_args;
 
 /* Capability bits of a plugin instance (like UCT_IFACE_FLAG_*). */

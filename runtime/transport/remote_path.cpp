@@ -241,6 +241,9 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   args.no_data_ep = data_ep.value() ? 0 : 1;
   const std::string put_messages = env::text("VSHMEM_UCX_PUT_MESSAGES");
   args.put_messages = put_messages == "1" ? 1 : put_messages == "0" ? 0 : 2;
+  Result<bool> get_messages = env::bool_var("VSHMEM_UCX_GET_MESSAGES", true);
+  VSHMEM_RETURN_IF_ERROR(get_messages.status());
+  args.get_messages = get_messages.value() ? 1 : 0;
   const std::optional<std::string> user_tls = env::get("UCX_TLS");
   args.user_tls = user_tls ? user_tls->c_str() : nullptr;
   args.user_sm_error_handling =

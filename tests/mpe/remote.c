@@ -9,6 +9,7 @@
  *               puts to it is under way (after the first of them landed)
  *   peer_hangs  the last PE stops (SIGSTOP): PE 0's atomic on it must fail after the time limit
  *               (VSHMEM_BOOTSTRAP_TIMEOUT), naming the PE
+ *   peer_hangs_get  the same with a blocking get of 1 MiB (over TCP: get messages)
  *   order       what shmem_fence (ucp_worker_fence, not a flush) and the barrier (posted signals,
  *               not fetching atomics) must still order: data then fence then flag, a get or an
  *               atomic reading back a blocking put, puts made visible by shmem_sync_all
@@ -43,6 +44,11 @@
  *               they, must ask UCX for fast local completion; with "messages" (over TCP) none
  *               may call ucp_put_nbx (the plugin's put messages), nor a put of 2.5 MiB; all must
  *               land
+ *   get_params [messages]  PE 0 gets 16 KiB + 8 bytes 4 times, blocking, then 8 bytes 4 times
+ *               and 16 KiB 4 times with _nbi, and 2.5 MiB + 5 once, from the last PE; under
+ *               ucp_put_shim.cpp (LD_PRELOAD), with "messages" (over TCP) the blocking gets of at
+ *               least 8 KiB must make no ucp_get_nbx call (the plugin's get messages) and the
+ *               others one each; without, every get calls it; every byte is checked
  *   quiet_confirms  PE 0 stops the last PE (SIGSTOP), puts 8 bytes to it and resumes it 300 ms
  *               later from a thread: shmem_quiet must wait for the stopped PE (over TCP a put
  *               may be a message that the target does not answer; quiet confirms it with a
@@ -104,8 +110,13 @@ static void peer_fails(int me, int n, long* x, int hang, int kill9) {
   if (me == 0) {
     if (hang) {
       usleep(300 * 1000);
-      shmem_long_atomic_fetch_inc(&x[0], n - 1);
-      fprintf(stderr, "FAIL: an atomic on a stopped PE %d returned\n", n - 1);
+      if (hang == 2) {
+        shmem_getmem(local, block, 1u << 20, n - 1);
+        fprintf(stderr, "FAIL: a get from a stopped PE %d returned\n", n - 1);
+      } else {
+        shmem_long_atomic_fetch_inc(&x[0], n - 1);
+        fprintf(stderr, "FAIL: an atomic on a stopped PE %d returned\n", n - 1);
+      }
       exit(2);
     }
     /* Streams for 30 s, not a number of puts: over shared memory the puts land in the dead PE's
@@ -627,6 +638,71 @@ static void put_params(int me, int n, int messages) {
   shmem_free(target);
 }
 
+static void get_params(int me, int n, int messages) {
+  /* kBig: more than UCX's 8 KiB fragment, and at least the plugin's smallest get message.
+   * kHuge: three messages of at most 1 MiB (kGetMessageMax) with a tail; a run-time value (gcc
+   * -O3 spends minutes on loops over a constant one). */
+  enum { kBig = (16 << 10) + 8 };
+  const int kHuge = (5 << 19) + (n > 0 ? 5 : 0);
+  unsigned char* src = (unsigned char*)shmem_malloc((size_t)kHuge);
+  CHECK(src != NULL, "malloc");
+  for (int i = 0; i < kHuge; ++i) src[i] = (unsigned char)(i * 13 + me);
+  shmem_barrier_all();
+  if (me == 0) {
+    typedef void (*CountFn)(long*);
+    CountFn count = (CountFn)dlsym(RTLD_DEFAULT, "vshmem_test_ucp_get_count");
+    CHECK(count != NULL, "get_params runs under ucp_put_shim (LD_PRELOAD)");
+    unsigned char* dst = (unsigned char*)malloc((size_t)kHuge);
+    CHECK(dst != NULL, "malloc");
+    const int last = n - 1;
+    long g0 = 0, g1 = 0, g2 = 0, g3 = 0;
+    count(&g0);
+    for (int i = 0; i < 4; ++i) {
+      memset(dst, 0, kBig);
+      shmem_getmem(dst, src + i, kBig, last);
+      for (int b = 0; b < kBig; ++b) {
+        CHECK(dst[b] == (unsigned char)((b + i) * 13 + last), "byte %d of get %d of %d bytes: %d",
+              b, i, (int)kBig, dst[b]);
+      }
+    }
+    count(&g1);
+    for (int i = 0; i < 4; ++i) shmem_getmem(dst + 8 * i, src + 8 * i, 8, last);
+    for (int i = 0; i < 4; ++i) shmem_getmem_nbi(dst + 64 + kBig * i, src, kBig, last);
+    shmem_quiet();
+    count(&g2);
+    for (int i = 0; i < 32; ++i) {
+      CHECK(dst[i] == (unsigned char)(i * 13 + last), "byte %d of the 8-byte gets: %d", i, dst[i]);
+    }
+    for (int i = 0; i < 4 * kBig; ++i) {
+      CHECK(dst[64 + i] == (unsigned char)((i % kBig) * 13 + last), "byte %d of the _nbi gets: %d",
+            i, dst[64 + i]);
+    }
+    memset(dst, 0, (size_t)kHuge);
+    shmem_getmem(dst, src, (size_t)kHuge, last);
+    count(&g3);
+    for (int i = 0; i < kHuge; ++i) {
+      CHECK(dst[i] == (unsigned char)(i * 13 + last), "byte %d of the 2.5 MiB get: %d", i, dst[i]);
+    }
+    if (messages) {
+      CHECK(g1 - g0 == 0 && g3 - g2 == 0,
+            "blocking gets of %d bytes and of 2.5 MiB: %ld and %ld ucp_get_nbx calls (expected "
+            "messages)",
+            (int)kBig, g1 - g0, g3 - g2);
+      CHECK(g2 - g1 == 8, "4 gets of 8 bytes and 4 _nbi gets: %ld ucp_get_nbx calls", g2 - g1);
+      printf("remote get_params: blocking gets over TCP travel as messages\n");
+    } else {
+      CHECK(g1 - g0 == 4 && g2 - g1 == 8 && g3 - g2 >= 1,
+            "UCX's get: %ld, %ld and %ld ucp_get_nbx calls (expected 4, 8 and at least 1)", g1 - g0,
+            g2 - g1, g3 - g2);
+      printf("remote get_params: every get is UCX's\n");
+    }
+    fflush(stdout);
+    free(dst);
+  }
+  shmem_barrier_all();
+  shmem_free(src);
+}
+
 int main(int argc, char** argv) {
   /* PEs 0..n/2-1 on node "a", the rest on node "b". */
   const char* npes_env =
@@ -663,8 +739,12 @@ int main(int argc, char** argv) {
     CHECK(shmem_addr_accessible(x, p) == 1, "addr_accessible(x, %d) (same node: %d)", p, same);
   }
   if (argc > 1 && (strcmp(argv[1], "peer_dies") == 0 || strcmp(argv[1], "peer_hangs") == 0 ||
-                   strcmp(argv[1], "peer_killed") == 0)) {
-    peer_fails(me, n, x, strcmp(argv[1], "peer_hangs") == 0, strcmp(argv[1], "peer_killed") == 0);
+                   strcmp(argv[1], "peer_hangs_get") == 0 || strcmp(argv[1], "peer_killed") == 0)) {
+    /* 1: the stopped PE gets an atomic, 2: a get */
+    const int hang = strcmp(argv[1], "peer_hangs") == 0       ? 1
+                     : strcmp(argv[1], "peer_hangs_get") == 0 ? 2
+                                                              : 0;
+    peer_fails(me, n, x, hang, strcmp(argv[1], "peer_killed") == 0);
   }
   if (argc > 1 && strcmp(argv[1], "finalize") == 0) finalize_inflight(me, n);
   if (argc > 1 && strcmp(argv[1], "connect") == 0) {
@@ -693,6 +773,12 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && strcmp(argv[1], "put_params") == 0) {
     put_params(me, n, argc > 2 && strcmp(argv[2], "messages") == 0);
+    shmem_free(x);
+    shmem_finalize();
+    return 0;
+  }
+  if (argc > 1 && strcmp(argv[1], "get_params") == 0) {
+    get_params(me, n, argc > 2 && strcmp(argv[2], "messages") == 0);
     shmem_free(x);
     shmem_finalize();
     return 0;

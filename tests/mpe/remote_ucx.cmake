@@ -116,6 +116,16 @@ vshmem_add_mpe_test(NAME ucx_tcp_put_params_network TARGET mpe_remote ARGS put_p
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
   ENV ${_ucx_env_tcp} VSHMEM_UCX_PUT_MESSAGES=0 LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>
   OUTPUT_REGEX "remote put_params: blocking puts ask for fast completion, _nbi puts do not")
+# Blocking gets of at least 8 KiB over one TCP connection are the plugin's get messages where
+# asked (no ucp_get_nbx call; the default on UCX 1.13); smaller and _nbi gets are UCX's.
+vshmem_add_mpe_test(NAME ucx_tcp_get_params TARGET mpe_remote ARGS get_params messages NPES 2 3
+  LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
+  ENV ${_ucx_env_tcp} VSHMEM_UCX_GET_MESSAGES=1 LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>
+  OUTPUT_REGEX "remote get_params: blocking gets over TCP travel as messages")
+vshmem_add_mpe_test(NAME ucx_tcp_get_params_network TARGET mpe_remote ARGS get_params NPES 2
+  LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
+  ENV ${_ucx_env_tcp} VSHMEM_UCX_GET_MESSAGES=0 LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>
+  OUTPUT_REGEX "remote get_params: every get is UCX's")
 # A small put over TCP is a message its target does not answer: quiet must still wait for the
 # target to perform it (here: a target stopped for 0.3 s).
 vshmem_add_mpe_test(NAME ucx_tcp_quiet_confirms TARGET mpe_remote ARGS quiet_confirms NPES 2
@@ -135,6 +145,11 @@ foreach(_tls sm tcp)
     LAUNCHERS vshmemrun LAUNCHER_ARGS --grace 0 TIMEOUT 60 NO_GPU_RERUN
     ENV ${_ucx_env} VSHMEM_BOOTSTRAP_TIMEOUT=2
     WILL_FAIL_REGEX "shmem_long_atomic_fetch_inc: atomic on PE 1: no (progress|answer) for 2 s")
+  # A blocking get of 1 MiB (over TCP: get messages, VSHMEM_UCX_GET_MESSAGES=1).
+  vshmem_add_mpe_test(NAME ucx_${_tls}_peer_hangs_get TARGET mpe_remote ARGS peer_hangs_get NPES 2
+    LAUNCHERS vshmemrun LAUNCHER_ARGS --grace 0 TIMEOUT 60 NO_GPU_RERUN
+    ENV ${_ucx_env} VSHMEM_BOOTSTRAP_TIMEOUT=2 VSHMEM_UCX_GET_MESSAGES=1
+    WILL_FAIL_REGEX "shmem_getmem: get from PE 1: no (progress|answer) for 2 s")
   # kill -9 of a remote PE while a stream of large puts to it is under way: the put fails
   # naming it (TCP: UCX sees the connection break), or the launcher or a job watch names it
   # first (shared memory in UCX 1.13 has no peer failure handling).
