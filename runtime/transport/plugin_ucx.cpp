@@ -16,10 +16,10 @@
 // the same collective step (add_region). Put and get use ucp_put_nbx / ucp_get_nbx into
 // registered memory; atomics use ucp_atomic_op_nbx on a host heap. Puts to a peer reached over
 // one TCP connection are our own messages instead, performed on receipt and confirmed at quiet
-// (kPutMessageMax, post_put()): UCX's emulated put has its target answer every fragment. Blocking
-// gets of 8 KiB or more from such a peer are our own request, answered by the peer from its heap
-// in eager messages of up to 1 MiB (kGetMessageMax, get_by_messages()): UCX's emulated get is
-// answered in fragments of 8 KiB.
+// (kPutMessageMax, post_put()): UCX's emulated put has its target answer every fragment. Gets of
+// 8 KiB or more from such a peer are our own request, answered by the peer from its heap in eager
+// messages of up to 1 MiB (kGetMessageMax, get_by_messages()): UCX's emulated get is answered in
+// fragments of 8 KiB.
 //
 // Target ops: when a peer's heap is GPU memory, the network may not reach it (UCX without CUDA
 // support, or the registration refused) and network atomics would not be atomic with respect to
@@ -110,10 +110,11 @@ constexpr int64_t kWakeGapNs = 1'000'000;  // see send_wakes()
 // 1-byte get per peer that got some, which the peer answers after every message before it on
 // the same connection (hence one connection: UCX spreads a multi-lane endpoint's traffic).
 constexpr size_t kPutMessageMax = 1 << 20;
-// Get messages (UcxPath::get_by_messages, VSHMEM_UCX_GET_MESSAGES): a blocking get of at least
+// Get messages (UcxPath::get_by_messages, VSHMEM_UCX_GET_MESSAGES): a get of at least
 // kGetMessageMin bytes from a peer whose endpoint is one TCP connection (host heaps) asks with our
 // own request (kAmRequest, TargetOp::kGet, kReplyEager) for up to kGetMessageMax bytes at a
-// time, kGetMessageDepth requests in flight; the peer answers in its message callback with one
+// time, kGetMessageDepth requests in flight (an _nbi get: all of them, completed at quiet by
+// complete_nbi_gets()); the peer answers in its message callback with one
 // eager message sent from its heap, which we copy into the destination on arrival. UCX 1.13
 // emulates a get over TCP with messages too, but answers in fragments of 8 KiB, each its own
 // send. UCX 1.13 on the 2-core box: messages got 2.9 GB/s at 1 MiB against 0.97, 1.28x at 8 KiB;
@@ -272,6 +273,15 @@ struct PendingOp {
   // A get message's: its reply must come eagerly (kReplyEager); a rendezvous reply is refused
   // (its data would land after the caller may have given up on it).
   bool eager_only = false;
+};
+
+// A get message in flight (UcxPath::send_get_message): the reply's bytes go straight to the
+// destination (op.data). token is 0 once the reply has arrived (on_reply took the op off the
+// table) or the get was given up (forgotten: a late reply finds no one).
+struct GetMessage {
+  PendingOp op;
+  uint64_t token = 0;
+  int pe = -1;
 };
 
 // A request a peer sent us, to be performed by the progress thread.
@@ -651,9 +661,21 @@ class UcxPath {
                  size_t errlen);
   int target_get(int pe, ucp_ep_h ep, void* dest, uint64_t offset, size_t bytes, char* err,
                  size_t errlen);
-  // A blocking get of bytes at offset of PE pe's host heap as get messages (kGetMessageMax).
-  int get_by_messages(int pe, ucp_ep_h ep, uint8_t* dest, uint64_t offset, size_t bytes, char* err,
-                      size_t errlen);
+  // A get of bytes at offset of PE pe's host heap as get messages (kGetMessageMax): blocking, or
+  // (nbi) completed at quiet (complete_nbi_gets()).
+  int get_by_messages(int pe, ucp_ep_h ep, uint8_t* dest, uint64_t offset, size_t bytes, bool nbi,
+                      char* err, size_t errlen);
+  // Registers m's op and sends its request: bytes (at most kGetMessageMax) at offset, into dest.
+  int send_get_message(int pe, ucp_ep_h ep, GetMessage& m, uint8_t* dest, uint64_t offset,
+                       size_t bytes, char* err, size_t errlen);
+  // The reply of m has arrived: 0, or the error it brought.
+  int finish_get_message(GetMessage& m, char* err, size_t errlen);
+  int complete_nbi_gets(char* err, size_t errlen);
+  // One turn of a wait for PE pe's answers that found none: progress the worker (and serve
+  // peers: the progress thread is handed off meanwhile); every 256th turn a failed peer or the
+  // time limit `until` ends the wait (the error).
+  int idle_turn(int pe, const char* what, unsigned* turns, Clock::time_point until, char* err,
+                size_t errlen);
   int target_atomic(int pe, ucp_ep_h ep, int op, uint64_t offset, unsigned width, uint64_t operand,
                     uint64_t compare, uint64_t* result, char* err, size_t errlen);
   // Target ops, the target's side.
@@ -763,6 +785,13 @@ class UcxPath {
   std::mutex nbi_mutex_;
   std::vector<std::pair<int, void*>> nbi_;  // (PE, request) of _nbi operations not yet quieted
   std::atomic<size_t> nbi_count_{0};        // nbi_.size(), read without the lock by quiet()
+  // _nbi get messages not yet quieted (under nbi_mutex_), and their number (read without it).
+  std::vector<std::unique_ptr<GetMessage>> nbi_gets_;
+  std::atomic<size_t> nbi_gets_count_{0};
+  // As confirm_mutex_ and confirming_: a quiet that finds no _nbi gets of its own while another
+  // thread's quiet completes them (its thread's among them) waits for that one.
+  std::mutex completing_mutex_;
+  std::atomic<int> completing_gets_{0};
 
   std::mutex ops_mutex_;
   std::unordered_map<uint64_t, PendingOp*> ops_;
@@ -1434,6 +1463,19 @@ void UcxPath::shutdown() {
         nbi_count_.store(0, std::memory_order_relaxed);
       }
       for (auto [pe, r] : pending) drive(r);
+      // _nbi get messages nobody quieted: their replies, or the time limit, then forgotten.
+      std::vector<std::unique_ptr<GetMessage>> gets;
+      {
+        std::lock_guard<std::mutex> lock(nbi_mutex_);
+        gets.swap(nbi_gets_);
+        nbi_gets_count_.store(0, std::memory_order_relaxed);
+      }
+      for (auto& m : gets) {
+        while (!m->op.done.load(std::memory_order_acquire) && Clock::now() < until) {
+          if (ucp_worker_progress(worker_) == 0) run_work();
+        }
+        forget_op(m->token);
+      }
       ucp_request_param_t param{};
       void* r = ucp_worker_flush_nbx(worker_, &param);
       if (r != nullptr && !UCS_PTR_IS_ERR(r)) drive(r);
@@ -1920,6 +1962,10 @@ int UcxPath::quiet(char* err, size_t errlen) {
     failed = wait(request, pe, "completing a transfer with", err, errlen);
   }
   if (failed != 0) return failed;
+  if (nbi_gets_count_.load(std::memory_order_seq_cst) != 0 ||
+      completing_gets_.load(std::memory_order_seq_cst) != 0) {
+    if (int r = complete_nbi_gets(err, errlen)) return r;
+  }
   if (unconfirmed_peers_.load(std::memory_order_seq_cst) != 0 ||
       confirming_.load(std::memory_order_seq_cst) != 0) {
     if (int r = confirm_put_messages(err, errlen)) return r;
@@ -2289,9 +2335,11 @@ VSHMEM_HOT int UcxPath::get(int pe, void* dest, uint64_t offset, size_t bytes, b
     ucp_rkey_h rkey = rkey_of(pe, ep, offset + done, bytes - done, &span);
     if (rkey == nullptr) {
       if (int r = target_get(pe, ep, to + done, offset + done, span, err, errlen)) return r;
-    } else if (!nbi && span >= kGetMessageMin && peers_[pe].get_messages &&
+    } else if (span >= kGetMessageMin && peers_[pe].get_messages &&
                ((offset + done) & kStatic) == 0) {
-      if (int r = get_by_messages(pe, ep, to + done, offset + done, span, err, errlen)) return r;
+      if (int r = get_by_messages(pe, ep, to + done, offset + done, span, nbi, err, errlen)) {
+        return r;
+      }
     } else {
       void* req = ucp_get_nbx(ep, to + done, span, remote_address(pe, offset + done), rkey,
                               &kNoRequestParams);
@@ -2308,97 +2356,163 @@ VSHMEM_HOT int UcxPath::get(int pe, void* dest, uint64_t offset, size_t bytes, b
   return 0;
 }
 
-int UcxPath::get_by_messages(int pe, ucp_ep_h ep, uint8_t* dest, uint64_t offset, size_t bytes,
-                             char* err, size_t errlen) {
-  const char* what = "get from";
-  struct Slot {
-    PendingOp op;
-    uint64_t token = 0;  // 0: free
+int UcxPath::send_get_message(int pe, ucp_ep_h ep, GetMessage& m, uint8_t* dest, uint64_t offset,
+                              size_t bytes, char* err, size_t errlen) {
+  m.pe = pe;
+  m.op.done.store(false, std::memory_order_relaxed);
+  m.op.status = 0;
+  m.op.text.clear();
+  m.op.data = dest;
+  m.op.bytes = bytes;
+  m.op.eager_only = true;
+  m.token = register_op(&m.op);
+  // The header lives until UCX has sent it: freed by the send's callback, or here when the send
+  // completed at once.
+  auto* h = new RequestHeader{static_cast<uint32_t>(TargetOp::kGet),
+                              my_pe_,
+                              m.token,
+                              offset,
+                              bytes,
+                              0,
+                              0,
+                              0,
+                              0,
+                              0,
+                              kReplyEager};
+  ucp_request_param_t param{};
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  param.cb.send = [](void* request, ucs_status_t, void* user) {
+    delete static_cast<RequestHeader*>(user);
+    ucp_request_free(request);
   };
-  std::array<Slot, kGetMessageDepth> slots;
-  size_t asked = 0, arrived = 0;
+  param.user_data = h;
+  void* r = ucp_am_send_nbx(ep, kAmRequest, h, sizeof(*h), nullptr, 0, &param);
+  if (r == nullptr || UCS_PTR_IS_ERR(r)) delete h;
+  if (UCS_PTR_IS_ERR(r)) return peer_error(pe, "get from", UCS_PTR_STATUS(r), err, errlen);
+  return 0;
+}
+
+int UcxPath::finish_get_message(GetMessage& m, char* err, size_t errlen) {
+  m.token = 0;  // on_reply took the op off the table
+  if (m.op.status == 0) return 0;
+  return set_err(err, errlen, m.op.status,
+                 format("get from PE %d: PE %d refused it: %s", m.pe, m.pe, m.op.text.c_str()));
+}
+
+int UcxPath::idle_turn(int pe, const char* what, unsigned* turns, Clock::time_point until,
+                       char* err, size_t errlen) {
+  if (progress_once() != 0 || run_work() != 0) return 0;
+  if (++*turns % 256 != 0) return 0;
+  const int failed = peers_[pe].failure.load(std::memory_order_acquire);
+  if (failed != UCS_OK) return peer_error(pe, what, static_cast<ucs_status_t>(failed), err, errlen);
+  if (Clock::now() > until) {
+    return set_err(err, errlen, kTimeout,
+                   format("%s PE %d: no answer for %s (PE %d may be hung or overloaded; "
+                          "VSHMEM_BOOTSTRAP_TIMEOUT sets the limit)",
+                          what, pe, seconds().c_str(), pe));
+  }
+  sched_yield();
+  return 0;
+}
+
+int UcxPath::get_by_messages(int pe, ucp_ep_h ep, uint8_t* dest, uint64_t offset, size_t bytes,
+                             bool nbi, char* err, size_t errlen) {
+  if (nbi) {
+    // All sent now, completed at quiet (nbi_gets_count_ tells it there are some).
+    for (size_t asked = 0; asked < bytes;) {
+      const size_t n = std::min(bytes - asked, kGetMessageMax);
+      auto m = std::make_unique<GetMessage>();
+      if (int r = send_get_message(pe, ep, *m, dest + asked, offset + asked, n, err, errlen)) {
+        forget_op(m->token);
+        return r;
+      }
+      const std::lock_guard<std::mutex> lock(nbi_mutex_);
+      nbi_gets_.push_back(std::move(m));
+      nbi_gets_count_.store(nbi_gets_.size(), std::memory_order_release);
+      asked += n;
+    }
+    return 0;
+  }
+  std::array<GetMessage, kGetMessageDepth> slots;
   // Whatever ends the get early forgets the requests still out: a late reply finds no one (its
   // data is copied under ops_mutex_, so none lands after forget_op() returns).
   struct Forget {
     UcxPath& path;
-    std::array<Slot, kGetMessageDepth>& slots;
+    std::array<GetMessage, kGetMessageDepth>& slots;
     ~Forget() {
-      for (Slot& s : slots) {
-        if (s.token != 0) path.forget_op(s.token);
+      for (GetMessage& m : slots) {
+        if (m.token != 0) path.forget_op(m.token);
       }
     }
   } forget{*this, slots};
   AppWait app(*this);
   auto until = deadline();
-  for (unsigned spins = 0; arrived < bytes;) {
+  size_t asked = 0, arrived = 0;
+  for (unsigned turns = 0; arrived < bytes;) {
     bool moved = false;
-    for (Slot& s : slots) {
-      if (s.token != 0 && s.op.done.load(std::memory_order_acquire)) {
-        s.token = 0;  // on_reply took it off the table
-        if (s.op.status != 0) {
-          return set_err(err, errlen, s.op.status,
-                         format("%s PE %d: PE %d refused it: %s", what, pe, pe, s.op.text.c_str()));
-        }
-        arrived += s.op.bytes;
+    for (GetMessage& m : slots) {
+      if (m.token != 0 && m.op.done.load(std::memory_order_acquire)) {
+        if (int r = finish_get_message(m, err, errlen)) return r;
+        arrived += m.op.bytes;
         moved = true;
       }
-      if (s.token != 0 || asked == bytes) continue;
+      if (m.token != 0 || asked == bytes) continue;
       const size_t n = std::min(bytes - asked, kGetMessageMax);
-      s.op.done.store(false, std::memory_order_relaxed);
-      s.op.status = 0;
-      s.op.data = dest + asked;
-      s.op.bytes = n;
-      s.op.eager_only = true;
-      s.token = register_op(&s.op);
-      // The header lives until UCX has sent it: freed by the send's callback, or here when the
-      // send completed at once.
-      auto* h = new RequestHeader{static_cast<uint32_t>(TargetOp::kGet),
-                                  my_pe_,
-                                  s.token,
-                                  offset + asked,
-                                  n,
-                                  0,
-                                  0,
-                                  0,
-                                  0,
-                                  0,
-                                  kReplyEager};
-      ucp_request_param_t param{};
-      param.op_attr_mask =
-          UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-      param.flags = UCP_AM_SEND_FLAG_EAGER;
-      param.cb.send = [](void* request, ucs_status_t, void* user) {
-        delete static_cast<RequestHeader*>(user);
-        ucp_request_free(request);
-      };
-      param.user_data = h;
-      void* r = ucp_am_send_nbx(ep, kAmRequest, h, sizeof(*h), nullptr, 0, &param);
-      if (r == nullptr || UCS_PTR_IS_ERR(r)) delete h;
-      if (UCS_PTR_IS_ERR(r)) return peer_error(pe, what, UCS_PTR_STATUS(r), err, errlen);
+      if (int r = send_get_message(pe, ep, m, dest + asked, offset + asked, n, err, errlen)) {
+        return r;
+      }
       asked += n;
       moved = true;
     }
     if (moved) {
       until = deadline();
-      continue;
+    } else if (int r = idle_turn(pe, "get from", &turns, until, err, errlen)) {
+      return r;
     }
-    if (progress_once() != 0) continue;
-    // The progress thread is handed off while we wait: perform what peers asked of us.
-    if (run_work() != 0) continue;
-    if (++spins % 256 != 0) continue;
-    const int failed = peers_[pe].failure.load(std::memory_order_acquire);
-    if (failed != UCS_OK) {
-      return peer_error(pe, what, static_cast<ucs_status_t>(failed), err, errlen);
-    }
-    if (Clock::now() > until) {
-      return set_err(err, errlen, kTimeout,
-                     format("%s PE %d: no answer for %s (PE %d may be hung or overloaded; "
-                            "VSHMEM_BOOTSTRAP_TIMEOUT sets the limit)",
-                            what, pe, seconds().c_str(), pe));
-    }
-    sched_yield();
   }
   return 0;
+}
+
+int UcxPath::complete_nbi_gets(char* err, size_t errlen) {
+  // Counted before the gets are taken (quiet() reads their count, then this).
+  completing_gets_.fetch_add(1, std::memory_order_seq_cst);
+  struct Done {
+    std::atomic<int>& n;
+    ~Done() { n.fetch_sub(1, std::memory_order_seq_cst); }
+  } done{completing_gets_};
+  const std::lock_guard<std::mutex> completing(completing_mutex_);
+  std::vector<std::unique_ptr<GetMessage>> gets;
+  {
+    const std::lock_guard<std::mutex> lock(nbi_mutex_);
+    gets.swap(nbi_gets_);
+    nbi_gets_count_.store(0, std::memory_order_seq_cst);
+  }
+  // A failure or the time limit forgets those still out (see get_by_messages()).
+  struct Forget {
+    UcxPath& path;
+    std::vector<std::unique_ptr<GetMessage>>& gets;
+    ~Forget() {
+      for (auto& m : gets) {
+        if (m->token != 0) path.forget_op(m->token);
+      }
+    }
+  } forget{*this, gets};
+  AppWait app(*this);
+  auto until = deadline();
+  int failed = 0;
+  unsigned turns = 0;
+  for (auto& m : gets) {
+    while (!m->op.done.load(std::memory_order_acquire)) {
+      if (int r = idle_turn(m->pe, "get from", &turns, until, err, errlen)) return r;
+    }
+    // The first refusal is the error; the others are still waited for (their bytes land).
+    const int r = finish_get_message(*m, failed == 0 ? err : nullptr, failed == 0 ? errlen : 0);
+    if (failed == 0) failed = r;
+    until = deadline();
+  }
+  return failed;
 }
 
 VSHMEM_HOT int UcxPath::atomic(int pe, int op, uint64_t offset, unsigned width, uint64_t operand,

@@ -44,17 +44,18 @@
  *               they, must ask UCX for fast local completion; with "messages" (over TCP) none
  *               may call ucp_put_nbx (the plugin's put messages), nor a put of 2.5 MiB; all must
  *               land
- *   get_params [messages]  PE 0 gets 16 KiB + 8 bytes 4 times, blocking, then 8 bytes 4 times
- *               and 16 KiB 4 times with _nbi, and 2.5 MiB + 5 once, from the last PE; under
- *               ucp_put_shim.cpp (LD_PRELOAD), with "messages" (over TCP) the blocking gets of at
- *               least 8 KiB must make no ucp_get_nbx call (the plugin's get messages) and the
- *               others one each; without, every get calls it; every byte is checked
+ *   get_params [messages]  PE 0 gets 16 KiB + 8 bytes 4 times, then 8 bytes 4 times, 16 KiB 4
+ *               times with _nbi and 2.5 MiB + 5 with _nbi, then 2.5 MiB + 5 blocking, from the
+ *               last PE; under ucp_put_shim.cpp (LD_PRELOAD), with "messages" (over TCP) the gets
+ *               of at least 8 KiB must make no ucp_get_nbx call (the plugin's get messages) and the
+ *               8-byte ones one each; without, every get calls it; every byte is checked
  *   quiet_confirms  PE 0 stops the last PE (SIGSTOP), puts 8 bytes to it and resumes it 300 ms
  *               later from a thread: shmem_quiet must wait for the stopped PE (over TCP a put
  *               may be a message that the target does not answer; quiet confirms it with a
  *               round trip), and the bytes must be there after the barrier; then again with a
  *               second thread's quiet taking the confirmation of the first thread's put, which
- *               the first thread's quiet must wait for (SHMEM_THREAD_MULTIPLE)
+ *               the first thread's quiet must wait for (SHMEM_THREAD_MULTIPLE), and the same with
+ *               an _nbi get of 16 KiB (a get message) instead of the put
  *   atomics_disagree  the last PE asks for VSHMEM_UCX_ATOMICS=network, the others for the default
  *               (auto): shmem_init must fail naming the setting and the PE instead of mixing
  *               two kinds of atomics that are not atomic with respect to each other */
@@ -427,11 +428,14 @@ static void* quiet_now(void* arg) {
 }
 
 static void quiet_confirms(int me, int n) {
+  enum { kBlob = 16 << 10 }; /* at least the plugin's smallest get message (8 KiB) */
   int* pid = (int*)shmem_malloc(sizeof(int));
   long* word = (long*)shmem_malloc(sizeof(long));
-  CHECK(pid != NULL && word != NULL, "malloc");
+  unsigned char* blob = (unsigned char*)shmem_malloc(kBlob);
+  CHECK(pid != NULL && word != NULL && blob != NULL, "malloc");
   *pid = (int)getpid();
   *word = 0;
+  for (int i = 0; i < kBlob; ++i) blob[i] = (unsigned char)(i * 5 + me);
   shmem_barrier_all();
   if (me == 0) {
     pid_t stopped = (pid_t)shmem_int_g(pid, n - 1);
@@ -467,15 +471,39 @@ static void quiet_confirms(int me, int n) {
           "shmem_quiet returned after %.3f s while another thread's quiet was confirming this "
           "thread's put to a PE stopped for 0.3 s",
           waited2);
+    /* The same with an _nbi get of 16 KiB (over TCP a get message, answered by the stopped PE
+     * only once it runs again): another thread's quiet takes it, and this thread's quiet must
+     * wait until its bytes have arrived. */
+    static unsigned char got[kBlob];
+    memset(got, 0, sizeof(got));
+    CHECK(kill(stopped, SIGSTOP) == 0, "SIGSTOP to the last PE");
+    shmem_getmem_nbi(got, blob, kBlob, n - 1);
+    CHECK(pthread_create(&resumer, NULL, resume_later, &stopped) == 0, "pthread_create");
+    CHECK(pthread_create(&other, NULL, quiet_now, NULL) == 0, "pthread_create");
+    usleep(100 * 1000);
+    const double t2 = clock_s(CLOCK_MONOTONIC);
+    shmem_quiet();
+    const double waited3 = clock_s(CLOCK_MONOTONIC) - t2;
+    for (int i = 0; i < kBlob; ++i) {
+      CHECK(got[i] == (unsigned char)(i * 5 + n - 1),
+            "byte %d of the _nbi get, after this thread's quiet (%.3f s): %d", i, waited3, got[i]);
+    }
+    pthread_join(other, NULL);
+    pthread_join(resumer, NULL);
+    CHECK(waited3 >= 0.1,
+          "shmem_quiet returned after %.3f s while another thread's quiet was completing this "
+          "thread's _nbi get from a PE stopped for 0.3 s",
+          waited3);
     printf(
         "remote quiet_confirms: quiet waited %.3f s for the stopped PE, %.3f s for another "
-        "thread's confirmation\n",
-        waited, waited2);
+        "thread's confirmation, %.3f s for another thread's completion of a get\n",
+        waited, waited2, waited3);
     fflush(stdout);
   }
   shmem_barrier_all();
   if (me == n - 1) CHECK(*word == 43, "the puts' word: %ld", *word);
   shmem_barrier_all();
+  shmem_free(blob);
   shmem_free(word);
   shmem_free(pid);
 }
@@ -666,10 +694,18 @@ static void get_params(int me, int n, int messages) {
       }
     }
     count(&g1);
+    unsigned char* dst2 = (unsigned char*)calloc((size_t)kHuge, 1);
+    CHECK(dst2 != NULL, "malloc");
     for (int i = 0; i < 4; ++i) shmem_getmem(dst + 8 * i, src + 8 * i, 8, last);
     for (int i = 0; i < 4; ++i) shmem_getmem_nbi(dst + 64 + kBig * i, src, kBig, last);
+    shmem_getmem_nbi(dst2, src, (size_t)kHuge, last);
     shmem_quiet();
     count(&g2);
+    for (int i = 0; i < kHuge; ++i) {
+      CHECK(dst2[i] == (unsigned char)(i * 13 + last), "byte %d of the 2.5 MiB _nbi get: %d", i,
+            dst2[i]);
+    }
+    free(dst2);
     for (int i = 0; i < 32; ++i) {
       CHECK(dst[i] == (unsigned char)(i * 13 + last), "byte %d of the 8-byte gets: %d", i, dst[i]);
     }
@@ -688,12 +724,13 @@ static void get_params(int me, int n, int messages) {
             "blocking gets of %d bytes and of 2.5 MiB: %ld and %ld ucp_get_nbx calls (expected "
             "messages)",
             (int)kBig, g1 - g0, g3 - g2);
-      CHECK(g2 - g1 == 8, "4 gets of 8 bytes and 4 _nbi gets: %ld ucp_get_nbx calls", g2 - g1);
+      CHECK(g2 - g1 == 4, "4 gets of 8 bytes and 5 large _nbi gets: %ld ucp_get_nbx calls",
+            g2 - g1);
       printf("remote get_params: blocking gets over TCP travel as messages\n");
     } else {
-      CHECK(g1 - g0 == 4 && g2 - g1 == 8 && g3 - g2 >= 1,
-            "UCX's get: %ld, %ld and %ld ucp_get_nbx calls (expected 4, 8 and at least 1)", g1 - g0,
-            g2 - g1, g3 - g2);
+      CHECK(g1 - g0 == 4 && g2 - g1 >= 9 && g3 - g2 >= 1,
+            "UCX's get: %ld, %ld and %ld ucp_get_nbx calls (expected 4, at least 9 and at least 1)",
+            g1 - g0, g2 - g1, g3 - g2);
       printf("remote get_params: every get is UCX's\n");
     }
     fflush(stdout);

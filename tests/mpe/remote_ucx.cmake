@@ -116,8 +116,8 @@ vshmem_add_mpe_test(NAME ucx_tcp_put_params_network TARGET mpe_remote ARGS put_p
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
   ENV ${_ucx_env_tcp} VSHMEM_UCX_PUT_MESSAGES=0 LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>
   OUTPUT_REGEX "remote put_params: blocking puts ask for fast completion, _nbi puts do not")
-# Blocking gets of at least 8 KiB over one TCP connection are the plugin's get messages where
-# asked (no ucp_get_nbx call; the default on UCX 1.13); smaller and _nbi gets are UCX's.
+# Gets of at least 8 KiB over one TCP connection, blocking and _nbi, are the plugin's get
+# messages (no ucp_get_nbx call; the default); smaller gets are UCX's.
 vshmem_add_mpe_test(NAME ucx_tcp_get_params TARGET mpe_remote ARGS get_params messages NPES 2 3
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
   ENV ${_ucx_env_tcp} VSHMEM_UCX_GET_MESSAGES=1 LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>
