@@ -655,6 +655,24 @@ class UcxPath {
   class StagedOps;
   int target_transfer(bool put, int pe, ucp_ep_h ep, uint64_t offset, void* local, size_t bytes,
                       char* err, size_t errlen);
+  // An eager active message that is only its header h (new'd): UCX owns h until it has sent it
+  // (the send's callback frees it, or this at once when the send completed or failed here).
+  // Nobody waits for the send.
+  template <class Header>
+  static ucs_status_t send_header(ucp_ep_h ep, uint16_t id, Header* h) {
+    ucp_request_param_t param{};
+    param.op_attr_mask =
+        UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.flags = UCP_AM_SEND_FLAG_EAGER;
+    param.cb.send = [](void* request, ucs_status_t, void* user) {
+      delete static_cast<Header*>(user);
+      ucp_request_free(request);
+    };
+    param.user_data = h;
+    void* r = ucp_am_send_nbx(ep, id, h, sizeof(Header), nullptr, 0, &param);
+    if (r == nullptr || UCS_PTR_IS_ERR(r)) delete h;
+    return UCS_PTR_IS_ERR(r) ? UCS_PTR_STATUS(r) : UCS_OK;
+  }
   int send_request(int pe, ucp_ep_h ep, const RequestHeader& h, const void* data, size_t bytes,
                    void** request, const char* what, char* err, size_t errlen);
   int target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source, size_t bytes, char* err,
@@ -2366,8 +2384,6 @@ int UcxPath::send_get_message(int pe, ucp_ep_h ep, GetMessage& m, uint8_t* dest,
   m.op.bytes = bytes;
   m.op.eager_only = true;
   m.token = register_op(&m.op);
-  // The header lives until UCX has sent it: freed by the send's callback, or here when the send
-  // completed at once.
   auto* h = new RequestHeader{static_cast<uint32_t>(TargetOp::kGet),
                               my_pe_,
                               m.token,
@@ -2379,19 +2395,8 @@ int UcxPath::send_get_message(int pe, ucp_ep_h ep, GetMessage& m, uint8_t* dest,
                               0,
                               0,
                               kReplyEager};
-  ucp_request_param_t param{};
-  param.op_attr_mask =
-      UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-  param.flags = UCP_AM_SEND_FLAG_EAGER;
-  param.cb.send = [](void* request, ucs_status_t, void* user) {
-    delete static_cast<RequestHeader*>(user);
-    ucp_request_free(request);
-  };
-  param.user_data = h;
-  void* r = ucp_am_send_nbx(ep, kAmRequest, h, sizeof(*h), nullptr, 0, &param);
-  if (r == nullptr || UCS_PTR_IS_ERR(r)) delete h;
-  if (UCS_PTR_IS_ERR(r)) return peer_error(pe, "get from", UCS_PTR_STATUS(r), err, errlen);
-  return 0;
+  const ucs_status_t st = send_header(ep, kAmRequest, h);
+  return st == UCS_OK ? 0 : peer_error(pe, "get from", st, err, errlen);
 }
 
 int UcxPath::finish_get_message(GetMessage& m, char* err, size_t errlen) {
@@ -2575,19 +2580,8 @@ int UcxPath::signal_add(int pe, uint64_t offset, uint64_t value, char* err, size
   // An active message that the peer performs on receipt (on_signal), not a network atomic: a
   // posted atomic over TCP (which UCX emulates with messages) is answered by the peer, so a
   // barrier round cost two messages instead of one.
-  auto* h = new SignalHeader{offset, value, my_pe_, 0};
-  ucp_request_param_t param{};
-  param.op_attr_mask =
-      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-  param.flags = UCP_AM_SEND_FLAG_EAGER;
-  param.cb.send = [](void* request, ucs_status_t, void* user) {
-    delete static_cast<SignalHeader*>(user);
-    ucp_request_free(request);
-  };
-  param.user_data = h;
-  void* r = ucp_am_send_nbx(ep, kAmSignal, h, sizeof(*h), nullptr, 0, &param);
-  if (r == nullptr || UCS_PTR_IS_ERR(r)) delete h;
-  if (UCS_PTR_IS_ERR(r)) return peer_error(pe, what, UCS_PTR_STATUS(r), err, errlen);
+  const ucs_status_t st = send_header(ep, kAmSignal, new SignalHeader{offset, value, my_pe_, 0});
+  if (st != UCS_OK) return peer_error(pe, what, st, err, errlen);
   note_app_issue();
   return 0;
 }
