@@ -284,6 +284,37 @@ struct GetMessage {
   int pe = -1;
 };
 
+// What quiet() completes for every thread at once (the put messages' confirmations, the _nbi get
+// messages): one completion at a time, and a quiet that finds nothing of its own to complete
+// while another thread's completion is under way waits for that one (its thread's operations
+// may be among those the other took).
+class SharedCompletion {
+ public:
+  bool under_way() const { return running_.load(std::memory_order_seq_cst) != 0; }
+  // Held for the whole of one completion, and counted before it takes the operations (quiet()
+  // reads their count, then under_way()).
+  class Turn {
+   public:
+    explicit Turn(SharedCompletion& c) : c_(c) {
+      c_.running_.fetch_add(1, std::memory_order_seq_cst);
+      c_.mutex_.lock();
+    }
+    ~Turn() {
+      c_.mutex_.unlock();
+      c_.running_.fetch_sub(1, std::memory_order_seq_cst);
+    }
+    Turn(const Turn&) = delete;
+    Turn& operator=(const Turn&) = delete;
+
+   private:
+    SharedCompletion& c_;
+  };
+
+ private:
+  std::mutex mutex_;
+  std::atomic<int> running_{0};
+};
+
 // A request a peer sent us, to be performed by the progress thread.
 struct Work {
   RequestHeader header{};
@@ -796,20 +827,14 @@ class UcxPath {
   // posted_ + messaged_ at the last fence: how many operations it ordered.
   std::atomic<uint64_t> fenced_{0};
   std::atomic<int> unconfirmed_peers_{0};
-  // Confirmations run one at a time, and a quiet that finds none to start waits for the one in
-  // flight: its thread's messages may be among those that one took (confirm_put_messages()).
-  std::mutex confirm_mutex_;
-  std::atomic<int> confirming_{0};
+  SharedCompletion confirming_;  // confirm_put_messages()
   std::mutex nbi_mutex_;
   std::vector<std::pair<int, void*>> nbi_;  // (PE, request) of _nbi operations not yet quieted
   std::atomic<size_t> nbi_count_{0};        // nbi_.size(), read without the lock by quiet()
   // _nbi get messages not yet quieted (under nbi_mutex_), and their number (read without it).
   std::vector<std::unique_ptr<GetMessage>> nbi_gets_;
   std::atomic<size_t> nbi_gets_count_{0};
-  // As confirm_mutex_ and confirming_: a quiet that finds no _nbi gets of its own while another
-  // thread's quiet completes them (its thread's among them) waits for that one.
-  std::mutex completing_mutex_;
-  std::atomic<int> completing_gets_{0};
+  SharedCompletion completing_gets_;  // complete_nbi_gets()
 
   std::mutex ops_mutex_;
   std::unordered_map<uint64_t, PendingOp*> ops_;
@@ -1980,12 +2005,10 @@ int UcxPath::quiet(char* err, size_t errlen) {
     failed = wait(request, pe, "completing a transfer with", err, errlen);
   }
   if (failed != 0) return failed;
-  if (nbi_gets_count_.load(std::memory_order_seq_cst) != 0 ||
-      completing_gets_.load(std::memory_order_seq_cst) != 0) {
+  if (nbi_gets_count_.load(std::memory_order_seq_cst) != 0 || completing_gets_.under_way()) {
     if (int r = complete_nbi_gets(err, errlen)) return r;
   }
-  if (unconfirmed_peers_.load(std::memory_order_seq_cst) != 0 ||
-      confirming_.load(std::memory_order_seq_cst) != 0) {
+  if (unconfirmed_peers_.load(std::memory_order_seq_cst) != 0 || confirming_.under_way()) {
     if (int r = confirm_put_messages(err, errlen)) return r;
   }
   // Nothing posted since the last completed flush (a barrier after gets and atomics only, say):
@@ -2291,13 +2314,7 @@ VSHMEM_HOT int UcxPath::post_put(int pe, ucp_ep_h ep, uint64_t offset, const voi
 }
 
 int UcxPath::confirm_put_messages(char* err, size_t errlen) {
-  // Counted before the peers' marks are taken (quiet() reads the marks' count, then this).
-  confirming_.fetch_add(1, std::memory_order_seq_cst);
-  struct Done {
-    std::atomic<int>& n;
-    ~Done() { n.fetch_sub(1, std::memory_order_seq_cst); }
-  } done{confirming_};
-  const std::lock_guard<std::mutex> lock(confirm_mutex_);
+  const SharedCompletion::Turn turn(confirming_);
   // All gets are posted before the first wait: one round trip whatever the number of peers.
   std::vector<std::pair<int, void*>> gets;
   int failed = 0;
@@ -2481,13 +2498,7 @@ int UcxPath::get_by_messages(int pe, ucp_ep_h ep, uint8_t* dest, uint64_t offset
 }
 
 int UcxPath::complete_nbi_gets(char* err, size_t errlen) {
-  // Counted before the gets are taken (quiet() reads their count, then this).
-  completing_gets_.fetch_add(1, std::memory_order_seq_cst);
-  struct Done {
-    std::atomic<int>& n;
-    ~Done() { n.fetch_sub(1, std::memory_order_seq_cst); }
-  } done{completing_gets_};
-  const std::lock_guard<std::mutex> completing(completing_mutex_);
+  const SharedCompletion::Turn turn(completing_gets_);
   std::vector<std::unique_ptr<GetMessage>> gets;
   {
     const std::lock_guard<std::mutex> lock(nbi_mutex_);
