@@ -157,7 +157,8 @@ inline constexpr Var kVars[] = {
      "auto|1|0"},
     {"VSHMEM_UCX_GET_MESSAGES", Type::kBool, "1",
      "gets of 8 KiB or more from a remote PE whose endpoint is one TCP connection (host "
-     "heaps) ask with vshmem's own message, and the peer answers from its heap with eager "
+     "heaps; a UCX without GPU memory support, since the destination is copied by the CPU) ask "
+     "with vshmem's own message, and the peer answers from its heap with eager "
      "messages of up to 1 MiB, copied into the destination on arrival (UCX's get over TCP "
      "answers in 8 KiB fragments: messages 3x its bandwidth at 1 MiB with UCX 1.13, 1.5x at "
      "16 KiB with UCX 1.16); `0`: UCX's get"},

@@ -287,7 +287,8 @@ struct GetMessage {
 // What quiet() completes for every thread at once (the put messages' confirmations, the _nbi get
 // messages): one completion at a time, and a quiet that finds nothing of its own to complete
 // while another thread's completion is under way waits for that one (its thread's operations
-// may be among those the other took).
+// may be among those the other took). A completion that failed fails every later one too: the
+// operations it gave up may have been another thread's (a failed quiet ends the job).
 class SharedCompletion {
  public:
   bool under_way() const { return running_.load(std::memory_order_seq_cst) != 0; }
@@ -305,6 +306,18 @@ class SharedCompletion {
     }
     Turn(const Turn&) = delete;
     Turn& operator=(const Turn&) = delete;
+    // An earlier completion's failure (its code, and its text in err), or 0.
+    int earlier_failure(char* err, size_t errlen) const {
+      return c_.failed_ == 0 ? 0 : set_err(err, errlen, c_.failed_, c_.failure_);
+    }
+    // This completion's result, kept when it is a failure.
+    int result(int code, const char* err) {
+      if (code != 0 && c_.failed_ == 0) {
+        c_.failed_ = code;
+        c_.failure_ = err != nullptr ? err : "";
+      }
+      return code;
+    }
 
    private:
     SharedCompletion& c_;
@@ -313,6 +326,8 @@ class SharedCompletion {
  private:
   std::mutex mutex_;
   std::atomic<int> running_{0};
+  int failed_ = 0;  // under mutex_
+  std::string failure_;
 };
 
 // A request a peer sent us, to be performed by the progress thread.
@@ -1247,9 +1262,6 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   // Get messages whatever the version: UCX 1.16 answers a get over TCP in fragments too
   // (kGetMessageMin).
   get_messages_ = args.get_messages != 0;
-  log(2, format("ucx: blocking gets from a peer over one TCP connection: %s "
-                "(VSHMEM_UCX_GET_MESSAGES)",
-                get_messages_ ? "vshmem's messages" : "UCX's get"));
   // UCX 1.13's protocols v2 (UCX_PROTO_ENABLE=y, experimental there) crash the process inside
   // libucp once operations start ("stack smashing detected", over TCP and shared memory alike;
   // Open MPI's OSHMEM dies of a segmentation fault with it too): run that UCX with its default
@@ -1343,6 +1355,13 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   if (ucp_context_query(context_, &cattr) == UCS_OK) {
     cuda_memory_ = (cattr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
   }
+  // Not where UCX reaches GPU memory: a get's destination may then be GPU memory, which UCX's get
+  // writes and our copy on arrival (on_reply) could not.
+  get_messages_ = get_messages_ && !cuda_memory_;
+  log(2, format("ucx: gets from a peer over one TCP connection: %s (VSHMEM_UCX_GET_MESSAGES)",
+                get_messages_  ? "vshmem's messages from 8 KiB"
+                : cuda_memory_ ? "UCX's get (UCX reaches GPU memory)"
+                               : "UCX's get"));
   ucp_worker_params_t wparams{};
   wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   wparams.thread_mode = UCS_THREAD_MODE_MULTI;
@@ -2314,7 +2333,8 @@ VSHMEM_HOT int UcxPath::post_put(int pe, ucp_ep_h ep, uint64_t offset, const voi
 }
 
 int UcxPath::confirm_put_messages(char* err, size_t errlen) {
-  const SharedCompletion::Turn turn(confirming_);
+  SharedCompletion::Turn turn(confirming_);
+  if (int r = turn.earlier_failure(err, errlen)) return r;
   // All gets are posted before the first wait: one round trip whatever the number of peers.
   std::vector<std::pair<int, void*>> gets;
   int failed = 0;
@@ -2350,7 +2370,7 @@ int UcxPath::confirm_put_messages(char* err, size_t errlen) {
     }
     failed = wait(req, pe, "completing the puts to", err, errlen);
   }
-  return failed;
+  return turn.result(failed, err);
 }
 
 VSHMEM_HOT int UcxPath::order_after_puts(char* err, size_t errlen) {
@@ -2498,7 +2518,8 @@ int UcxPath::get_by_messages(int pe, ucp_ep_h ep, uint8_t* dest, uint64_t offset
 }
 
 int UcxPath::complete_nbi_gets(char* err, size_t errlen) {
-  const SharedCompletion::Turn turn(completing_gets_);
+  SharedCompletion::Turn turn(completing_gets_);
+  if (int r = turn.earlier_failure(err, errlen)) return r;
   std::vector<std::unique_ptr<GetMessage>> gets;
   {
     const std::lock_guard<std::mutex> lock(nbi_mutex_);
@@ -2521,14 +2542,16 @@ int UcxPath::complete_nbi_gets(char* err, size_t errlen) {
   unsigned turns = 0;
   for (auto& m : gets) {
     while (!m->op.done.load(std::memory_order_acquire)) {
-      if (int r = idle_turn(m->pe, "get from", &turns, until, err, errlen)) return r;
+      if (int r = idle_turn(m->pe, "get from", &turns, until, err, errlen)) {
+        return turn.result(r, err);
+      }
     }
     // The first refusal is the error; the others are still waited for (their bytes land).
     const int r = finish_get_message(*m, failed == 0 ? err : nullptr, failed == 0 ? errlen : 0);
     if (failed == 0) failed = r;
     until = deadline();
   }
-  return failed;
+  return turn.result(failed, err);
 }
 
 VSHMEM_HOT int UcxPath::atomic(int pe, int op, uint64_t offset, unsigned width, uint64_t operand,

@@ -421,10 +421,23 @@ static void* resume_later(void* arg) {
   return NULL;
 }
 
+/* Set by quiet_now() right before its quiet: the main thread gives that quiet 100 ms from there
+ * to take the operations in flight before it calls its own (a thread started on the busy 2-core
+ * box may not run for a while). */
+static int quiet_started;
+
 static void* quiet_now(void* arg) {
   (void)arg;
+  __atomic_store_n(&quiet_started, 1, __ATOMIC_SEQ_CST);
   shmem_quiet();
   return NULL;
+}
+
+static void start_other_quiet(pthread_t* other) {
+  __atomic_store_n(&quiet_started, 0, __ATOMIC_SEQ_CST);
+  CHECK(pthread_create(other, NULL, quiet_now, NULL) == 0, "pthread_create");
+  while (!__atomic_load_n(&quiet_started, __ATOMIC_SEQ_CST)) usleep(1000);
+  usleep(100 * 1000);
 }
 
 static void quiet_confirms(int me, int n) {
@@ -460,8 +473,7 @@ static void quiet_confirms(int me, int n) {
     shmem_putmem(word + 0, &v2, sizeof(v2), n - 1);
     pthread_t other;
     CHECK(pthread_create(&resumer, NULL, resume_later, &stopped) == 0, "pthread_create");
-    CHECK(pthread_create(&other, NULL, quiet_now, NULL) == 0, "pthread_create");
-    usleep(100 * 1000);
+    start_other_quiet(&other);
     const double t1 = clock_s(CLOCK_MONOTONIC);
     shmem_quiet();
     const double waited2 = clock_s(CLOCK_MONOTONIC) - t1;
@@ -479,8 +491,7 @@ static void quiet_confirms(int me, int n) {
     CHECK(kill(stopped, SIGSTOP) == 0, "SIGSTOP to the last PE");
     shmem_getmem_nbi(got, blob, kBlob, n - 1);
     CHECK(pthread_create(&resumer, NULL, resume_later, &stopped) == 0, "pthread_create");
-    CHECK(pthread_create(&other, NULL, quiet_now, NULL) == 0, "pthread_create");
-    usleep(100 * 1000);
+    start_other_quiet(&other);
     const double t2 = clock_s(CLOCK_MONOTONIC);
     shmem_quiet();
     const double waited3 = clock_s(CLOCK_MONOTONIC) - t2;

@@ -145,11 +145,16 @@ foreach(_tls sm tcp)
     LAUNCHERS vshmemrun LAUNCHER_ARGS --grace 0 TIMEOUT 60 NO_GPU_RERUN
     ENV ${_ucx_env} VSHMEM_BOOTSTRAP_TIMEOUT=2
     WILL_FAIL_REGEX "shmem_long_atomic_fetch_inc: atomic on PE 1: no (progress|answer) for 2 s")
-  # A blocking get of 1 MiB (over TCP: get messages, VSHMEM_UCX_GET_MESSAGES=1).
+  # A blocking get of 1 MiB: over TCP get messages (their own wait: "no answer"), over shared
+  # memory UCX's get (the wait for its request: "no progress").
+  set(_waited answer)
+  if(_tls STREQUAL "sm")
+    set(_waited progress)
+  endif()
   vshmem_add_mpe_test(NAME ucx_${_tls}_peer_hangs_get TARGET mpe_remote ARGS peer_hangs_get NPES 2
     LAUNCHERS vshmemrun LAUNCHER_ARGS --grace 0 TIMEOUT 60 NO_GPU_RERUN
     ENV ${_ucx_env} VSHMEM_BOOTSTRAP_TIMEOUT=2 VSHMEM_UCX_GET_MESSAGES=1
-    WILL_FAIL_REGEX "shmem_getmem: get from PE 1: no (progress|answer) for 2 s")
+    WILL_FAIL_REGEX "shmem_getmem: get from PE 1: no ${_waited} for 2 s")
   # kill -9 of a remote PE while a stream of large puts to it is under way: the put fails
   # naming it (TCP: UCX sees the connection break), or the launcher or a job watch names it
   # first (shared memory in UCX 1.13 has no peer failure handling).
