@@ -124,7 +124,9 @@ Status setup_multicast(Runtime& rt) {
 }
 
 Status initialize(const BootstrapOptions& options, int requested) {
-  // Every variable is parsed before anything starts, so a typo fails fast and on every PE.
+  // Every variable is parsed before anything starts, so a typo fails fast and on every PE; its
+  // message names the PE by the launcher's number (the bootstrap confirms it below).
+  log::set_pe(rank_before_bootstrap(options));
   VSHMEM_RETURN_IF_ERROR(config::load());
   // Precedence: VSHMEM_*, then OpenSHMEM's SHMEM_*, then NVSHMEM's name.
   uint64_t heap_size = 0, chunk = 0;

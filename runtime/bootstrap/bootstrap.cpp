@@ -164,6 +164,25 @@ std::unique_ptr<Bootstrap> make_singleton_bootstrap() {
 
 }  // namespace detail
 
+int rank_before_bootstrap(const BootstrapOptions& options) {
+  if (options.uid != nullptr) return options.uid->rank;
+  if (options.mpi_comm != nullptr) return -1;
+  const auto rank_in = [](const std::optional<std::string>& v) {
+    if (!v) return -1;
+    char* end = nullptr;
+    errno = 0;
+    const long rank = std::strtol(v->c_str(), &end, 10);
+    if (errno != 0 || end == v->c_str() || *end != '\0' || rank < 0 || rank > (1 << 24)) return -1;
+    return static_cast<int>(rank);
+  };
+  for (const int rank :
+       {rank_in(env::get("VSHMEM_RANK")), rank_in(env::get("OMPI_COMM_WORLD_RANK")),
+        rank_in(env::get("PMIX_RANK")), rank_in(env::get("PMI_RANK"))}) {
+    if (rank >= 0) return rank;
+  }
+  return -1;
+}
+
 Result<std::chrono::milliseconds> bootstrap_timeout() {
   auto v = env::get("VSHMEM_BOOTSTRAP_TIMEOUT");
   if (!v) return std::chrono::milliseconds(120 * 1000);

@@ -64,6 +64,12 @@ Status make_unique_id(unsigned char id[kUniqueIdBytes]);
 // The time limit of every bootstrap operation: VSHMEM_BOOTSTRAP_TIMEOUT (seconds, default 120).
 Result<std::chrono::milliseconds> bootstrap_timeout();
 
+// This PE's number as known before any bootstrap has started, for the messages of shmem_init's
+// first steps (a bad setting is reported before the bootstrap exists): the unique ID's rank, or
+// the rank the launcher set (vshmemrun, mpirun, a PMIx or PMI launcher); -1 when there is none,
+// or when the application's own MPI communicator numbers the PEs.
+int rank_before_bootstrap(const BootstrapOptions& options);
+
 // Chooses and starts the bootstrap from VSHMEM_BOOTSTRAP=auto|socket|mpi|pmix (auto recognises
 // vshmemrun, PMIx and Open MPI environments, and an MPI communicator in options).
 Result<std::unique_ptr<Bootstrap>> create_bootstrap(const BootstrapOptions& options);

@@ -82,9 +82,10 @@ if(VSHMEM_HAVE_UCX)
 endif()
 vshmem_add_mpe_test(NAME bind_cpu_none TARGET mpe_bind_cpu NPES 2 LAUNCHERS vshmemrun NO_GPU_RERUN
                     ENV VSHMEM_BIND=none ARGS none)
-vshmem_add_mpe_test(NAME bind_cpu_bad_value TARGET mpe_bind_cpu NPES 2 LAUNCHERS vshmemrun
+# A bad setting is reported before any bootstrap exists, naming the PE by its launcher's number.
+vshmem_add_mpe_test(NAME bind_cpu_bad_value TARGET mpe_bind_cpu NPES 2 LAUNCHERS vshmemrun mpi pmix
                     NO_GPU_RERUN ENV VSHMEM_BIND=always
-                    WILL_FAIL_REGEX "VSHMEM_BIND='always' is not one of auto\\|none")
+                    WILL_FAIL_REGEX "vshmem: PE [01]: shmem_init: VSHMEM_BIND='always' is not one of auto\\|none")
 vshmem_add_mpe_test(NAME wait_policy_yield TARGET mpe_reduce_large NPES 3 LAUNCHERS vshmemrun
                     NO_GPU_RERUN ENV VSHMEM_WAIT=yield TIMEOUT 120)
 
