@@ -737,7 +737,7 @@ static void get_params(int me, int n, int messages) {
             (int)kBig, g1 - g0, g3 - g2);
       CHECK(g2 - g1 == 4, "4 gets of 8 bytes and 5 large _nbi gets: %ld ucp_get_nbx calls",
             g2 - g1);
-      printf("remote get_params: blocking gets over TCP travel as messages\n");
+      printf("remote get_params: gets of 8 KiB or more over TCP travel as messages\n");
     } else {
       CHECK(g1 - g0 == 4 && g2 - g1 >= 9 && g3 - g2 >= 1,
             "UCX's get: %ld, %ld and %ld ucp_get_nbx calls (expected 4, at least 9 and at least 1)",

@@ -121,7 +121,7 @@ vshmem_add_mpe_test(NAME ucx_tcp_put_params_network TARGET mpe_remote ARGS put_p
 vshmem_add_mpe_test(NAME ucx_tcp_get_params TARGET mpe_remote ARGS get_params messages NPES 2 3
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
   ENV ${_ucx_env_tcp} VSHMEM_UCX_GET_MESSAGES=1 LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>
-  OUTPUT_REGEX "remote get_params: blocking gets over TCP travel as messages")
+  OUTPUT_REGEX "remote get_params: gets of 8 KiB or more over TCP travel as messages")
 vshmem_add_mpe_test(NAME ucx_tcp_get_params_network TARGET mpe_remote ARGS get_params NPES 2
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
   ENV ${_ucx_env_tcp} VSHMEM_UCX_GET_MESSAGES=0 LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>
