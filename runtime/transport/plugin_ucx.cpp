@@ -277,11 +277,18 @@ struct PendingOp {
 
 // A get message in flight (UcxPath::send_get_message): the reply's bytes go straight to the
 // destination (op.data). token is 0 once the reply has arrived (on_reply took the op off the
-// table) or the get was given up (forgotten: a late reply finds no one).
+// table). One that goes while its reply is still out (a failure or the time limit ended the
+// wait) forgets its op: a late reply finds no one (the reply's bytes are copied under
+// ops_mutex_, so none land after forget_op() returns).
 struct GetMessage {
+  GetMessage() = default;
+  GetMessage(const GetMessage&) = delete;
+  GetMessage& operator=(const GetMessage&) = delete;
+  ~GetMessage();
   PendingOp op;
   uint64_t token = 0;
   int pe = -1;
+  class UcxPath* path = nullptr;
 };
 
 // What quiet() completes for every thread at once (the put messages' confirmations, the _nbi get
@@ -399,8 +406,8 @@ struct Peer {
   // Puts to it travel as put messages (kPutMessageMax): `ep` has one lane, TCP, and both heaps
   // are host memory. Set before `ep` is published.
   bool put_messages = false;
-  // Blocking gets from it are get messages (kGetMessageMax): the same conditions as
-  // put_messages. Set before `ep` is published.
+  // Gets of kGetMessageMin bytes or more from it are get messages: the same conditions as
+  // put_messages (and a UCX that does not reach GPU memory). Set before `ep` is published.
   bool get_messages = false;
   // Put messages posted to it that no quiet has confirmed yet, where the last one went (the
   // confirming get reads a byte there: a registered address), and what that get reads into (it
@@ -697,6 +704,7 @@ class UcxPath {
   // Target ops, our side.
   uint64_t register_op(PendingOp* op);
   void forget_op(uint64_t token);
+  friend struct GetMessage;  // ~GetMessage forgets its op
   // target_put / target_get: one staged transfer, chunk by chunk (run_staged).
   class StagedOps;
   int target_transfer(bool put, int pe, ucp_ep_h ep, uint64_t offset, void* local, size_t bytes,
@@ -843,6 +851,11 @@ class UcxPath {
   std::atomic<uint64_t> fenced_{0};
   std::atomic<int> unconfirmed_peers_{0};
   SharedCompletion confirming_;  // confirm_put_messages()
+  // Operations waiting for a peer's reply, by token. Before nbi_gets_: a get message left there
+  // forgets its op when it goes (~GetMessage).
+  std::mutex ops_mutex_;
+  std::unordered_map<uint64_t, PendingOp*> ops_;
+  uint64_t next_token_ = 1;
   std::mutex nbi_mutex_;
   std::vector<std::pair<int, void*>> nbi_;  // (PE, request) of _nbi operations not yet quieted
   std::atomic<size_t> nbi_count_{0};        // nbi_.size(), read without the lock by quiet()
@@ -850,10 +863,6 @@ class UcxPath {
   std::vector<std::unique_ptr<GetMessage>> nbi_gets_;
   std::atomic<size_t> nbi_gets_count_{0};
   SharedCompletion completing_gets_;  // complete_nbi_gets()
-
-  std::mutex ops_mutex_;
-  std::unordered_map<uint64_t, PendingOp*> ops_;
-  uint64_t next_token_ = 1;
 
   std::mutex work_mutex_;
   std::deque<Work> work_;
@@ -1525,7 +1534,7 @@ void UcxPath::shutdown() {
         nbi_count_.store(0, std::memory_order_relaxed);
       }
       for (auto [pe, r] : pending) drive(r);
-      // _nbi get messages nobody quieted: their replies, or the time limit, then forgotten.
+      // _nbi get messages nobody quieted: their replies, or the time limit (then forgotten).
       std::vector<std::unique_ptr<GetMessage>> gets;
       {
         std::lock_guard<std::mutex> lock(nbi_mutex_);
@@ -1536,7 +1545,6 @@ void UcxPath::shutdown() {
         while (!m->op.done.load(std::memory_order_acquire) && Clock::now() < until) {
           if (ucp_worker_progress(worker_) == 0) run_work();
         }
-        forget_op(m->token);
       }
       ucp_request_param_t param{};
       void* r = ucp_worker_flush_nbx(worker_, &param);
@@ -2414,6 +2422,7 @@ VSHMEM_HOT int UcxPath::get(int pe, void* dest, uint64_t offset, size_t bytes, b
 int UcxPath::send_get_message(int pe, ucp_ep_h ep, GetMessage& m, uint8_t* dest, uint64_t offset,
                               size_t bytes, char* err, size_t errlen) {
   m.pe = pe;
+  m.path = this;
   m.op.done.store(false, std::memory_order_relaxed);
   m.op.status = 0;
   m.op.text.clear();
@@ -2433,7 +2442,14 @@ int UcxPath::send_get_message(int pe, ucp_ep_h ep, GetMessage& m, uint8_t* dest,
                               0,
                               kReplyEager};
   const ucs_status_t st = send_header(ep, kAmRequest, h);
-  return st == UCS_OK ? 0 : peer_error(pe, "get from", st, err, errlen);
+  if (st == UCS_OK) return 0;
+  forget_op(m.token);
+  m.token = 0;
+  return peer_error(pe, "get from", st, err, errlen);
+}
+
+GetMessage::~GetMessage() {
+  if (token != 0) path->forget_op(token);
 }
 
 int UcxPath::finish_get_message(GetMessage& m, char* err, size_t errlen) {
@@ -2467,7 +2483,6 @@ int UcxPath::get_by_messages(int pe, ucp_ep_h ep, uint8_t* dest, uint64_t offset
       const size_t n = std::min(bytes - asked, kGetMessageMax);
       auto m = std::make_unique<GetMessage>();
       if (int r = send_get_message(pe, ep, *m, dest + asked, offset + asked, n, err, errlen)) {
-        forget_op(m->token);
         return r;
       }
       const std::lock_guard<std::mutex> lock(nbi_mutex_);
@@ -2477,18 +2492,8 @@ int UcxPath::get_by_messages(int pe, ucp_ep_h ep, uint8_t* dest, uint64_t offset
     }
     return 0;
   }
+  // Whatever ends the get early forgets the requests still out (~GetMessage).
   std::array<GetMessage, kGetMessageDepth> slots;
-  // Whatever ends the get early forgets the requests still out: a late reply finds no one (its
-  // data is copied under ops_mutex_, so none lands after forget_op() returns).
-  struct Forget {
-    UcxPath& path;
-    std::array<GetMessage, kGetMessageDepth>& slots;
-    ~Forget() {
-      for (GetMessage& m : slots) {
-        if (m.token != 0) path.forget_op(m.token);
-      }
-    }
-  } forget{*this, slots};
   AppWait app(*this);
   auto until = deadline();
   size_t asked = 0, arrived = 0;
@@ -2526,16 +2531,7 @@ int UcxPath::complete_nbi_gets(char* err, size_t errlen) {
     gets.swap(nbi_gets_);
     nbi_gets_count_.store(0, std::memory_order_seq_cst);
   }
-  // A failure or the time limit forgets those still out (see get_by_messages()).
-  struct Forget {
-    UcxPath& path;
-    std::vector<std::unique_ptr<GetMessage>>& gets;
-    ~Forget() {
-      for (auto& m : gets) {
-        if (m->token != 0) path.forget_op(m->token);
-      }
-    }
-  } forget{*this, gets};
+  // A failure or the time limit forgets those still out (~GetMessage).
   AppWait app(*this);
   auto until = deadline();
   int failed = 0;
@@ -2681,24 +2677,11 @@ int UcxPath::wait_op(PendingOp& op, uint64_t token, int pe, const char* what, ch
                      size_t errlen) {
   AppWait app(*this);
   const auto until = deadline();
-  for (unsigned spins = 0; !op.done.load(std::memory_order_acquire); ++spins) {
-    if (progress_once() != 0) continue;
-    // The progress thread is handed off while we wait: perform what peers asked of us.
-    if (run_work() != 0) continue;
-    if (spins % 256 != 255) continue;
-    const int failed = peers_[pe].failure.load(std::memory_order_acquire);
-    if (failed != UCS_OK) {
+  for (unsigned turns = 0; !op.done.load(std::memory_order_acquire);) {
+    if (int r = idle_turn(pe, what, &turns, until, err, errlen)) {
       forget_op(token);
-      return peer_error(pe, what, static_cast<ucs_status_t>(failed), err, errlen);
+      return r;
     }
-    if (Clock::now() > until) {
-      forget_op(token);
-      return set_err(err, errlen, kTimeout,
-                     format("%s PE %d: no answer for %s (PE %d may be hung or overloaded; "
-                            "VSHMEM_BOOTSTRAP_TIMEOUT sets the limit)",
-                            what, pe, seconds().c_str(), pe));
-    }
-    sched_yield();
   }
   if (op.status != 0) {
     return set_err(err, errlen, op.status,
