@@ -41,9 +41,11 @@
 // crossed between the processes by host-thread copies (UCX's FIFO fragments, or cma), at about
 // 5 GB/s per thread on the H200 host, where the copy engines move 50+ GB/s.
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <ucp/api/ucp.h>
 #include <ucs/config/global_opts.h>
@@ -145,15 +147,22 @@ constexpr size_t kEagerMax = 16 << 10;
 // core from the thread that would send the next message (2 cores at load 15: 8-byte get over TCP
 // 31 -> 115 us with the spin, bench/RESULTS.md). VSHMEM_UCX_SPIN_US overrides (0: never spin).
 constexpr int kIdleSpinUs = 50;
-// The progress thread stays off the worker while the application progressed it within its last
-// sleep, or called into it to post an operation. The first sleep lasts kHandoffMs; where the CPUs
-// are fewer than four times this node's PEs (as for kIdleSpinUs), each next one twice the last,
-// up to kHandoffMaxMs: every wake-up of the thread takes the core from an application thread for
-// a moment (at 1 ms, 4% of an 8-byte get over TCP on the 2-core box, the same as no progress
-// thread at 8 ms). The cost: a peer's request that arrives after the application stopped polling
-// (an atomic performed here, a staged transfer) waits for the end of the current sleep.
+// The progress thread stays off the worker while the application progressed it within the last
+// hand-off window, or called into it to post an operation. Where the CPUs are at least four times
+// this node's PEs (as for kIdleSpinUs), the thread wakes every kHandoffMs to look. Elsewhere a
+// wake-up takes the core from an application thread for a moment (at 1 ms, 4% of an 8-byte get
+// over TCP on the 2-core box; every 8 ms, the sleeps' bound before session 25, about 1%): there
+// it sleeps on a deadline (a timerfd) that the application pushes kHandoffFedMs ahead while it
+// polls, at most once every quarter of that (a system call of about 2 us: 0.1% of the polling
+// thread's time), and wakes only once the application has not pushed it for a window. The slack
+// covers an application thread that shares its core with other work (2 PEs and 2 busy processes
+// on the 2-core box: a deadline of 4 ms pushed every 2 ms was missed every 6.5 ms). The cost: a
+// peer's request that arrives after the application stopped polling (an atomic performed here, a
+// staged transfer) waits for the rest of the window, as long as the longest sleep before.
 constexpr int kHandoffMs = 1;
-constexpr int kHandoffMaxMs = 8;
+constexpr int kHandoffFedMs = 8;
+// How many polls of the application between two looks at the clock for that deadline.
+constexpr unsigned kHandoffCheckEvery = 16;
 // The parameters of a network put or get, built once (not zeroed on every operation). A blocking
 // put waits for local completion only (the quiet pays the remote one): it asks UCX for the
 // protocol that completes locally soonest, where UCX has a choice. FAST_CMPL is a bit of
@@ -934,7 +943,31 @@ class UcxPath {
   // it across its own sleep to see whether the application still polls.
   std::atomic<uint64_t> app_polls_{0};
   void note_app_poll() {
-    app_polls_.store(app_polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    const uint64_t polls = app_polls_.load(std::memory_order_relaxed) + 1;
+    app_polls_.store(polls, std::memory_order_relaxed);
+    if (polls % kHandoffCheckEvery == 0) still_polling();
+  }
+  // From an application thread's wait, now and then (and from note_app_poll()).
+  void still_polling(Clock::time_point now = Clock::now()) {
+    if (handoff_fed_.load(std::memory_order_relaxed)) feed_handoff(now);
+  }
+  // The progress thread's hand-off deadline where the application pushes it (kHandoffFedMs):
+  // set while the thread sleeps on it.
+  std::atomic<bool> handoff_fed_{false};
+  std::atomic<int64_t> handoff_fed_ns_{0};  // when it was last pushed
+  int handoff_timer_fd_ = -1;
+  bool arm_handoff_timer() const;
+  // The application polls: push the progress thread's deadline kHandoffFedMs ahead if a quarter
+  // of that passed since the last push (one thread pushes; a lost race only delays the next).
+  void feed_handoff(Clock::time_point now) {
+    const int64_t at = now.time_since_epoch().count();
+    int64_t last = handoff_fed_ns_.load(std::memory_order_relaxed);
+    constexpr int64_t quarter =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::milliseconds(kHandoffFedMs))
+            .count() /
+        4;
+    if (at - last < quarter || !handoff_fed_ns_.compare_exchange_strong(last, at)) return;
+    (void)arm_handoff_timer();
   }
   // Set while a thread progresses the worker and runs run_work() right after: what it queues
   // needs no wake-up of the progress thread (an eventfd write, microseconds on the path of every
@@ -1221,7 +1254,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   atomics_ = static_cast<Atomics>(args.atomics_on_network);
   {
     // The idle spin (kIdleSpinUs): on where the CPUs are at least four times this node's PEs;
-    // elsewhere the hand-off sleeps grow (kHandoffMaxMs).
+    // elsewhere the application pushes the hand-off's deadline (kHandoffFedMs).
     int local = 0;
     for (int p = 0; p < n_pes_; ++p) local += remote_[p] ? 0 : 1;
     cpu_set_t set;
@@ -1409,11 +1442,14 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_only_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epoll_fd_ < 0 || wake_only_fd_ < 0 || wake_fd_ < 0) {
-    return set_err(err, errlen, kSystem, format("epoll/eventfd: %s", std::strerror(errno)));
+  handoff_timer_fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (epoll_fd_ < 0 || wake_only_fd_ < 0 || wake_fd_ < 0 || handoff_timer_fd_ < 0) {
+    return set_err(err, errlen, kSystem, format("epoll/eventfd/timerfd: %s", std::strerror(errno)));
   }
-  for (auto [set, fd] :
-       {std::pair<int, int>{epoll_fd_, efd}, {epoll_fd_, wake_fd_}, {wake_only_fd_, wake_fd_}}) {
+  for (auto [set, fd] : {std::pair<int, int>{epoll_fd_, efd},
+                         {epoll_fd_, wake_fd_},
+                         {wake_only_fd_, wake_fd_},
+                         {wake_only_fd_, handoff_timer_fd_}}) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
@@ -1623,27 +1659,41 @@ void UcxPath::shutdown() {
   staging_free_.clear();
   if (context_ != nullptr) ucp_cleanup(context_);
   context_ = nullptr;
-  for (int fd : {epoll_fd_, wake_only_fd_, wake_fd_}) {
+  for (int fd : {epoll_fd_, wake_only_fd_, wake_fd_, handoff_timer_fd_}) {
     if (fd >= 0) ::close(fd);
   }
-  epoll_fd_ = wake_only_fd_ = wake_fd_ = -1;
+  epoll_fd_ = wake_only_fd_ = wake_fd_ = handoff_timer_fd_ = -1;
+}
+
+bool UcxPath::arm_handoff_timer() const {
+  itimerspec when{};
+  when.it_value.tv_nsec = static_cast<long>(kHandoffFedMs) * 1000000;
+  return ::timerfd_settime(handoff_timer_fd_, 0, &when, nullptr) == 0;
 }
 
 void UcxPath::progress_loop() {
+  (void)pthread_setname_np(pthread_self(), "vshmem-ucx");  // in top -H, gdb, /proc/PID/task
   // The application moves the network itself: sleep, and take over once it has not polled for a
-  // whole sleep (or we are woken).
+  // whole window (or we are woken).
   uint64_t seen_polls = app_polls_.load(std::memory_order_relaxed);
-  const int longest_sleep_ms = cpus_to_spare_ ? kHandoffMs : kHandoffMaxMs;
-  int sleep_ms = kHandoffMs;
   const auto hand_off = [&] {
     seen_polls = app_polls_.load(std::memory_order_relaxed);
+    // Where CPUs are scarce: until the deadline the application pushes while it polls (a failed
+    // timerfd_settime falls back to looking every kHandoffMs).
+    int sleep_ms = kHandoffMs;
+    if (!cpus_to_spare_) {
+      handoff_fed_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+      if (arm_handoff_timer()) {
+        sleep_ms = -1;
+        handoff_fed_.store(true, std::memory_order_relaxed);
+      }
+    }
     epoll_event ev;
-    if (::epoll_wait(wake_only_fd_, &ev, 1, sleep_ms) > 0) {
+    const int n = ::epoll_wait(wake_only_fd_, &ev, 1, sleep_ms);
+    handoff_fed_.store(false, std::memory_order_relaxed);
+    if (n > 0) {
       uint64_t v;
-      (void)!::read(wake_fd_, &v, sizeof(v));
-      sleep_ms = kHandoffMs;  // woken: something for us, or the end
-    } else {
-      sleep_ms = std::min(2 * sleep_ms, longest_sleep_ms);
+      (void)!::read(ev.data.fd, &v, sizeof(v));  // the wake-up's count, or the timer's
     }
   };
   while (!stopping_.load(std::memory_order_relaxed)) {
@@ -1652,7 +1702,6 @@ void UcxPath::progress_loop() {
       hand_off();
       continue;
     }
-    sleep_ms = kHandoffMs;
     if (run_work() != 0) note_busy();
     if (progress_once() != 0) continue;
     if (work_count_.load(std::memory_order_acquire) != 0) continue;
@@ -1969,9 +2018,11 @@ VSHMEM_HOT int UcxPath::wait_request(void* request, int pe, const char* what, ch
     if (serve && run_work() != 0) continue;
     if (spins % 256 == 255) {
       if (!app) app.emplace(*this);
+      const Clock::time_point now = Clock::now();
+      still_polling(now);
       if (until == Clock::time_point{}) {
-        until = deadline();
-      } else if (Clock::now() > until) {
+        until = now + timeout_;
+      } else if (now > until) {
         ucp_request_free(request);  // released by UCX whenever it completes
         return set_err(err, errlen, kTimeout,
                        format("%s PE %d: no progress for %s (PE %d may be hung or overloaded; "
@@ -2465,7 +2516,9 @@ int UcxPath::idle_turn(int pe, const char* what, unsigned* turns, Clock::time_po
   if (++*turns % 256 != 0) return 0;
   const int failed = peers_[pe].failure.load(std::memory_order_acquire);
   if (failed != UCS_OK) return peer_error(pe, what, static_cast<ucs_status_t>(failed), err, errlen);
-  if (Clock::now() > until) {
+  const Clock::time_point now = Clock::now();
+  still_polling(now);
+  if (now > until) {
     return set_err(err, errlen, kTimeout,
                    format("%s PE %d: no answer for %s (PE %d may be hung or overloaded; "
                           "VSHMEM_BOOTSTRAP_TIMEOUT sets the limit)",

@@ -56,12 +56,22 @@
  *               second thread's quiet taking the confirmation of the first thread's put, which
  *               the first thread's quiet must wait for (SHMEM_THREAD_MULTIPLE), and the same with
  *               an _nbi get of 16 KiB (a get message) instead of the put
+ *   handoff     PE 0 gets 8 bytes from the last PE back to back for 400 ms (twice): its UCX
+ *               progress thread ("vshmem-ucx") must stay asleep meanwhile, waking at most once
+ *               per 16 ms (it woke every 1-8 ms to look whether the application still polled,
+ *               taking the core from it each time); then PE 0 computes for 300 ms without a call
+ *               while the last PE gets from it: its progress thread must take over within 100 ms
+ *               (over TCP the target's worker answers a get). Each PE first limits itself to two
+ *               CPUs, where the progress thread sleeps on the application's deadline (PEs on
+ *               CPUs to spare wake every millisecond by design)
  *   atomics_disagree  the last PE asks for VSHMEM_UCX_ATOMICS=network, the others for the default
  *               (auto): shmem_init must fail naming the setting and the PE instead of mixing
  *               two kinds of atomics that are not atomic with respect to each other */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -594,6 +604,90 @@ static void issue_loop(int me, int n) {
   shmem_free(target);
 }
 
+/* The voluntary context switches of this process's thread named `name` (each a wake-up after a
+ * sleep), or -1 if there is none. */
+static long thread_wakes(const char* name) {
+  DIR* dir = opendir("/proc/self/task");
+  CHECK(dir != NULL, "opendir /proc/self/task");
+  long wakes = -1;
+  for (struct dirent* e; wakes < 0 && (e = readdir(dir)) != NULL;) {
+    if (e->d_name[0] == '.') continue;
+    char path[256], comm[64] = {0};
+    snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+    FILE* f = fopen(path, "r");
+    if (f == NULL) continue;
+    const int got = fgets(comm, sizeof(comm), f) != NULL;
+    fclose(f);
+    if (!got || strncmp(comm, name, strlen(name)) != 0 || comm[strlen(name)] != '\n') continue;
+    snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+    f = fopen(path, "r");
+    if (f == NULL) continue;
+    char line[256];
+    while (fgets(line, sizeof(line), f) != NULL) {
+      if (sscanf(line, "voluntary_ctxt_switches: %ld", &wakes) == 1) break;
+    }
+    fclose(f);
+  }
+  closedir(dir);
+  return wakes;
+}
+
+/* See "handoff" above. */
+static void handoff(int me, int n) {
+  long* word = (long*)shmem_malloc(sizeof(long));
+  CHECK(word != NULL, "malloc");
+  shmem_long_p(word, 7, me);
+  shmem_barrier_all();
+  const int last = n - 1;
+  if (me == 0) {
+    long best = -1;
+    double best_ms = 0;
+    long gets = 0;
+    for (int round = 0; round < 2; ++round) {
+      const long w0 = thread_wakes("vshmem-ucx");
+      CHECK(w0 >= 0, "PE 0 has no thread named vshmem-ucx (the UCX progress thread)");
+      const double t0 = clock_s(CLOCK_MONOTONIC);
+      double t = t0;
+      long v = 0;
+      for (gets = 0; t - t0 < 0.4; ++gets) {
+        shmem_getmem(&v, word, sizeof(v), last);
+        CHECK(v == 7, "get %ld from PE %d: %ld, not 7", gets, last, v);
+        t = clock_s(CLOCK_MONOTONIC);
+      }
+      const long w = thread_wakes("vshmem-ucx") - w0;
+      if (best < 0 || w < best) {
+        best = w;
+        best_ms = (t - t0) * 1e3;
+      }
+    }
+    printf("remote handoff: PE 0's progress thread woke %ld times in %.0f ms of gets (%ld gets)\n",
+           best, best_ms, gets);
+    fflush(stdout);
+    CHECK(best * 16 <= best_ms,
+          "PE 0's progress thread woke %ld times in %.0f ms while PE 0 polled the network", best,
+          best_ms);
+  }
+  shmem_barrier_all();
+  if (me == 0) {
+    /* Computing: no call into the library (the progress thread answers the last PE's gets). */
+    const double t0 = clock_s(CLOCK_MONOTONIC);
+    while (clock_s(CLOCK_MONOTONIC) - t0 < 0.3) {
+    }
+  } else if (me == last) {
+    usleep(50 * 1000);
+    long v = 0;
+    const double t0 = clock_s(CLOCK_MONOTONIC);
+    shmem_getmem(&v, word, sizeof(v), 0);
+    const double ms = (clock_s(CLOCK_MONOTONIC) - t0) * 1e3;
+    printf("remote handoff: a get from PE 0 while it computes took %.2f ms\n", ms);
+    fflush(stdout);
+    CHECK(v == 7, "get from PE 0: %ld, not 7", v);
+    CHECK(ms < 100, "a get from PE 0 took %.1f ms while PE 0 computed (nobody served it)", ms);
+  }
+  shmem_barrier_all();
+  shmem_free(word);
+}
+
 static void put_params(int me, int n, int messages) {
   /* 16 KiB + 8: UCX's network put takes more than a single fragment. kHuge: cut into messages of
    * 1 MiB (the plugin's kPutMessageMax) with a tail; a run-time value (gcc -O3 spent minutes on
@@ -762,6 +856,19 @@ int main(int argc, char** argv) {
     unsetenv("VSHMEM_UCX_ATOMICS");
     if (r == n_expected - 1) setenv("VSHMEM_UCX_ATOMICS", "network", 1);
   }
+  if (argc > 1 && strcmp(argv[1], "handoff") == 0) {
+    /* Two CPUs at most (the same two for every PE, before shmem_init binds them). */
+    cpu_set_t mask, two;
+    CHECK(sched_getaffinity(0, sizeof(mask), &mask) == 0, "sched_getaffinity");
+    CPU_ZERO(&two);
+    for (int c = 0, kept = 0; c < CPU_SETSIZE && kept < 2; ++c) {
+      if (CPU_ISSET(c, &mask)) {
+        CPU_SET(c, &two);
+        ++kept;
+      }
+    }
+    CHECK(sched_setaffinity(0, sizeof(two), &two) == 0, "sched_setaffinity");
+  }
   if (argc > 1 && strcmp(argv[1], "quiet_confirms") == 0) {
     int provided = 0;
     CHECK(shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided) == 0 &&
@@ -809,6 +916,12 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && strcmp(argv[1], "issue_loop") == 0) {
     issue_loop(me, n);
+    shmem_free(x);
+    shmem_finalize();
+    return 0;
+  }
+  if (argc > 1 && strcmp(argv[1], "handoff") == 0) {
+    handoff(me, n);
     shmem_free(x);
     shmem_finalize();
     return 0;

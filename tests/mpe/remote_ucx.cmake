@@ -103,6 +103,16 @@ foreach(_tls sm tcp)
     OUTPUT_REGEX "remote issue_loop: the flag came after")
 endforeach()
 
+# While the application polls the network (8-byte gets back to back), its progress thread sleeps
+# instead of waking every few milliseconds to look; once it stops (computes), the thread takes
+# over and answers a peer's get.
+foreach(_tls sm tcp)
+  set(_ucx_env ${_ucx_env_${_tls}})
+  vshmem_add_mpe_test(NAME ucx_${_tls}_handoff TARGET mpe_remote ARGS handoff NPES 2
+    LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env}
+    OUTPUT_REGEX "remote handoff: a get from PE 0 while it computes took")
+endforeach()
+
 # A blocking put asks UCX for fast local completion (a bit of op_attr_mask), an _nbi put does not:
 # a shim over ucp_put_nbx counts them (ucp_put_shim.cpp). Over one TCP connection puts are the
 # plugin's own messages instead where asked (no ucp_put_nbx call; the default on UCX 1.13).
