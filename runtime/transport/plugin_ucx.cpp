@@ -282,6 +282,8 @@ struct PendingOp {
   // A get message's: its reply must come eagerly (kReplyEager); a rendezvous reply is refused
   // (its data would land after the caller may have given up on it).
   bool eager_only = false;
+  // Not UCS_OK: UCX failed to send the op's request (no reply will come).
+  ucs_status_t send_status = UCS_OK;
 };
 
 // A get message in flight (UcxPath::send_get_message): the reply's bytes go straight to the
@@ -718,24 +720,38 @@ class UcxPath {
   class StagedOps;
   int target_transfer(bool put, int pe, ucp_ep_h ep, uint64_t offset, void* local, size_t bytes,
                       char* err, size_t errlen);
-  // An eager active message that is only its header h (new'd): UCX owns h until it has sent it
+  // An eager active message that is only its header h: UCX owns a copy until it has sent it
   // (the send's callback frees it, or this at once when the send completed or failed here).
-  // Nobody waits for the send.
+  // Nobody waits for the send; where `token` names an op (a get message's request), a send that
+  // UCX fails later fails that op with UCX's status (fail_op), instead of leaving its caller to
+  // wait for a reply until the time limit.
   template <class Header>
-  static ucs_status_t send_header(ucp_ep_h ep, uint16_t id, Header* h) {
+  struct HeaderSend {
+    Header header;
+    UcxPath* path;
+    uint64_t token;
+  };
+  template <class Header>
+  static ucs_status_t send_header(ucp_ep_h ep, uint16_t id, const Header& h,
+                                  UcxPath* path = nullptr, uint64_t token = 0) {
+    auto* s = new HeaderSend<Header>{h, path, token};
     ucp_request_param_t param{};
     param.op_attr_mask =
         UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.flags = UCP_AM_SEND_FLAG_EAGER;
-    param.cb.send = [](void* request, ucs_status_t, void* user) {
-      delete static_cast<Header*>(user);
+    param.cb.send = [](void* request, ucs_status_t status, void* user) {
+      auto* sent = static_cast<HeaderSend<Header>*>(user);
+      if (status != UCS_OK && sent->path != nullptr) sent->path->fail_op(sent->token, status);
+      delete sent;
       ucp_request_free(request);
     };
-    param.user_data = h;
-    void* r = ucp_am_send_nbx(ep, id, h, sizeof(Header), nullptr, 0, &param);
-    if (r == nullptr || UCS_PTR_IS_ERR(r)) delete h;
+    param.user_data = s;
+    void* r = ucp_am_send_nbx(ep, id, &s->header, sizeof(Header), nullptr, 0, &param);
+    if (r == nullptr || UCS_PTR_IS_ERR(r)) delete s;
     return UCS_PTR_IS_ERR(r) ? UCS_PTR_STATUS(r) : UCS_OK;
   }
+  // The op of token, if still registered, completes with UCX's failure of its request's send.
+  void fail_op(uint64_t token, ucs_status_t status);
   int send_request(int pe, ucp_ep_h ep, const RequestHeader& h, const void* data, size_t bytes,
                    void** request, const char* what, char* err, size_t errlen);
   int target_put(int pe, ucp_ep_h ep, uint64_t offset, const void* source, size_t bytes, char* err,
@@ -2480,19 +2496,20 @@ int UcxPath::send_get_message(int pe, ucp_ep_h ep, GetMessage& m, uint8_t* dest,
   m.op.data = dest;
   m.op.bytes = bytes;
   m.op.eager_only = true;
+  m.op.send_status = UCS_OK;
   m.token = register_op(&m.op);
-  auto* h = new RequestHeader{static_cast<uint32_t>(TargetOp::kGet),
-                              my_pe_,
-                              m.token,
-                              offset,
-                              bytes,
-                              0,
-                              0,
-                              0,
-                              0,
-                              0,
-                              kReplyEager};
-  const ucs_status_t st = send_header(ep, kAmRequest, h);
+  const RequestHeader h{static_cast<uint32_t>(TargetOp::kGet),
+                        my_pe_,
+                        m.token,
+                        offset,
+                        bytes,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        kReplyEager};
+  const ucs_status_t st = send_header(ep, kAmRequest, h, this, m.token);
   if (st == UCS_OK) return 0;
   forget_op(m.token);
   m.token = 0;
@@ -2504,8 +2521,10 @@ GetMessage::~GetMessage() {
 }
 
 int UcxPath::finish_get_message(GetMessage& m, char* err, size_t errlen) {
-  m.token = 0;  // on_reply took the op off the table
+  m.token = 0;  // on_reply (or fail_op) took the op off the table
   if (m.op.status == 0) return 0;
+  if (m.op.send_status != UCS_OK)
+    return peer_error(m.pe, "get from", m.op.send_status, err, errlen);
   return set_err(err, errlen, m.op.status,
                  format("get from PE %d: PE %d refused it: %s", m.pe, m.pe, m.op.text.c_str()));
 }
@@ -2663,7 +2682,7 @@ int UcxPath::signal_add(int pe, uint64_t offset, uint64_t value, char* err, size
   // An active message that the peer performs on receipt (on_signal), not a network atomic: a
   // posted atomic over TCP (which UCX emulates with messages) is answered by the peer, so a
   // barrier round cost two messages instead of one.
-  const ucs_status_t st = send_header(ep, kAmSignal, new SignalHeader{offset, value, my_pe_, 0});
+  const ucs_status_t st = send_header(ep, kAmSignal, SignalHeader{offset, value, my_pe_, 0});
   if (st != UCS_OK) return peer_error(pe, what, st, err, errlen);
   note_app_issue();
   return 0;
@@ -2710,6 +2729,17 @@ uint64_t UcxPath::register_op(PendingOp* op) {
 void UcxPath::forget_op(uint64_t token) {
   std::lock_guard<std::mutex> lock(ops_mutex_);
   ops_.erase(token);
+}
+
+void UcxPath::fail_op(uint64_t token, ucs_status_t status) {
+  std::lock_guard<std::mutex> lock(ops_mutex_);
+  auto it = ops_.find(token);
+  if (it == ops_.end()) return;  // answered already, or the caller gave up on it
+  PendingOp* op = it->second;
+  ops_.erase(it);
+  op->send_status = status;
+  op->status = kPeerFailure;
+  op->done.store(true, std::memory_order_release);
 }
 
 // h must stay valid until the send completes (*request done): UCX 1.13 reads the header of a

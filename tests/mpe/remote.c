@@ -56,6 +56,10 @@
  *               second thread's quiet taking the confirmation of the first thread's put, which
  *               the first thread's quiet must wait for (SHMEM_THREAD_MULTIPLE), and the same with
  *               an _nbi get of 16 KiB (a get message) instead of the put
+ *   get_lost    PE 0 gets 16 KiB from the last PE (over TCP a get message) while a shim
+ *               (ucp_put_shim.cpp, VSHMEM_TEST_LOSE_REQUESTS=1) loses the request and UCX reports
+ *               the send failed: the get must fail at once with UCX's status, naming the PE, not
+ *               wait for the time limit ("no answer")
  *   handoff     PE 0 gets 8 bytes from the last PE back to back for 400 ms (twice): its UCX
  *               progress thread ("vshmem-ucx") must stay asleep meanwhile, waking at most once
  *               per 16 ms (it woke every 1-8 ms to look whether the application still polled,
@@ -632,6 +636,23 @@ static long thread_wakes(const char* name) {
   return wakes;
 }
 
+/* See "get_lost" above. */
+static void get_lost(int me, int n) {
+  char* block = (char*)shmem_malloc(16384);
+  char* local = (char*)malloc(16384);
+  CHECK(block != NULL && local != NULL, "malloc");
+  shmem_barrier_all();
+  if (me == 0) {
+    const double t0 = clock_s(CLOCK_MONOTONIC);
+    shmem_getmem(local, block, 16384, n - 1);
+    fprintf(stderr, "FAIL: a get whose request was lost returned after %.1f s\n",
+            clock_s(CLOCK_MONOTONIC) - t0);
+    exit(1);
+  }
+  /* The others wait for the job to end (PE 0's failure ends it). */
+  pause();
+}
+
 /* See "handoff" above. */
 static void handoff(int me, int n) {
   long* word = (long*)shmem_malloc(sizeof(long));
@@ -920,6 +941,7 @@ int main(int argc, char** argv) {
     shmem_finalize();
     return 0;
   }
+  if (argc > 1 && strcmp(argv[1], "get_lost") == 0) get_lost(me, n);
   if (argc > 1 && strcmp(argv[1], "handoff") == 0) {
     handoff(me, n);
     shmem_free(x);

@@ -132,6 +132,13 @@ vshmem_add_mpe_test(NAME ucx_tcp_get_params TARGET mpe_remote ARGS get_params me
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
   ENV ${_ucx_env_tcp} VSHMEM_UCX_GET_MESSAGES=1 LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>
   OUTPUT_REGEX "remote get_params: gets of 8 KiB or more over TCP travel as messages")
+# A get message whose request UCX fails to send (the shim loses it and reports a reset
+# connection) fails at once with UCX's status, not after the time limit with "no answer".
+vshmem_add_mpe_test(NAME ucx_tcp_get_lost TARGET mpe_remote ARGS get_lost NPES 2
+  LAUNCHERS vshmemrun TIMEOUT 20 NO_GPU_RERUN
+  ENV ${_ucx_env_tcp} VSHMEM_UCX_GET_MESSAGES=1 VSHMEM_BOOTSTRAP_TIMEOUT=30 VSHMEM_TEST_LOSE_REQUESTS=1
+      LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>
+  WILL_FAIL_REGEX "shmem_getmem: get from PE 1: PE 1 failed or exited \\(UCX: Connection reset")
 vshmem_add_mpe_test(NAME ucx_tcp_get_params_network TARGET mpe_remote ARGS get_params NPES 2
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
   ENV ${_ucx_env_tcp} VSHMEM_UCX_GET_MESSAGES=0 LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>

@@ -4,10 +4,16 @@
 // _nbi puts must not. Before session 22 the plugin put the bit into `flags`, where UCX never looks
 // for it (the operation-specific flags of ucp_request_param_t). It counts ucp_get_nbx calls too
 // (vshmem_test_ucp_get_count(), remote.c's get_params: which gets are the plugin's messages).
+// With VSHMEM_TEST_LOSE_REQUESTS=1 it loses the plugin's target-op requests that UCX reports the
+// send of through a callback (a get message's request), as a broken connection would: each goes
+// out as the plugin's hello message instead, which the target drops, and its callback gets
+// UCS_ERR_CONNECTION_RESET (remote.c's get_lost).
 #include <dlfcn.h>
 #include <ucp/api/ucp.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 namespace {
 std::atomic<long> g_puts{0};
@@ -46,6 +52,39 @@ __attribute__((visibility("default"))) ucs_status_ptr_t ucp_get_nbx(
   static const auto real = reinterpret_cast<GetFn>(real_symbol("ucp_get_nbx"));
   g_gets.fetch_add(1);
   return real(ep, buffer, count, remote_addr, rkey, param);
+}
+
+// The plugin's active-message ids (plugin_ucx.cpp: kAmRequest, kAmHello).
+constexpr unsigned kAmRequest = 17;
+constexpr unsigned kAmHello = 19;
+
+struct LostSend {
+  ucp_send_nbx_callback_t cb;
+  void* user;
+};
+
+__attribute__((visibility("default"))) ucs_status_ptr_t ucp_am_send_nbx(
+    ucp_ep_h ep, unsigned id, const void* header, size_t header_length, const void* buffer,
+    size_t count, const ucp_request_param_t* param) {
+  using SendFn = ucs_status_ptr_t (*)(ucp_ep_h, unsigned, const void*, size_t, const void*, size_t,
+                                      const ucp_request_param_t*);
+  static const auto real = reinterpret_cast<SendFn>(real_symbol("ucp_am_send_nbx"));
+  static const bool lose = [] {
+    const char* v = std::getenv("VSHMEM_TEST_LOSE_REQUESTS");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  if (!lose || id != kAmRequest || (param->op_attr_mask & UCP_OP_ATTR_FIELD_CALLBACK) == 0) {
+    return real(ep, id, header, header_length, buffer, count, param);
+  }
+  ucp_request_param_t p = *param;
+  p.op_attr_mask |= UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  p.user_data = new LostSend{param->cb.send, param->user_data};
+  p.cb.send = [](void* request, ucs_status_t, void* user) {
+    auto* lost = static_cast<LostSend*>(user);
+    lost->cb(request, UCS_ERR_CONNECTION_RESET, lost->user);
+    delete lost;
+  };
+  return real(ep, kAmHello, header, header_length, buffer, count, &p);
 }
 
 __attribute__((visibility("default"))) void vshmem_test_ucp_get_count(long* gets) {
