@@ -71,12 +71,14 @@
 #include "runtime/common/hot.hpp"
 #include "runtime/transport/chunk_pipeline.hpp"
 #include "runtime/transport/plugin_abi.h"
+#include "runtime/transport/shared_completion.hpp"
 #include "runtime/transport/ucx_status.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using vshmem::ChunkPipeline;
+using vshmem::SharedCompletion;
 
 // vshmem::Code values (runtime/common/status.hpp), which the ABI returns.
 constexpr int kInvalidArgument = 1;
@@ -300,52 +302,6 @@ struct GetMessage {
   uint64_t token = 0;
   int pe = -1;
   class UcxPath* path = nullptr;
-};
-
-// What quiet() completes for every thread at once (the put messages' confirmations, the _nbi get
-// messages): one completion at a time, and a quiet that finds nothing of its own to complete
-// while another thread's completion is under way waits for that one (its thread's operations
-// may be among those the other took). A completion that failed fails every later one too: the
-// operations it gave up may have been another thread's (a failed quiet ends the job).
-class SharedCompletion {
- public:
-  bool under_way() const { return running_.load(std::memory_order_seq_cst) != 0; }
-  // Held for the whole of one completion, and counted before it takes the operations (quiet()
-  // reads their count, then under_way()).
-  class Turn {
-   public:
-    explicit Turn(SharedCompletion& c) : c_(c) {
-      c_.running_.fetch_add(1, std::memory_order_seq_cst);
-      c_.mutex_.lock();
-    }
-    ~Turn() {
-      c_.mutex_.unlock();
-      c_.running_.fetch_sub(1, std::memory_order_seq_cst);
-    }
-    Turn(const Turn&) = delete;
-    Turn& operator=(const Turn&) = delete;
-    // An earlier completion's failure (its code, and its text in err), or 0.
-    int earlier_failure(char* err, size_t errlen) const {
-      return c_.failed_ == 0 ? 0 : set_err(err, errlen, c_.failed_, c_.failure_);
-    }
-    // This completion's result, kept when it is a failure.
-    int result(int code, const char* err) {
-      if (code != 0 && c_.failed_ == 0) {
-        c_.failed_ = code;
-        c_.failure_ = err != nullptr ? err : "";
-      }
-      return code;
-    }
-
-   private:
-    SharedCompletion& c_;
-  };
-
- private:
-  std::mutex mutex_;
-  std::atomic<int> running_{0};
-  int failed_ = 0;  // under mutex_
-  std::string failure_;
 };
 
 // A request a peer sent us, to be performed by the progress thread.
@@ -978,11 +934,11 @@ class UcxPath {
   void feed_handoff(Clock::time_point now) {
     const int64_t at = now.time_since_epoch().count();
     int64_t last = handoff_fed_ns_.load(std::memory_order_relaxed);
-    constexpr int64_t quarter =
+    constexpr int64_t kQuarter =
         std::chrono::duration_cast<Clock::duration>(std::chrono::milliseconds(kHandoffFedMs))
             .count() /
         4;
-    if (at - last < quarter || !handoff_fed_ns_.compare_exchange_strong(last, at)) return;
+    if (at - last < kQuarter || !handoff_fed_ns_.compare_exchange_strong(last, at)) return;
     (void)arm_handoff_timer();
   }
   // Set while a thread progresses the worker and runs run_work() right after: what it queues
