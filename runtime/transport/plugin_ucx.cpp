@@ -127,6 +127,13 @@ constexpr size_t kPutMessageMax = 1 << 20;
 // session 24).
 constexpr size_t kGetMessageMin = 8 << 10;
 constexpr size_t kGetMessageMax = 1 << 20;
+// Where UCX is newer than 1.13, a get of less than kGetMessageDepth * kGetMessageMax bytes is cut
+// into kGetMessageDepth messages of at least this many bytes, all in flight at once: the copy of
+// one reply into the destination overlaps the transfer of the next. UCX 1.16 on the H200's host,
+// blocking gets of 1 MiB: 4 messages of 256 KiB 1.63 GB/s, one of 1 MiB 1.21, UCX's get 1.34,
+// OSHMEM 1.33 (bench/RESULTS.md, issue #13 session 25); UCX 1.13 on the 2-core box: cut in four,
+// 1 MiB 3.44 against 3.61 GB/s, 256 KiB 2.32 against 2.87 (session 24): not there.
+constexpr size_t kGetMessageSplitMin = 256 << 10;
 constexpr int kGetMessageDepth = 4;
 // Target ops: bytes per active message, and chunks in flight per transfer (defaults of
 // VSHMEM_UCX_CHUNK_KIB and VSHMEM_UCX_CHUNKS). Every chunk holds a page-locked bounce buffer on
@@ -814,8 +821,15 @@ class UcxPath {
   // VSHMEM_UCX_DATA_ENDPOINT: data endpoints where the endpoints with peer failure handling
   // have no zero-copy put (make_data_ep()).
   bool data_ep_ = true;
-  bool put_messages_ = false;           // VSHMEM_UCX_PUT_MESSAGES (kPutMessageMax; setup())
-  bool get_messages_ = false;           // VSHMEM_UCX_GET_MESSAGES (kGetMessageMax; setup())
+  bool put_messages_ = false;  // VSHMEM_UCX_PUT_MESSAGES (kPutMessageMax; setup())
+  bool get_messages_ = false;  // VSHMEM_UCX_GET_MESSAGES (kGetMessageMax; setup())
+  bool split_gets_ = false;    // kGetMessageSplitMin (setup())
+  // The size of the messages a get of `bytes` is cut into.
+  size_t get_message_bytes(size_t bytes) const {
+    if (!split_gets_) return kGetMessageMax;
+    const size_t part = (bytes + kGetMessageDepth - 1) / kGetMessageDepth;
+    return std::clamp(part, kGetMessageSplitMin, kGetMessageMax);
+  }
   ucp_ep_h probe_ep_ = nullptr;         // probe_peer_errors()'s endpoint to our own worker
   std::atomic<bool> unordered_{false};  // blocking puts issued since the last fence or quiet
   // Network puts and _nbi gets posted so far, and how many of them the last completed flush
@@ -1276,6 +1290,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   // Get messages whatever the version: UCX 1.16 answers a get over TCP in fragments too
   // (kGetMessageMin).
   get_messages_ = args.get_messages != 0;
+  split_gets_ = !(major == 1 && minor <= 13);
   // UCX 1.13's protocols v2 (UCX_PROTO_ENABLE=y, experimental there) crash the process inside
   // libucp once operations start ("stack smashing detected", over TCP and shared memory alike;
   // Open MPI's OSHMEM dies of a segmentation fault with it too): run that UCX with its default
@@ -1373,9 +1388,11 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   // writes and our copy on arrival (on_reply) could not.
   get_messages_ = get_messages_ && !cuda_memory_;
   log(2, format("ucx: gets from a peer over one TCP connection: %s (VSHMEM_UCX_GET_MESSAGES)",
-                get_messages_  ? "vshmem's messages from 8 KiB"
-                : cuda_memory_ ? "UCX's get (UCX reaches GPU memory)"
-                               : "UCX's get"));
+                get_messages_ && split_gets_
+                    ? "vshmem's messages from 8 KiB, in 4 of at least 256 KiB below 4 MiB"
+                : get_messages_ ? "vshmem's messages from 8 KiB"
+                : cuda_memory_  ? "UCX's get (UCX reaches GPU memory)"
+                                : "UCX's get"));
   ucp_worker_params_t wparams{};
   wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   wparams.thread_mode = UCS_THREAD_MODE_MULTI;
@@ -2505,10 +2522,11 @@ int UcxPath::idle_turn(int pe, const char* what, unsigned* turns, Clock::time_po
 
 int UcxPath::get_by_messages(int pe, ucp_ep_h ep, uint8_t* dest, uint64_t offset, size_t bytes,
                              bool nbi, char* err, size_t errlen) {
+  const size_t piece = get_message_bytes(bytes);
   if (nbi) {
     // All sent now, completed at quiet (nbi_gets_count_ tells it there are some).
     for (size_t asked = 0; asked < bytes;) {
-      const size_t n = std::min(bytes - asked, kGetMessageMax);
+      const size_t n = std::min(bytes - asked, piece);
       auto m = std::make_unique<GetMessage>();
       if (int r = send_get_message(pe, ep, *m, dest + asked, offset + asked, n, err, errlen)) {
         return r;
@@ -2534,7 +2552,7 @@ int UcxPath::get_by_messages(int pe, ucp_ep_h ep, uint8_t* dest, uint64_t offset
         moved = true;
       }
       if (m.token != 0 || asked == bytes) continue;
-      const size_t n = std::min(bytes - asked, kGetMessageMax);
+      const size_t n = std::min(bytes - asked, piece);
       if (int r = send_get_message(pe, ep, m, dest + asked, offset + asked, n, err, errlen)) {
         return r;
       }
