@@ -170,6 +170,7 @@ constexpr int kIdleSpinUs = 50;
 // staged transfer) waits for the rest of the window, as long as the longest sleep before.
 constexpr int kHandoffMs = 1;
 constexpr int kHandoffFedMs = 8;
+constexpr int kHandoffFirstMs = 3;
 // How many polls of the application between two looks at the clock for that deadline.
 constexpr unsigned kHandoffCheckEvery = 16;
 // The parameters of a network put or get, built once (not zeroed on every operation). A blocking
@@ -825,10 +826,14 @@ class UcxPath {
   bool get_messages_ = false;  // VSHMEM_UCX_GET_MESSAGES (kGetMessageMax; setup())
   bool split_gets_ = false;    // kGetMessageSplitMin (setup())
   // The size of the messages a get of `bytes` is cut into.
+  // Up to kGetMessageDepth pieces of at least kGetMessageSplitMin, equal but for the last, in
+  // whole pages (each piece starts page-aligned where the get does).
   size_t get_message_bytes(size_t bytes) const {
     if (!split_gets_) return kGetMessageMax;
-    const size_t part = (bytes + kGetMessageDepth - 1) / kGetMessageDepth;
-    return std::clamp(part, kGetMessageSplitMin, kGetMessageMax);
+    const size_t pieces = std::clamp<size_t>(bytes / kGetMessageSplitMin, 1, kGetMessageDepth);
+    constexpr size_t kPage = 4096;
+    const size_t piece = ((bytes + pieces - 1) / pieces + kPage - 1) / kPage * kPage;
+    return std::min(piece, kGetMessageMax);
   }
   ucp_ep_h probe_ep_ = nullptr;         // probe_peer_errors()'s endpoint to our own worker
   std::atomic<bool> unordered_{false};  // blocking puts issued since the last fence or quiet
@@ -931,18 +936,20 @@ class UcxPath {
   void note_app_poll() {
     const uint64_t polls = app_polls_.load(std::memory_order_relaxed) + 1;
     app_polls_.store(polls, std::memory_order_relaxed);
-    if (polls % kHandoffCheckEvery == 0) still_polling();
+    if (polls % kHandoffCheckEvery == 0 && handoff_fed_.load(std::memory_order_relaxed)) {
+      feed_handoff(Clock::now());
+    }
   }
   // From an application thread's wait, now and then (and from note_app_poll()).
-  void still_polling(Clock::time_point now = Clock::now()) {
+  void still_polling(Clock::time_point now) {
     if (handoff_fed_.load(std::memory_order_relaxed)) feed_handoff(now);
   }
   // The progress thread's hand-off deadline where the application pushes it (kHandoffFedMs):
   // set while the thread sleeps on it.
   std::atomic<bool> handoff_fed_{false};
   std::atomic<int64_t> handoff_fed_ns_{0};  // when it was last pushed
-  int handoff_timer_fd_ = -1;
-  bool arm_handoff_timer() const;
+  int handoff_timer_fd_ = -1;  // -1: none (timerfd_create failed): look every kHandoffMs
+  bool arm_handoff_timer(int ms) const;
   // The application polls: push the progress thread's deadline kHandoffFedMs ahead if a quarter
   // of that passed since the last push (one thread pushes; a lost race only delays the next).
   void feed_handoff(Clock::time_point now) {
@@ -953,7 +960,7 @@ class UcxPath {
             .count() /
         4;
     if (at - last < kQuarter || !handoff_fed_ns_.compare_exchange_strong(last, at)) return;
-    (void)arm_handoff_timer();
+    (void)arm_handoff_timer(kHandoffFedMs);
   }
   // Set while a thread progresses the worker and runs run_work() right after: what it queues
   // needs no wake-up of the progress thread (an eventfd write, microseconds on the path of every
@@ -1431,14 +1438,22 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_only_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (epoll_fd_ < 0 || wake_only_fd_ < 0 || wake_fd_ < 0) {
+    return set_err(err, errlen, kSystem, format("epoll/eventfd: %s", std::strerror(errno)));
+  }
+  // The hand-off's deadline (kHandoffFedMs); without it the progress thread looks every
+  // kHandoffMs.
   handoff_timer_fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-  if (epoll_fd_ < 0 || wake_only_fd_ < 0 || wake_fd_ < 0 || handoff_timer_fd_ < 0) {
-    return set_err(err, errlen, kSystem, format("epoll/eventfd/timerfd: %s", std::strerror(errno)));
+  if (handoff_timer_fd_ < 0) {
+    log(1,
+        format("ucx: timerfd_create: %s (the progress thread wakes every %d ms while handed off)",
+               std::strerror(errno), kHandoffMs));
   }
   for (auto [set, fd] : {std::pair<int, int>{epoll_fd_, efd},
                          {epoll_fd_, wake_fd_},
                          {wake_only_fd_, wake_fd_},
                          {wake_only_fd_, handoff_timer_fd_}}) {
+    if (fd < 0) continue;
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
@@ -1654,10 +1669,10 @@ void UcxPath::shutdown() {
   epoll_fd_ = wake_only_fd_ = wake_fd_ = handoff_timer_fd_ = -1;
 }
 
-bool UcxPath::arm_handoff_timer() const {
+bool UcxPath::arm_handoff_timer(int ms) const {
   itimerspec when{};
-  when.it_value.tv_nsec = static_cast<long>(kHandoffFedMs) * 1000000;
-  return ::timerfd_settime(handoff_timer_fd_, 0, &when, nullptr) == 0;
+  when.it_value.tv_nsec = static_cast<long>(ms) * 1000000;
+  return handoff_timer_fd_ >= 0 && ::timerfd_settime(handoff_timer_fd_, 0, &when, nullptr) == 0;
 }
 
 void UcxPath::progress_loop() {
@@ -1667,12 +1682,16 @@ void UcxPath::progress_loop() {
   uint64_t seen_polls = app_polls_.load(std::memory_order_relaxed);
   const auto hand_off = [&] {
     seen_polls = app_polls_.load(std::memory_order_relaxed);
-    // Where CPUs are scarce: until the deadline the application pushes while it polls (a failed
-    // timerfd_settime falls back to looking every kHandoffMs).
+    // Where CPUs are scarce: until the deadline the application pushes while it polls. The first
+    // one is short (kHandoffFirstMs: a caller that polled a moment, then computes, is not left
+    // for a whole window), and the application may push it at its next look at the clock. No
+    // timer (timerfd_create or timerfd_settime failed): look every kHandoffMs.
     int sleep_ms = kHandoffMs;
     if (!cpus_to_spare_) {
-      handoff_fed_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
-      if (arm_handoff_timer()) {
+      constexpr auto kQuarter = std::chrono::milliseconds(kHandoffFedMs) / 4;
+      handoff_fed_ns_.store((Clock::now() - kQuarter).time_since_epoch().count(),
+                            std::memory_order_relaxed);
+      if (arm_handoff_timer(kHandoffFirstMs)) {
         sleep_ms = -1;
         handoff_fed_.store(true, std::memory_order_relaxed);
       }
@@ -1683,6 +1702,9 @@ void UcxPath::progress_loop() {
     if (n > 0) {
       uint64_t v;
       (void)!::read(ev.data.fd, &v, sizeof(v));  // the wake-up's count, or the timer's
+      // The deadline passed without a push: the application stopped polling (perhaps after
+      // polling early in the window): take over now, unless it waits in a call.
+      if (ev.data.fd == handoff_timer_fd_) seen_polls = app_polls_.load(std::memory_order_relaxed);
     }
   };
   while (!stopping_.load(std::memory_order_relaxed)) {
@@ -2588,9 +2610,13 @@ int UcxPath::complete_nbi_gets(char* err, size_t errlen) {
         return turn.result(r, err);
       }
     }
-    // The first refusal is the error; the others are still waited for (their bytes land).
-    const int r = finish_get_message(*m, failed == 0 ? err : nullptr, failed == 0 ? errlen : 0);
-    if (failed == 0) failed = r;
+    // The first failure is the error; the others are still waited for (their bytes land), and
+    // not described (peer_error() may take 100 ms to describe one).
+    if (failed == 0) {
+      failed = finish_get_message(*m, err, errlen);
+    } else {
+      m->token = 0;  // on_reply (or fail_op) took the op off the table
+    }
     until = deadline();
   }
   return turn.result(failed, err);

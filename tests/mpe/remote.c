@@ -65,7 +65,8 @@
  *               per 16 ms (it woke every 1-8 ms to look whether the application still polled,
  *               taking the core from it each time); then PE 0 computes for 300 ms without a call
  *               while the last PE gets from it: its progress thread must take over within 100 ms
- *               (over TCP the target's worker answers a get). Each PE first limits itself to two
+ *               (over TCP the target's worker answers a get; over shared memory UCX's get is
+ *               one-sided and this half passes regardless). Each PE first limits itself to two
  *               CPUs, where the progress thread sleeps on the application's deadline (PEs on
  *               CPUs to spare wake every millisecond by design)
  *   atomics_disagree  the last PE asks for VSHMEM_UCX_ATOMICS=network, the others for the default
@@ -661,7 +662,7 @@ static void handoff(int me, int n) {
   shmem_barrier_all();
   const int last = n - 1;
   if (me == 0) {
-    long best = -1;
+    long best = -1, best_gets = 0;
     double best_ms = 0;
     long gets = 0;
     for (int round = 0; round < 2; ++round) {
@@ -679,10 +680,11 @@ static void handoff(int me, int n) {
       if (best < 0 || w < best) {
         best = w;
         best_ms = (t - t0) * 1e3;
+        best_gets = gets;
       }
     }
     printf("remote handoff: PE 0's progress thread woke %ld times in %.0f ms of gets (%ld gets)\n",
-           best, best_ms, gets);
+           best, best_ms, best_gets);
     fflush(stdout);
     CHECK(best * 16 <= best_ms,
           "PE 0's progress thread woke %ld times in %.0f ms while PE 0 polled the network", best,

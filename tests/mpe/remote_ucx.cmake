@@ -111,6 +111,8 @@ foreach(_tls sm tcp)
   vshmem_add_mpe_test(NAME ucx_${_tls}_handoff TARGET mpe_remote ARGS handoff NPES 2
     LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN ENV ${_ucx_env}
     OUTPUT_REGEX "remote handoff: a get from PE 0 while it computes took")
+  # Both pin their PEs to the same two CPUs: not beside each other.
+  set_tests_properties(mpe.ucx_${_tls}_handoff.vshmemrun.2 PROPERTIES RESOURCE_LOCK first_two_cpus)
 endforeach()
 
 # A blocking put asks UCX for fast local completion (a bit of op_attr_mask), an _nbi put does not:

@@ -4,16 +4,19 @@
 // _nbi puts must not. Before session 22 the plugin put the bit into `flags`, where UCX never looks
 // for it (the operation-specific flags of ucp_request_param_t). It counts ucp_get_nbx calls too
 // (vshmem_test_ucp_get_count(), remote.c's get_params: which gets are the plugin's messages).
-// With VSHMEM_TEST_LOSE_REQUESTS=1 it loses the plugin's target-op requests that UCX reports the
-// send of through a callback (a get message's request), as a broken connection would: each goes
-// out as the plugin's hello message instead, which the target drops, and its callback gets
-// UCS_ERR_CONNECTION_RESET (remote.c's get_lost).
+// With VSHMEM_TEST_LOSE_REQUESTS=1 it loses the plugin's header-only target-op requests that UCX
+// reports the send of through a callback (a get message's request), as a broken connection
+// would: each goes out as the plugin's hello message instead, which the target drops, and its
+// callback gets UCS_ERR_CONNECTION_RESET from the next ucp_worker_progress call after the send
+// completed, as UCX reports a failure found later (remote.c's get_lost).
 #include <dlfcn.h>
 #include <ucp/api/ucp.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 namespace {
 std::atomic<long> g_puts{0};
@@ -61,7 +64,27 @@ constexpr unsigned kAmHello = 19;
 struct LostSend {
   ucp_send_nbx_callback_t cb;
   void* user;
+  void* request = nullptr;
 };
+std::mutex g_lost_mutex;
+std::vector<LostSend*> g_lost;  // sent, their failure not yet reported (ucp_worker_progress)
+
+__attribute__((visibility("default"))) unsigned ucp_worker_progress(ucp_worker_h worker) {
+  using ProgressFn = unsigned (*)(ucp_worker_h);
+  static const auto real = reinterpret_cast<ProgressFn>(real_symbol("ucp_worker_progress"));
+  unsigned n = real(worker);
+  std::vector<LostSend*> due;
+  {
+    const std::lock_guard<std::mutex> lock(g_lost_mutex);
+    due.swap(g_lost);
+  }
+  for (LostSend* lost : due) {
+    lost->cb(lost->request, UCS_ERR_CONNECTION_RESET, lost->user);
+    delete lost;
+    ++n;
+  }
+  return n;
+}
 
 __attribute__((visibility("default"))) ucs_status_ptr_t ucp_am_send_nbx(
     ucp_ep_h ep, unsigned id, const void* header, size_t header_length, const void* buffer,
@@ -73,18 +96,23 @@ __attribute__((visibility("default"))) ucs_status_ptr_t ucp_am_send_nbx(
     const char* v = std::getenv("VSHMEM_TEST_LOSE_REQUESTS");
     return v != nullptr && std::strcmp(v, "1") == 0;
   }();
-  if (!lose || id != kAmRequest || (param->op_attr_mask & UCP_OP_ATTR_FIELD_CALLBACK) == 0) {
+  if (!lose || id != kAmRequest || count != 0 ||
+      (param->op_attr_mask & UCP_OP_ATTR_FIELD_CALLBACK) == 0) {
     return real(ep, id, header, header_length, buffer, count, param);
   }
   ucp_request_param_t p = *param;
   p.op_attr_mask |= UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-  p.user_data = new LostSend{param->cb.send, param->user_data};
+  auto* lost = new LostSend{param->cb.send, param->user_data};
+  p.user_data = lost;
   p.cb.send = [](void* request, ucs_status_t, void* user) {
-    auto* lost = static_cast<LostSend*>(user);
-    lost->cb(request, UCS_ERR_CONNECTION_RESET, lost->user);
-    delete lost;
+    auto* sent = static_cast<LostSend*>(user);
+    sent->request = request;
+    const std::lock_guard<std::mutex> lock(g_lost_mutex);
+    g_lost.push_back(sent);
   };
-  return real(ep, kAmHello, header, header_length, buffer, count, &p);
+  ucs_status_ptr_t r = real(ep, kAmHello, header, header_length, buffer, count, &p);
+  if (UCS_PTR_IS_ERR(r)) delete lost;
+  return r;
 }
 
 __attribute__((visibility("default"))) void vshmem_test_ucp_get_count(long* gets) {

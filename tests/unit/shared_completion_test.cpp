@@ -25,7 +25,7 @@ TEST(SharedCompletion, UnderWayWhileATurnIsHeldAndTurnsTakeTurns) {
       SharedCompletion::Turn second(c);
       second_in = true;
     });
-    // The second turn is counted at once but waits for the first.
+    // The second turn waits for the first.
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     EXPECT_FALSE(second_in.load());
     EXPECT_TRUE(c.under_way());
