@@ -868,6 +868,30 @@ static void get_params(int me, int n, int messages) {
   shmem_free(src);
 }
 
+static int g_messages; /* put_params, get_params: argv[2] is "messages" */
+static void put_params_mode(int me, int n) { put_params(me, n, g_messages); }
+static void get_params_mode(int me, int n) { get_params(me, n, g_messages); }
+static void order_small(int me, int n) { order(me, n, 512, 200); /* 4 KiB of data a round */ }
+static void order_bulk(int me, int n) { order(me, n, 32768, 50); /* 256 KiB */ }
+
+/* The modes that run alone after the checks of shmem_ptr and accessibility (see the list at the
+ * top), each ending the program. */
+static const struct {
+  const char* name;
+  void (*run)(int me, int n);
+} kAloneModes[] = {
+    {"connect", connect_storm},
+    {"wait_wake", wait_wake},
+    {"issue_loop", issue_loop},
+    {"handoff", handoff},
+    {"quiet_confirms", quiet_confirms},
+    {"put_params", put_params_mode},
+    {"get_params", get_params_mode},
+    {"staged", staged},
+    {"order", order_small},
+    {"order_bulk", order_bulk},
+};
+
 int main(int argc, char** argv) {
   /* PEs 0..n/2-1 on node "a", the rest on node "b". */
   const char* npes_env =
@@ -925,61 +949,11 @@ int main(int argc, char** argv) {
     peer_fails(me, n, x, hang, strcmp(argv[1], "peer_killed") == 0);
   }
   if (argc > 1 && strcmp(argv[1], "finalize") == 0) finalize_inflight(me, n);
-  if (argc > 1 && strcmp(argv[1], "connect") == 0) {
-    connect_storm(me, n);
-    shmem_free(x);
-    shmem_finalize();
-    return 0;
-  }
-  if (argc > 1 && strcmp(argv[1], "wait_wake") == 0) {
-    wait_wake(me, n);
-    shmem_free(x);
-    shmem_finalize();
-    return 0;
-  }
-  if (argc > 1 && strcmp(argv[1], "issue_loop") == 0) {
-    issue_loop(me, n);
-    shmem_free(x);
-    shmem_finalize();
-    return 0;
-  }
   if (argc > 1 && strcmp(argv[1], "get_lost") == 0) get_lost(me, n);
-  if (argc > 1 && strcmp(argv[1], "handoff") == 0) {
-    handoff(me, n);
-    shmem_free(x);
-    shmem_finalize();
-    return 0;
-  }
-  if (argc > 1 && strcmp(argv[1], "quiet_confirms") == 0) {
-    quiet_confirms(me, n);
-    shmem_free(x);
-    shmem_finalize();
-    return 0;
-  }
-  if (argc > 1 && strcmp(argv[1], "put_params") == 0) {
-    put_params(me, n, argc > 2 && strcmp(argv[2], "messages") == 0);
-    shmem_free(x);
-    shmem_finalize();
-    return 0;
-  }
-  if (argc > 1 && strcmp(argv[1], "get_params") == 0) {
-    get_params(me, n, argc > 2 && strcmp(argv[2], "messages") == 0);
-    shmem_free(x);
-    shmem_finalize();
-    return 0;
-  }
-  if (argc > 1 && strcmp(argv[1], "staged") == 0) {
-    staged(me, n);
-    shmem_free(x);
-    shmem_finalize();
-    return 0;
-  }
-  if (argc > 1 && (strcmp(argv[1], "order") == 0 || strcmp(argv[1], "order_bulk") == 0)) {
-    if (strcmp(argv[1], "order") == 0) {
-      order(me, n, 512, 200); /* 4 KiB of data a round */
-    } else {
-      order(me, n, 32768, 50); /* 256 KiB */
-    }
+  g_messages = argc > 2 && strcmp(argv[2], "messages") == 0;
+  for (size_t i = 0; argc > 1 && i < sizeof(kAloneModes) / sizeof(kAloneModes[0]); ++i) {
+    if (strcmp(argv[1], kAloneModes[i].name) != 0) continue;
+    kAloneModes[i].run(me, n);
     shmem_free(x);
     shmem_finalize();
     return 0;
