@@ -169,11 +169,8 @@ int rank_before_bootstrap(const BootstrapOptions& options) {
   if (options.mpi_comm != nullptr) return -1;
   const auto rank_in = [](const std::optional<std::string>& v) {
     if (!v) return -1;
-    char* end = nullptr;
-    errno = 0;
-    const long rank = std::strtol(v->c_str(), &end, 10);
-    if (errno != 0 || end == v->c_str() || *end != '\0' || rank < 0 || rank > (1 << 24)) return -1;
-    return static_cast<int>(rank);
+    Result<long long> rank = env::parse_int(*v, 0, 1 << 24);
+    return rank ? static_cast<int>(*rank) : -1;
   };
   for (const int rank :
        {rank_in(env::get("VSHMEM_RANK")), rank_in(env::get("OMPI_COMM_WORLD_RANK")),

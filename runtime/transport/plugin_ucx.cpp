@@ -170,6 +170,7 @@ constexpr int kIdleSpinUs = 50;
 // staged transfer) waits for the rest of the window, as long as the longest sleep before.
 constexpr int kHandoffMs = 1;
 constexpr int kHandoffFedMs = 8;
+constexpr std::chrono::milliseconds kHandoffPushEvery{kHandoffFedMs / 4};
 constexpr int kHandoffFirstMs = 3;
 // How many polls of the application between two looks at the clock for that deadline.
 constexpr unsigned kHandoffCheckEvery = 16;
@@ -950,16 +951,14 @@ class UcxPath {
   std::atomic<int64_t> handoff_fed_ns_{0};  // when it was last pushed
   int handoff_timer_fd_ = -1;  // -1: none (timerfd_create failed): look every kHandoffMs
   bool arm_handoff_timer(int ms) const;
-  // The application polls: push the progress thread's deadline kHandoffFedMs ahead if a quarter
-  // of that passed since the last push (one thread pushes; a lost race only delays the next).
+  // The application polls: push the progress thread's deadline kHandoffFedMs ahead if
+  // kHandoffPushEvery passed since the last push (one thread pushes; a lost race only delays the
+  // next).
   void feed_handoff(Clock::time_point now) {
     const int64_t at = now.time_since_epoch().count();
     int64_t last = handoff_fed_ns_.load(std::memory_order_relaxed);
-    constexpr int64_t kQuarter =
-        std::chrono::duration_cast<Clock::duration>(std::chrono::milliseconds(kHandoffFedMs))
-            .count() /
-        4;
-    if (at - last < kQuarter || !handoff_fed_ns_.compare_exchange_strong(last, at)) return;
+    constexpr int64_t kEvery = Clock::duration(kHandoffPushEvery).count();
+    if (at - last < kEvery || !handoff_fed_ns_.compare_exchange_strong(last, at)) return;
     (void)arm_handoff_timer(kHandoffFedMs);
   }
   // Set while a thread progresses the worker and runs run_work() right after: what it queues
@@ -1688,8 +1687,7 @@ void UcxPath::progress_loop() {
     // timer (timerfd_create or timerfd_settime failed): look every kHandoffMs.
     int sleep_ms = kHandoffMs;
     if (!cpus_to_spare_) {
-      constexpr auto kQuarter = std::chrono::milliseconds(kHandoffFedMs) / 4;
-      handoff_fed_ns_.store((Clock::now() - kQuarter).time_since_epoch().count(),
+      handoff_fed_ns_.store((Clock::now() - kHandoffPushEvery).time_since_epoch().count(),
                             std::memory_order_relaxed);
       if (arm_handoff_timer(kHandoffFirstMs)) {
         sleep_ms = -1;
@@ -2518,8 +2516,9 @@ GetMessage::~GetMessage() {
 int UcxPath::finish_get_message(GetMessage& m, char* err, size_t errlen) {
   m.token = 0;  // on_reply (or fail_op) took the op off the table
   if (m.op.status == 0) return 0;
-  if (m.op.send_status != UCS_OK)
+  if (m.op.send_status != UCS_OK) {
     return peer_error(m.pe, "get from", m.op.send_status, err, errlen);
+  }
   return set_err(err, errlen, m.op.status,
                  format("get from PE %d: PE %d refused it: %s", m.pe, m.pe, m.op.text.c_str()));
 }
