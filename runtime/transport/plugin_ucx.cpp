@@ -72,6 +72,7 @@
 #include "runtime/transport/chunk_pipeline.hpp"
 #include "runtime/transport/plugin_abi.h"
 #include "runtime/transport/shared_completion.hpp"
+#include "runtime/transport/worker_lock.hpp"
 #include "runtime/transport/ucx_status.hpp"
 
 namespace {
@@ -442,6 +443,9 @@ class UcxPath {
   int put(int pe, uint64_t offset, const void* source, size_t bytes, bool nbi, char* err,
           size_t errlen);
   int get(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, char* err, size_t errlen);
+  // get()'s every case (messages, target ops, several regions, _nbi).
+  __attribute__((noinline)) int get_any(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi,
+                                        char* err, size_t errlen);
   int atomic(int pe, int op, uint64_t offset, unsigned width, uint64_t operand, uint64_t compare,
              uint64_t* result, char* err, size_t errlen);
   int signal_add(int pe, uint64_t offset, uint64_t value, char* err, size_t errlen);
@@ -528,10 +532,11 @@ class UcxPath {
   // Wires up a new endpoint before anyone may post to it (see the definition).
   int connect(int pe, ucp_ep_h ep, const char* what, char* err, size_t errlen);
   // Force-closes an endpoint whose connect() failed (nothing of ours was posted to it).
-  static void close_unconnected(ucp_ep_h ep) {
+  void close_unconnected(ucp_ep_h ep) {
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    const Hold hold(worker_lock_);
     void* c = ucp_ep_close_nbx(ep, &param);
     if (c != nullptr && !UCS_PTR_IS_ERR(c)) ucp_request_free(c);  // UCX finishes it
   }
@@ -539,7 +544,9 @@ class UcxPath {
   // zero-copy put (see the definition); null: the operations go through `first`.
   ucp_ep_h make_data_ep(int pe, Peer& peer, ucp_ep_h first);
   // Whether ep has one lane, a TCP one (endpoint_info()).
-  static bool one_tcp_lane(ucp_ep_h ep);
+  bool one_tcp_lane(ucp_ep_h ep);
+  // What ucp_ep_print_info says of an endpoint (see the definition).
+  std::string endpoint_info(ucp_ep_h ep);
   // The rkey of PE pe for [offset, offset + bytes); *span: how many of the bytes it covers.
   // Null: that memory is not registered (target ops).
   // Inline: the region this peer's last operation addressed (no lock: regions are only added
@@ -697,8 +704,8 @@ class UcxPath {
     uint64_t token;
   };
   template <class Header>
-  static ucs_status_t send_header(ucp_ep_h ep, uint16_t id, const Header& h,
-                                  UcxPath* path = nullptr, uint64_t token = 0) {
+  ucs_status_t send_header(ucp_ep_h ep, uint16_t id, const Header& h, UcxPath* path = nullptr,
+                           uint64_t token = 0) {
     auto* s = new HeaderSend<Header>{h, path, token};
     ucp_request_param_t param{};
     param.op_attr_mask =
@@ -708,9 +715,10 @@ class UcxPath {
       auto* sent = static_cast<HeaderSend<Header>*>(user);
       if (status != UCS_OK && sent->path != nullptr) sent->path->fail_op(sent->token, status);
       delete sent;
-      ucp_request_free(request);
+      ucp_request_free(request);  // a callback: under the progressing thread's turn
     };
     param.user_data = s;
+    const Hold hold(worker_lock_);
     void* r = ucp_am_send_nbx(ep, id, &s->header, sizeof(Header), nullptr, 0, &param);
     if (r == nullptr || UCS_PTR_IS_ERR(r)) delete s;
     return UCS_PTR_IS_ERR(r) ? UCS_PTR_STATUS(r) : UCS_OK;
@@ -971,48 +979,56 @@ class UcxPath {
     WorkFollows(const WorkFollows&) = delete;
     WorkFollows& operator=(const WorkFollows&) = delete;
   };
-  // Whoever progresses the worker holds the turn; the others skip theirs instead of spinning on
-  // UCX's lock: a descheduled holder then costs nobody a spinning core. A flag, not a std::mutex:
-  // every poll of every wait takes it and nobody ever blocks on it (pthread_mutex_trylock and
-  // unlock were 60 instructions a poll, bench/RESULTS.md, issue #13 session 22).
-  class ProgressTurn {
-   public:
-    explicit ProgressTurn(std::atomic<bool>& taken)
-        : taken_(taken),
-          held_(!taken.load(std::memory_order_relaxed) &&
-                !taken.exchange(true, std::memory_order_acquire)) {}
-    ~ProgressTurn() {
-      if (held_) taken_.store(false, std::memory_order_release);
-    }
-    ProgressTurn(const ProgressTurn&) = delete;
-    ProgressTurn& operator=(const ProgressTurn&) = delete;
-    bool held() const { return held_; }
-
-   private:
-    std::atomic<bool>& taken_;
-    const bool held_;
-  };
-  std::atomic<bool> progress_taken_{false};
+  // Every call into the worker holds worker_lock_ (worker_lock.hpp: the worker is
+  // UCS_THREAD_MODE_SERIALIZED). Whoever progresses the worker holds the turn (try_lock); the
+  // others skip theirs instead of spinning: a descheduled holder then costs nobody a spinning
+  // core. A posting call waits for it (Hold). Callbacks run under the progressing thread's turn.
+  using Turn = std::unique_lock<vshmem::WorkerLock>;
+  using Hold = std::lock_guard<vshmem::WorkerLock>;
+  vshmem::WorkerLock worker_lock_;
+  VSHMEM_HOT void free_request(void* request) {
+    const Hold hold(worker_lock_);
+    ucp_request_free(request);
+  }
+  // call() under the worker lock: one UCX call that posts or changes something.
+  template <class Call>
+  VSHMEM_HOT auto locked(Call&& call) {
+    const Hold hold(worker_lock_);
+    return call();
+  }
   VSHMEM_HOT unsigned progress_once() {
-    const ProgressTurn turn(progress_taken_);
-    const unsigned n = turn.held() ? ucp_worker_progress(worker_) : 0;
+    const Turn turn(worker_lock_, std::try_to_lock);
+    const unsigned n = turn.owns_lock() ? ucp_worker_progress(worker_) : 0;
     if (n != 0) note_busy();
     return n;
   }
   // When the worker last had something to do (a message, a completion, a target op): the idle
-  // spin of the progress thread and of wait_event() counts from there (kIdleSpinUs).
-  std::atomic<int64_t> last_busy_ns_{0};
+  // spin of the progress thread and of wait_event() counts from there (kIdleSpinUs). Whoever
+  // finds something to do only counts it (no clock read on the path of every operation that
+  // completes: about 25 ns on a guest with kvm-clock); a spinning thread reads the clock, and
+  // takes the first time it sees a new count as the time of that activity (microseconds late at
+  // most: a spinner looks right after its own progress call).
+  std::atomic<uint64_t> busy_count_{0};
+  std::atomic<uint64_t> busy_seen_{0};
+  std::atomic<int64_t> busy_seen_ns_{0};
   void note_busy() {
-    last_busy_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    // Load and store, no read-modify-write: two threads at once may count one, which still
+    // differs from what the spinners saw.
+    busy_count_.store(busy_count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   // Whether the worker had something to do within the last `spin` (the idle spin by default).
-  bool recently_busy(Clock::duration spin) const {
+  bool recently_busy(Clock::duration spin) {
     if (spin.count() == 0) return false;
-    const int64_t since =
-        Clock::now().time_since_epoch().count() - last_busy_ns_.load(std::memory_order_relaxed);
-    return since < spin.count();
+    const int64_t now = Clock::now().time_since_epoch().count();
+    const uint64_t count = busy_count_.load(std::memory_order_relaxed);
+    if (count != busy_seen_.load(std::memory_order_relaxed)) {
+      busy_seen_.store(count, std::memory_order_relaxed);
+      busy_seen_ns_.store(now, std::memory_order_relaxed);
+      return true;
+    }
+    return now - busy_seen_ns_.load(std::memory_order_relaxed) < spin.count();
   }
-  bool recently_busy() const { return recently_busy(idle_spin_); }
+  bool recently_busy() { return recently_busy(idle_spin_); }
   Clock::duration idle_spin_{0};  // see kIdleSpinUs
   bool cpus_to_spare_ = false;    // see kIdleSpinUs
   // Staged transfers (target ops): bytes per chunk (and per staging buffer), chunks in flight.
@@ -1401,7 +1417,7 @@ int UcxPath::setup(const vshmem_transport_init_args& args, char* err, size_t err
                                 : "UCX's get"));
   ucp_worker_params_t wparams{};
   wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wparams.thread_mode = UCS_THREAD_MODE_MULTI;
+  wparams.thread_mode = UCS_THREAD_MODE_SERIALIZED;  // worker_lock_
   s = ucp_worker_create(context_, &wparams, &worker_);
   if (s != UCS_OK) {
     return set_err(err, errlen, kSystem, format("ucp_worker_create: %s", ucs_status_string(s)));
@@ -1557,6 +1573,7 @@ void UcxPath::shutdown() {
     //     flush, bounded: a peer may be gone already);
     // (3) endpoints close in flush mode, force only to a peer known failed, and the closes are
     //     progressed to their end (bounded) before the worker is destroyed.
+    const Hold hold(worker_lock_);  // for the whole teardown
     const auto until = Clock::now() + kCloseWait;
     bool serve = true;  // answer peers' requests until we close (no endpoint is made after)
     const auto drive = [&](void* r) {
@@ -1718,8 +1735,8 @@ void UcxPath::progress_loop() {
     if (recently_busy()) continue;  // the idle spin (kIdleSpinUs) before sleeping
     ucs_status_t s = UCS_ERR_BUSY;
     {
-      const ProgressTurn turn(progress_taken_);
-      if (!turn.held()) {
+      const Turn turn(worker_lock_, std::try_to_lock);
+      if (!turn.owns_lock()) {
         // An application thread progresses the worker between two of its polls. Where the CPUs
         // are scarce, hand off too: going back to the top spun on this lock while the
         // application polled (a PE in a barrier that serves a peer's puts: 6 million failed
@@ -1808,7 +1825,7 @@ int UcxPath::ep_create(int pe, const char* what, ucp_ep_h* out, char* err, size_
       // transports differ from the probe's (another node, other devices) may still be out of
       // reach with it, in both directions: both ends then go without, below (or, when the
       // peer's endpoint reached us first, UCX refuses the pair: the error that follows).
-      s = ucp_ep_create(worker_, &params, &ep);
+      s = locked([&] { return ucp_ep_create(worker_, &params, &ep); });
       with_errors = s == UCS_OK;
       if (s == UCS_ERR_UNSUPPORTED) {
         // The peer's endpoint to us came without it: UCX refused the pair and has dropped our
@@ -1824,7 +1841,7 @@ int UcxPath::ep_create(int pe, const char* what, ucp_ep_h* out, char* err, size_
       // No peer failure handling on these transports (UCX 1.13's shared memory): reach the peer
       // without it; the time limit of every wait still notices a dead or silent peer.
       params.field_mask &= ~(UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER);
-      s = ucp_ep_create(worker_, &params, &ep);
+      s = locked([&] { return ucp_ep_create(worker_, &params, &ep); });
       if (s == UCS_OK && peer_errors_) {
         log(2, format("ucx: PE %d reached without peer failure handling (its transports lack it)",
                       pe));
@@ -1881,10 +1898,11 @@ int UcxPath::connect(int pe, ucp_ep_h ep, const char* what, char* err, size_t er
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   param.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
   // The header is a member: UCX may still read it after a wait that gave up.
-  void* hello = ucp_am_send_nbx(ep, kAmHello, &my_pe_, sizeof(my_pe_), nullptr, 0, &param);
+  void* hello = locked(
+      [&] { return ucp_am_send_nbx(ep, kAmHello, &my_pe_, sizeof(my_pe_), nullptr, 0, &param); });
   if (int r = wait(hello, pe, what, err, errlen, false)) return r;
   ucp_request_param_t fparam{};
-  void* flush = ucp_ep_flush_nbx(ep, &fparam);
+  void* flush = locked([&] { return ucp_ep_flush_nbx(ep, &fparam); });
   if (int r = wait(flush, pe, what, err, errlen, false)) return r;
   if (log_enabled(2)) {
     log(2, format("ucx: endpoint to PE %d wired up in %.3f ms", pe,
@@ -1895,7 +1913,8 @@ int UcxPath::connect(int pe, ucp_ep_h ep, const char* what, char* err, size_t er
 
 // What ucp_ep_print_info says of an endpoint: its lanes, one line each ("lane[0]:  1:tcp/lo.0
 // md[1] -> ... rma_bw#0 am am_bw#0"), the form of UCX 1.13 to 1.16. Empty when it cannot say.
-std::string endpoint_info(ucp_ep_h ep) {
+std::string UcxPath::endpoint_info(ucp_ep_h ep) {
+  const Hold hold(worker_lock_);
   return printed_by([&](FILE* f) { ucp_ep_print_info(ep, f); });
 }
 
@@ -1960,7 +1979,7 @@ ucp_ep_h UcxPath::make_data_ep(int pe, Peer& peer, ucp_ep_h first) {
   params.address = reinterpret_cast<const ucp_address_t*>(peer.address.data());
   params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
   ucp_ep_h data = nullptr;
-  const ucs_status_t s = ucp_ep_create(worker_, &params, &data);
+  ucs_status_t s = locked([&] { return ucp_ep_create(worker_, &params, &data); });
   char e[512] = {};
   if (s != UCS_OK || connect(pe, data, "data endpoint to", e, sizeof(e)) != 0) {
     if (s == UCS_OK) close_unconnected(data);
@@ -1994,7 +2013,9 @@ ucp_rkey_h UcxPath::rkey_lookup(int pe, ucp_ep_h ep, uint64_t offset, size_t byt
     if (r.packed[pe].empty()) return nullptr;
     ucp_rkey_h rkey = nullptr;
     if (r.unpacked[pe] == nullptr) {
-      if (ucp_ep_rkey_unpack(ep, r.packed[pe].data(), &rkey) != UCS_OK) return nullptr;
+      if (locked([&] { return ucp_ep_rkey_unpack(ep, r.packed[pe].data(), &rkey); }) != UCS_OK) {
+        return nullptr;
+      }
       r.unpacked[pe] = std::make_unique<RkeyHit>(RkeyHit{r.offset, r.offset + r.bytes, rkey});
     }
     peer.last_rkey.store(r.unpacked[pe].get(), std::memory_order_release);
@@ -2010,15 +2031,15 @@ VSHMEM_HOT int UcxPath::wait_request(void* request, int pe, const char* what, ch
   // A short wait (an 8-byte get or atomic: a round trip) does not register as the progress
   // thread's reason to stay off the worker, two atomic read-modify-writes an operation: that
   // thread is handed off already if we polled within its last sleep (note_app_poll() below),
-  // and if it is not, the two take turns (ProgressTurn). A wait that lasts registers.
+  // and if it is not, the two take turns (Turn). A wait that lasts registers.
   std::optional<AppWait> app;
   // The time limit counts from the first yield: no clock read on the path of a request that
   // completes within a few polls (every 8-byte get and atomic).
   Clock::time_point until{};
   for (unsigned spins = 0;; ++spins) {
-    ucs_status_t s = ucp_request_check_status(request);
+    ucs_status_t s = ucp_request_check_status(request);  // reads the request: no lock
     if (s != UCS_INPROGRESS) {
-      ucp_request_free(request);
+      free_request(request);
       if (!app) note_app_poll();
       return s == UCS_OK ? 0 : peer_error(pe, what, s, err, errlen);
     }
@@ -2032,7 +2053,7 @@ VSHMEM_HOT int UcxPath::wait_request(void* request, int pe, const char* what, ch
       if (until == Clock::time_point{}) {
         until = now + timeout_;
       } else if (now > until) {
-        ucp_request_free(request);  // released by UCX whenever it completes
+        free_request(request);  // released by UCX whenever it completes
         return set_err(err, errlen, kTimeout,
                        format("%s PE %d: no progress for %s (PE %d may be hung or overloaded; "
                               "VSHMEM_BOOTSTRAP_TIMEOUT sets the limit)",
@@ -2055,7 +2076,7 @@ int UcxPath::fence(char* err, size_t errlen) {
       flushed_.load(std::memory_order_acquire) >= posted) {
     return 0;
   }
-  ucs_status_t s = ucp_worker_fence(worker_);
+  ucs_status_t s = locked([&] { return ucp_worker_fence(worker_); });
   if (s != UCS_OK) {
     return set_err(err, errlen, kPeerFailure,
                    format("ordering the transfers (fence): %s", ucs_status_string(s)));
@@ -2086,7 +2107,7 @@ int UcxPath::quiet(char* err, size_t errlen) {
   int failed = 0;
   for (auto [pe, request] : pending) {
     if (failed != 0) {
-      ucp_request_free(request);
+      free_request(request);
       continue;
     }
     failed = wait(request, pe, "completing a transfer with", err, errlen);
@@ -2129,14 +2150,16 @@ void UcxPath::send_wakes() {
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK;
     param.flags = UCP_AM_SEND_FLAG_EAGER;
+    // A callback: under the progressing thread's turn.
     param.cb.send = [](void* request, ucs_status_t, void*) { ucp_request_free(request); };
+    const Hold hold(worker_lock_);
     (void)ucp_am_send_nbx(ep, kAmWake, &my_pe_, sizeof(my_pe_), nullptr, 0, &param);
   }
 }
 
 int UcxPath::flush_worker(char* err, size_t errlen) {
   ucp_request_param_t param{};
-  void* r = ucp_worker_flush_nbx(worker_, &param);
+  void* r = locked([&] { return ucp_worker_flush_nbx(worker_, &param); });
   if (r == nullptr) return 0;
   if (UCS_PTR_IS_ERR(r)) {
     return set_err(err, errlen, kSystem,
@@ -2148,7 +2171,7 @@ int UcxPath::flush_worker(char* err, size_t errlen) {
   for (unsigned spins = 0;; ++spins) {
     ucs_status_t s = ucp_request_check_status(r);
     if (s != UCS_INPROGRESS) {
-      ucp_request_free(r);
+      free_request(r);
       if (s == UCS_OK) return 0;
       std::string who;
       for (const Peer& p : peers_) {
@@ -2170,7 +2193,7 @@ int UcxPath::flush_worker(char* err, size_t errlen) {
     if (run_work() != 0) continue;
     if (spins % 256 == 255) {
       if (Clock::now() > until) {
-        ucp_request_free(r);
+        free_request(r);
         return set_err(err, errlen, kTimeout,
                        format("completing the transfers: no progress for %s (a remote PE may be "
                               "hung; VSHMEM_BOOTSTRAP_TIMEOUT sets the limit)",
@@ -2209,8 +2232,8 @@ VSHMEM_HOT void UcxPath::wait_event(int timeout_us, int spin_us) {
   }
   ucs_status_t s = UCS_ERR_BUSY;
   {
-    const ProgressTurn turn(progress_taken_);
-    if (!turn.held()) {
+    const Turn turn(worker_lock_, std::try_to_lock);
+    if (!turn.owns_lock()) {
       sched_yield();  // another thread progresses the worker right now
       return;
     }
@@ -2343,8 +2366,10 @@ VSHMEM_HOT int UcxPath::put(int pe, uint64_t offset, const void* source, size_t 
       if (int r = post_put(pe, ep, offset + done, from + done, span, nbi, err, errlen)) return r;
       messaged = true;
     } else {
-      void* req = ucp_put_nbx(ep, from + done, span, remote_address(pe, offset + done), rkey,
-                              nbi ? &kNoRequestParams : &kFastCompletion);
+      void* req = locked([&] {
+        return ucp_put_nbx(ep, from + done, span, remote_address(pe, offset + done), rkey,
+                           nbi ? &kNoRequestParams : &kFastCompletion);
+      });
       if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
       // The source must stay untouched until the put is locally complete (blocking forms), or
       // until quiet (nbi forms, as OpenSHMEM says).
@@ -2383,7 +2408,8 @@ VSHMEM_HOT int UcxPath::post_put(int pe, ucp_ep_h ep, uint64_t offset, const voi
   param.flags = UCP_AM_SEND_FLAG_EAGER;
   param.cb.send = [](void*, ucs_status_t, void* user) { delete static_cast<RequestHeader*>(user); };
   param.user_data = h;
-  void* req = ucp_am_send_nbx(ep, kAmRequest, h, sizeof(*h), source, bytes, &param);
+  void* req =
+      locked([&] { return ucp_am_send_nbx(ep, kAmRequest, h, sizeof(*h), source, bytes, &param); });
   if (req == nullptr || UCS_PTR_IS_ERR(req)) delete h;
   if (UCS_PTR_IS_ERR(req)) return peer_error(pe, "put to", UCS_PTR_STATUS(req), err, errlen);
   Peer& peer = peers_[pe];
@@ -2423,8 +2449,10 @@ int UcxPath::confirm_put_messages(char* err, size_t errlen) {
                               peer.pe, static_cast<unsigned long long>(offset)));
       continue;
     }
-    void* req = ucp_get_nbx(ep, &peer.confirm_sink, 1, remote_address(peer.pe, offset), rkey,
-                            &kNoRequestParams);
+    void* req = locked([&] {
+      return ucp_get_nbx(ep, &peer.confirm_sink, 1, remote_address(peer.pe, offset), rkey,
+                         &kNoRequestParams);
+    });
     if (UCS_PTR_IS_ERR(req)) {
       failed = peer_error(peer.pe, "completing the puts to", UCS_PTR_STATUS(req), err, errlen);
     } else if (req != nullptr) {
@@ -2433,7 +2461,7 @@ int UcxPath::confirm_put_messages(char* err, size_t errlen) {
   }
   for (auto [pe, req] : gets) {
     if (failed != 0) {
-      ucp_request_free(req);
+      free_request(req);
       continue;
     }
     failed = wait(req, pe, "completing the puts to", err, errlen);
@@ -2448,6 +2476,27 @@ VSHMEM_HOT int UcxPath::order_after_puts(char* err, size_t errlen) {
 
 VSHMEM_HOT int UcxPath::get(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, char* err,
                             size_t errlen) {
+  // A blocking get below a message's size, from the region this peer's last operation addressed,
+  // with no put to order it after (every 8-byte get in a loop): straight to UCX, without the
+  // general form's state (get_any()).
+  if (!nbi && bytes < kGetMessageMin && !unordered_.load(std::memory_order_acquire)) {
+    Peer& peer = peers_[pe];
+    const RkeyHit* hit = peer.last_rkey.load(std::memory_order_acquire);
+    ucp_ep_h ep = peer.ep.load(std::memory_order_acquire);
+    if (hit != nullptr && offset >= hit->lo && offset + bytes <= hit->hi && ep != nullptr &&
+        peer.failure.load(std::memory_order_acquire) == UCS_OK) {
+      void* req = locked([&] {
+        return ucp_get_nbx(ep, dest, bytes, remote_address(pe, offset), hit->rkey,
+                           &kNoRequestParams);
+      });
+      return wait(req, pe, "get from", err, errlen);
+    }
+  }
+  return get_any(pe, dest, offset, bytes, nbi, err, errlen);
+}
+
+int UcxPath::get_any(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, char* err,
+                     size_t errlen) {
   const char* what = "get from";
   ucp_ep_h ep = nullptr;
   if (int r = ep_of(pe, what, &ep, err, errlen)) return r;
@@ -2464,8 +2513,10 @@ VSHMEM_HOT int UcxPath::get(int pe, void* dest, uint64_t offset, size_t bytes, b
         return r;
       }
     } else {
-      void* req = ucp_get_nbx(ep, to + done, span, remote_address(pe, offset + done), rkey,
-                              &kNoRequestParams);
+      void* req = locked([&] {
+        return ucp_get_nbx(ep, to + done, span, remote_address(pe, offset + done), rkey,
+                           &kNoRequestParams);
+      });
       if (nbi) {
         if (UCS_PTR_IS_ERR(req)) return peer_error(pe, what, UCS_PTR_STATUS(req), err, errlen);
         keep_nbi(pe, req);
@@ -2662,7 +2713,9 @@ VSHMEM_HOT int UcxPath::atomic(int pe, int op, uint64_t offset, unsigned width, 
     arg &= 0xffffffffu;
     reply &= 0xffffffffu;
   }
-  void* req = ucp_atomic_op_nbx(ep, uop, &arg, 1, remote_address(pe, offset), rkey, &param);
+  void* req = locked([&] {
+    return ucp_atomic_op_nbx(ep, uop, &arg, 1, remote_address(pe, offset), rkey, &param);
+  });
   if (int r = wait(req, pe, what, err, errlen)) return r;
   if (result != nullptr) *result = width == 4 ? (reply & 0xffffffffu) : reply;
   return 0;
@@ -2749,7 +2802,8 @@ int UcxPath::send_request(int pe, ucp_ep_h ep, const RequestHeader& h, const voi
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   param.flags = bytes <= kEagerMax ? UCP_AM_SEND_FLAG_EAGER : 0;
-  void* r = ucp_am_send_nbx(ep, kAmRequest, &h, sizeof(h), data, bytes, &param);
+  void* r =
+      locked([&] { return ucp_am_send_nbx(ep, kAmRequest, &h, sizeof(h), data, bytes, &param); });
   if (UCS_PTR_IS_ERR(r)) return peer_error(pe, what, UCS_PTR_STATUS(r), err, errlen);
   *request = r;
   return 0;
@@ -2866,7 +2920,7 @@ class UcxPath::StagedOps {
     if (slot.send != nullptr) {
       const ucs_status_t st = ucp_request_check_status(slot.send);
       if (st == UCS_INPROGRESS) return 0;
-      ucp_request_free(slot.send);
+      path_.free_request(slot.send);
       slot.send = nullptr;
       if (st != UCS_OK) return path_.peer_error(pe_, what_, st, err_, errlen_);
     }
@@ -2909,7 +2963,7 @@ class UcxPath::StagedOps {
     if (slot.token != 0) path_.forget_op(slot.token);  // a late reply finds no one
     slot.token = 0;
     // Still UCX's: it completes the send (or fails it) on its own.
-    if (slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) ucp_request_free(slot.send);
+    if (slot.send != nullptr && !UCS_PTR_IS_ERR(slot.send)) path_.free_request(slot.send);
     slot.send = nullptr;
   }
   // After a failure: sends and replies given up on, and copies that may still be running, may
@@ -3120,12 +3174,12 @@ std::string UcxPath::attach_peer(const Work& w) {
   char err[512] = {};
   if (ep_of(pe, "mapping the staging buffers of", &ep, err, sizeof(err)) != 0) return err;
   ucp_rkey_h rkey = nullptr;
-  ucs_status_t s = ucp_ep_rkey_unpack(ep, w.data, &rkey);
+  ucs_status_t s = locked([&] { return ucp_ep_rkey_unpack(ep, w.data, &rkey); });
   if (s != UCS_OK) return format("ucp_ep_rkey_unpack: %s", ucs_status_string(s));
   void* p = nullptr;
-  s = ucp_rkey_ptr(rkey, h.operand, &p);
+  s = locked([&] { return ucp_rkey_ptr(rkey, h.operand, &p); });
   if (s != UCS_OK) {
-    ucp_rkey_destroy(rkey);
+    locked([&] { ucp_rkey_destroy(rkey); });
     // UCS_ERR_UNREACHABLE: no shared-memory mapping of that memory (another host, or transports
     // without one).
     return format("ucp_rkey_ptr: %s (UCX has no shared-memory mapping of PE %d's memory here)",
@@ -3133,7 +3187,7 @@ std::string UcxPath::attach_peer(const Work& w) {
   }
   if (int rc = host_.register_host(host_.ctx, p, h.compare, err, sizeof(err))) {
     (void)rc;
-    ucp_rkey_destroy(rkey);
+    locked([&] { ucp_rkey_destroy(rkey); });
     return format("registering the mapping with the memory provider: %s", err);
   }
   peer.mapped_rkey = rkey;
@@ -3219,6 +3273,7 @@ ucs_status_t UcxPath::on_reply(void* arg, const void* header, size_t header_leng
     }
     ucp_request_param_t rp{};
     rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    // This handler and its callback run under the progressing thread's turn (worker_lock_).
     rp.cb.recv_am = [](void* request, ucs_status_t status, size_t, void* user) {
       auto* o = static_cast<PendingOp*>(user);
       if (status != UCS_OK) {
@@ -3324,6 +3379,7 @@ ucs_status_t UcxPath::on_request(void* arg, const void* header, size_t header_le
     // buffer, and queue the request once it is there.
     ucp_request_param_t rp{};
     rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    // This handler and its callback run under the progressing thread's turn (worker_lock_).
     rp.cb.recv_am = [](void* request, ucs_status_t status, size_t, void* user) {
       std::unique_ptr<Work> work(static_cast<Work*>(user));
       work->data_in = Clock::now();
@@ -3555,11 +3611,13 @@ void UcxPath::send_reply(int pe, std::unique_ptr<Reply> reply) {
   param.flags = reply->eager || reply->payload_bytes() <= kEagerMax ? UCP_AM_SEND_FLAG_EAGER : 0;
   param.cb.send = [](void* request, ucs_status_t, void* user) {
     delete static_cast<Reply*>(user);
-    ucp_request_free(request);
+    ucp_request_free(request);  // a callback: under the progressing thread's turn
   };
   param.user_data = reply.get();
-  void* r = ucp_am_send_nbx(ep, kAmReply, &reply->header, sizeof(reply->header), reply->payload(),
-                            reply->payload_bytes(), &param);
+  void* r = locked([&] {
+    return ucp_am_send_nbx(ep, kAmReply, &reply->header, sizeof(reply->header), reply->payload(),
+                           reply->payload_bytes(), &param);
+  });
   if (r == nullptr || UCS_PTR_IS_ERR(r)) return;  // done (or the peer is gone): reply freed here
   (void)reply.release();                          // the callback frees it
 }

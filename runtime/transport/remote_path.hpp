@@ -75,7 +75,9 @@ class RemotePath final : public PeerPath {
     }
     return reinterpret_cast<uintptr_t>(sym) - options_.heap_base;
   }
-  Status check(int rc, const char* err) const;
+  // Success inline: every operation returns through here.
+  Status check(int rc, const char* err) const { return rc == 0 ? Status::ok() : failure(rc, err); }
+  Status failure(int rc, const char* err) const;
 
   std::unique_ptr<Host> host_;
   RemoteOptions options_;

@@ -69,6 +69,11 @@
  *               one-sided and this half passes regardless). Each PE first limits itself to two
  *               CPUs, where the progress thread sleeps on the application's deadline (PEs on
  *               CPUs to spare wake every millisecond by design)
+ *   threads     4 threads of every PE (SHMEM_THREAD_MULTIPLE) put, quiet, get back, fetch_add and
+ *               get with _nbi to the PEs of the other node at once, 300 rounds each: every value
+ *               read back, every add counted. Under ucp_serial_shim.cpp (LD_PRELOAD) no two
+ *               threads may be inside the UCX worker at once: the plugin serializes its calls
+ *               (runtime/transport/worker_lock.hpp)
  *   atomics_disagree  the last PE asks for VSHMEM_UCX_ATOMICS=network, the others for the default
  *               (auto): shmem_init must fail naming the setting and the PE instead of mixing
  *               two kinds of atomics that are not atomic with respect to each other */
@@ -868,6 +873,69 @@ static void get_params(int me, int n, int messages) {
   shmem_free(src);
 }
 
+/* threads: kThreads threads of every PE (SHMEM_THREAD_MULTIPLE) post to the PEs of the other node
+ * at once, while those PEs' threads do the same to them and their progress threads serve. */
+enum { kThreads = 4, kThreadRounds = 300 };
+struct ThreadArgs {
+  int me, n, t;
+  long* slots;  /* [n * kThreads]: the word of (PE, thread) at each PE */
+  long* counts; /* one counter a PE */
+  const char* bad;
+  long bad_round;
+};
+static void* thread_rounds(void* p) {
+  struct ThreadArgs* a = (struct ThreadArgs*)p;
+  const int half = a->n / 2;
+  const int first = a->me < half ? half : 0, others = a->me < half ? a->n - half : half;
+  long* mine = &a->slots[a->me * kThreads + a->t]; /* written by this thread alone */
+  for (long i = 0; i < kThreadRounds && a->bad == NULL; ++i) {
+    const int peer = first + (int)((i + a->t) % others);
+    const long v = ((long)a->me << 40) | ((long)a->t << 32) | i;
+    long back = -1, back_nbi = -1;
+    shmem_long_put(mine, &v, 1, peer);
+    shmem_quiet();
+    shmem_long_get(&back, mine, 1, peer);
+    (void)shmem_long_atomic_fetch_add(a->counts, 1, peer);
+    shmem_long_get_nbi(&back_nbi, mine, 1, peer);
+    shmem_quiet();
+    if (back != v || back_nbi != v) {
+      a->bad = back != v ? "blocking get" : "_nbi get";
+      a->bad_round = i;
+    }
+  }
+  return NULL;
+}
+static void threads(int me, int n) {
+  long* slots = (long*)shmem_calloc((size_t)n * kThreads, sizeof(long));
+  long* counts = (long*)shmem_calloc(1, sizeof(long));
+  CHECK(slots != NULL && counts != NULL, "calloc");
+  shmem_barrier_all();
+  pthread_t tid[kThreads];
+  struct ThreadArgs args[kThreads];
+  for (int t = 0; t < kThreads; ++t) {
+    args[t] = (struct ThreadArgs){me, n, t, slots, counts, NULL, 0};
+    CHECK(pthread_create(&tid[t], NULL, thread_rounds, &args[t]) == 0, "pthread_create");
+  }
+  for (int t = 0; t < kThreads; ++t) {
+    pthread_join(tid[t], NULL);
+    CHECK(args[t].bad == NULL, "thread %d round %ld: the %s did not read back its put", t,
+          args[t].bad_round, args[t].bad);
+  }
+  shmem_barrier_all();
+  if (me == 0) {
+    long total = 0;
+    for (int p = 0; p < n; ++p) total += shmem_long_g(counts, p);
+    CHECK(total == (long)n * kThreads * kThreadRounds, "fetch_adds: %ld counted, %ld made", total,
+          (long)n * kThreads * kThreadRounds);
+    printf("remote threads: %d threads x %d rounds on each of %d PEs\n", kThreads, kThreadRounds,
+           n);
+    fflush(stdout);
+  }
+  shmem_barrier_all();
+  shmem_free(counts);
+  shmem_free(slots);
+}
+
 static int g_messages; /* put_params, get_params: argv[2] is "messages" */
 static void put_params_mode(int me, int n) { put_params(me, n, g_messages); }
 static void get_params_mode(int me, int n) { get_params(me, n, g_messages); }
@@ -890,6 +958,7 @@ static const struct {
     {"staged", staged},
     {"order", order_small},
     {"order_bulk", order_bulk},
+    {"threads", threads},
 };
 
 int main(int argc, char** argv) {
@@ -916,7 +985,7 @@ int main(int argc, char** argv) {
     }
     CHECK(sched_setaffinity(0, sizeof(two), &two) == 0, "sched_setaffinity");
   }
-  if (argc > 1 && strcmp(argv[1], "quiet_confirms") == 0) {
+  if (argc > 1 && (strcmp(argv[1], "quiet_confirms") == 0 || strcmp(argv[1], "threads") == 0)) {
     int provided = 0;
     CHECK(shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided) == 0 &&
               provided == SHMEM_THREAD_MULTIPLE,

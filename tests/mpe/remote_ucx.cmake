@@ -145,6 +145,24 @@ vshmem_add_mpe_test(NAME ucx_tcp_get_params_network TARGET mpe_remote ARGS get_p
   LAUNCHERS vshmemrun TIMEOUT 60 NO_GPU_RERUN
   ENV ${_ucx_env_tcp} VSHMEM_UCX_GET_MESSAGES=0 LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_put_shim>
   OUTPUT_REGEX "remote get_params: every get is UCX's")
+# Application threads of every PE on the network at once, beside the progress threads: no two
+# threads may ever be inside the UCX worker together (the plugin's worker is serialized by its
+# own lock, worker_lock.hpp; the shim aborts the PE that enters it from a second thread). Also
+# with every transfer and atomic performed by the target (its progress thread's replies).
+add_library(vshmem_test_ucp_serial_shim SHARED ucp_serial_shim.cpp)
+target_link_libraries(vshmem_test_ucp_serial_shim PRIVATE vshmem_ucx ${CMAKE_DL_LIBS})
+foreach(_tls sm tcp)
+  vshmem_add_mpe_test(NAME ucx_${_tls}_threads TARGET mpe_remote ARGS threads NPES 2 4
+    LAUNCHERS vshmemrun TIMEOUT 120 NO_GPU_RERUN
+    ENV ${_ucx_env_${_tls}} LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_serial_shim>
+    OUTPUT_REGEX "remote threads: 4 threads x 300 rounds")
+endforeach()
+vshmem_add_mpe_test(NAME ucx_target_ops_threads TARGET mpe_remote ARGS threads NPES 2
+  LAUNCHERS vshmemrun TIMEOUT 120 NO_GPU_RERUN
+  ENV ${_ucx_env_tcp} VSHMEM_UCX_RMA=target VSHMEM_UCX_ATOMICS=target
+      LD_PRELOAD=$<TARGET_FILE:vshmem_test_ucp_serial_shim>
+  OUTPUT_REGEX "remote threads: 4 threads x 300 rounds")
+
 # A small put over TCP is a message its target does not answer: quiet must still wait for the
 # target to perform it (here: a target stopped for 0.3 s).
 vshmem_add_mpe_test(NAME ucx_tcp_quiet_confirms TARGET mpe_remote ARGS quiet_confirms NPES 2

@@ -39,6 +39,9 @@ tests=(
   # test's ring, and on the ring libvshmem makes through the fake driver: freed after it stopped)
   'mpe\.(remote|ucx_sm_2nodes_api_amo|ucx_tcp_2nodes_rma)\.vshmemrun\.4'
   'mpe\.(ucx_sm_peer_dies|device_proxy_host)\.vshmemrun\.2'
+  # the UCX worker's own lock (the worker is serialized): its unit test, and application threads
+  # of every PE on the network at once beside the progress threads
+  'unit\.worker_lock_test' 'mpe\.ucx_tcp_threads\.vshmemrun\.4'
   # the device proxy's ring that libvshmem makes through the fake driver, requests through it to
   # the other node (its PEs' heap is the fake driver's "GPU memory": remote puts land through the
   # target's progress thread, a provider copy)
@@ -50,7 +53,7 @@ targets=(vshmem vshmemrun vshmem_transport_ucx launcher_helper
   host_memory_test handle_exchange_test fd_passing_test allocator_test chunk_pipeline_test
   staging_buffer_test proxy_ring_test bootstrap_test socket_hub_test gather_round_test env_test
   wait_policy_test fault_report_test va_agreement_test heap_growth_test transport_plan_test
-  transport_test device_proxy_test launcher_test
+  transport_test device_proxy_test launcher_test worker_lock_test vshmem_test_ucp_serial_shim
   mpe_heap mpe_heap_growth_agree mpe_rma mpe_teardown mpe_api_amo mpe_api_team_coll
   mpe_api_reduce mpe_api_signal_wait mpe_api_lock mpe_coll_small mpe_bootstrap_collectives
   mpe_remote mpe_device_proxy_host mpe_device_state_fake mpe_errors)
