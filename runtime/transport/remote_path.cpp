@@ -295,7 +295,10 @@ Result<std::unique_ptr<RemotePath>> RemotePath::create(Bootstrap& bootstrap,
   return path;
 }
 
-Status RemotePath::failure(int rc, const char* err) const { return error(code_of(rc), err); }
+Status RemotePath::check(int rc, const char* err) const {
+  if (rc == 0) return Status::ok();
+  return error(code_of(rc), err);
+}
 
 VSHMEM_HOT Status RemotePath::put(int pe, void* dest, const void* source, size_t bytes) {
   ErrText e;

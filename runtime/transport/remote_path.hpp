@@ -75,9 +75,7 @@ class RemotePath final : public PeerPath {
     }
     return reinterpret_cast<uintptr_t>(sym) - options_.heap_base;
   }
-  // Success inline: every operation returns through here.
-  Status check(int rc, const char* err) const { return rc == 0 ? Status::ok() : failure(rc, err); }
-  Status failure(int rc, const char* err) const;
+  Status check(int rc, const char* err) const;
 
   std::unique_ptr<Host> host_;
   RemoteOptions options_;
