@@ -72,8 +72,8 @@
 #include "runtime/transport/chunk_pipeline.hpp"
 #include "runtime/transport/plugin_abi.h"
 #include "runtime/transport/shared_completion.hpp"
-#include "runtime/transport/worker_lock.hpp"
 #include "runtime/transport/ucx_status.hpp"
+#include "runtime/transport/worker_lock.hpp"
 
 namespace {
 
@@ -1006,8 +1006,10 @@ class UcxPath {
   // spin of the progress thread and of wait_event() counts from there (kIdleSpinUs). Whoever
   // finds something to do only counts it (no clock read on the path of every operation that
   // completes: about 25 ns on a guest with kvm-clock); a spinning thread reads the clock, and
-  // takes the first time it sees a new count as the time of that activity (microseconds late at
-  // most: a spinner looks right after its own progress call).
+  // takes the first time it sees a new count as the time of that activity. A spinner looks right
+  // after its own progress call, so that is microseconds late; activity that another thread
+  // handled while nobody spun (an application's own gets) costs at most one spin window at the
+  // start of the next wait.
   std::atomic<uint64_t> busy_count_{0};
   std::atomic<uint64_t> busy_seen_{0};
   std::atomic<int64_t> busy_seen_ns_{0};
