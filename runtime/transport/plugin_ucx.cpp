@@ -443,7 +443,8 @@ class UcxPath {
   int put(int pe, uint64_t offset, const void* source, size_t bytes, bool nbi, char* err,
           size_t errlen);
   int get(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, char* err, size_t errlen);
-  // get()'s every case (messages, target ops, several regions, _nbi).
+  // get()'s every case (messages, target ops, several regions, _nbi); get() takes the small
+  // blocking one itself.
   __attribute__((noinline)) int get_any(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi,
                                         char* err, size_t errlen);
   int atomic(int pe, int op, uint64_t offset, unsigned width, uint64_t operand, uint64_t compare,
@@ -2478,21 +2479,20 @@ VSHMEM_HOT int UcxPath::order_after_puts(char* err, size_t errlen) {
 
 VSHMEM_HOT int UcxPath::get(int pe, void* dest, uint64_t offset, size_t bytes, bool nbi, char* err,
                             size_t errlen) {
-  // A blocking get below a message's size, from the region this peer's last operation addressed,
-  // with no put to order it after (every 8-byte get in a loop): straight to UCX, without the
-  // general form's state (get_any()).
-  if (!nbi && bytes < kGetMessageMin && !unordered_.load(std::memory_order_acquire)) {
-    Peer& peer = peers_[pe];
-    const RkeyHit* hit = peer.last_rkey.load(std::memory_order_acquire);
-    ucp_ep_h ep = peer.ep.load(std::memory_order_acquire);
-    if (hit != nullptr && offset >= hit->lo && offset + bytes <= hit->hi && ep != nullptr &&
-        peer.failure.load(std::memory_order_acquire) == UCS_OK) {
-      void* req = locked([&] {
-        return ucp_get_nbx(ep, dest, bytes, remote_address(pe, offset), hit->rkey,
-                           &kNoRequestParams);
-      });
-      return wait(req, pe, "get from", err, errlen);
-    }
+  // A blocking get below a message's size that one registered region holds (every 8-byte get in
+  // a loop): one UCX get, without the general form's loop state (get_any(), which also takes what
+  // falls through here: target ops, a get across regions).
+  if (nbi || bytes >= kGetMessageMin) return get_any(pe, dest, offset, bytes, nbi, err, errlen);
+  ucp_ep_h ep = nullptr;
+  if (int r = ep_of(pe, "get from", &ep, err, errlen)) return r;
+  if (int r = order_after_puts(err, errlen)) return r;
+  size_t span = 0;
+  const ucp_rkey_h rkey = rkey_of(pe, ep, offset, bytes, &span);
+  if (rkey != nullptr && span == bytes) {
+    void* req = locked([&] {
+      return ucp_get_nbx(ep, dest, bytes, remote_address(pe, offset), rkey, &kNoRequestParams);
+    });
+    return wait(req, pe, "get from", err, errlen);
   }
   return get_any(pe, dest, offset, bytes, nbi, err, errlen);
 }

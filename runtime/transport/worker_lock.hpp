@@ -3,8 +3,7 @@
 // application thread, the progress thread, the device proxy) holds this lock instead. UCX's
 // multi-thread mode took a recursive spinlock in every call (pthread_self, the lock, an is-held
 // check: about 1% of an 8-byte round trip over TCP, bench/RESULTS.md, issue #13 session 26); this
-// lock is taken once where UCX took it several times (a wait's poll checks, progresses and
-// frees under one turn), with no library call.
+// one is a compare-and-swap and a store, with no library call.
 //
 // Recursive: UCX calls the plugin's callbacks from inside ucp_worker_progress, and they call UCX
 // again (ucp_am_recv_data_nbx, ucp_request_free). try_lock() is the progress turn: a thread that
