@@ -30,7 +30,9 @@ generator=()
 # judge generated code (unit.device_loops_ptx, unit.multimem_ptx, unit.register_budget_*) compile
 # their own at full optimization.
 cuda_flags="-O2 -Xcompiler=-g1 -DNDEBUG"
-[[ $(ldconfig -p 2>/dev/null) == *libcuda.so.1* ]] || cuda_flags+=" -Xcicc -O1 -Xptxas -O0"
+if [[ $(ldconfig -p 2>/dev/null) != *libcuda.so.1* && ! -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ]]; then
+  cuda_flags+=" -Xcicc -O1 -Xptxas -O0"
+fi
 cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DCMAKE_CUDA_FLAGS_RELWITHDEBINFO="$cuda_flags"
