@@ -24,15 +24,13 @@ generator=()
 # -g1 (line tables only: file:line in every backtrace and sanitizer report) instead of -g: the
 # C++ objects build in about 20% less time, and CI's two CPUs are the limit.
 # nvcc: line tables for the host code as well (nvcc's -g is the host compiler's full -g). Where
-# this machine has no CUDA driver (CI), the device code is compiled to be checked, never run: the
-# device optimizers at a lower level (cicc -O1, ptxas -O0; every kernel still goes through both to
-# sm_90 machine code), a fifth less CPU for the .cu files (480 -> 400 s here). The tests that
-# judge generated code (unit.device_loops_ptx, unit.multimem_ptx, unit.register_budget_*) compile
-# their own at full optimization.
+# this machine has no usable GPU (CI; gpu_or_skip.sh decides, as for the GPU tests), the device
+# code is compiled to be checked, never run: the device optimizers at a lower level (cicc -O1,
+# ptxas -O0; every kernel still goes through both to sm_90 machine code), a fifth less CPU for the
+# .cu files (480 -> 400 s here). The tests that judge generated code (unit.device_loops_ptx,
+# unit.multimem_ptx, unit.register_budget_*) compile their own at full optimization.
 cuda_flags="-O2 -Xcompiler=-g1 -DNDEBUG"
-if [[ $(ldconfig -p 2>/dev/null) != *libcuda.so.1* && ! -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ]]; then
-  cuda_flags+=" -Xcicc -O1 -Xptxas -O0"
-fi
+tests/tools/gpu_or_skip.sh true >/dev/null || cuda_flags+=" -Xcicc -O1 -Xptxas -O0"
 cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DCMAKE_CUDA_FLAGS_RELWITHDEBINFO="$cuda_flags"
