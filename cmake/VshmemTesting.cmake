@@ -50,11 +50,26 @@ set(VSHMEM_GPU_OR_SKIP ${PROJECT_SOURCE_DIR}/tests/tools/gpu_or_skip.sh)
 add_library(vshmem_internal_for_tests INTERFACE)
 target_include_directories(vshmem_internal_for_tests INTERFACE ${PROJECT_SOURCE_DIR})
 
+# GoogleTest's header and the standard headers most unit tests include, parsed once per build tree
+# into a precompiled header that every C++-only unit test uses (about 1 s of CPU a test file here,
+# where GoogleTest alone takes 1.1 s to parse). Its owner is an executable of the same directory
+# scope, so that it compiles with the tests' own flags (GCC ignores a precompiled header made with
+# another -O level or -fPIE setting); a test that includes it this way still includes what it uses.
+add_executable(vshmem_unit_test_pch ${PROJECT_SOURCE_DIR}/tests/support/unit_test_pch.cpp)
+target_link_libraries(vshmem_unit_test_pch PRIVATE GTest::gtest_main pthread)
+target_precompile_headers(vshmem_unit_test_pch PRIVATE <gtest/gtest.h> <algorithm> <atomic> <chrono>
+                          <functional> <map> <memory> <mutex> <random> <set> <string> <thread>
+                          <vector>)
+
 function(vshmem_add_unit_test)
   cmake_parse_arguments(A "" "NAME" "SOURCES;LIBS" ${ARGN})
   add_executable(${A_NAME} ${A_SOURCES})
   target_link_libraries(${A_NAME} PRIVATE ${A_LIBS} GTest::gtest_main vshmem_internal_for_tests
                         pthread)
+  list(FILTER A_SOURCES EXCLUDE REGEX "\\.cpp$")
+  if(NOT A_SOURCES)
+    target_precompile_headers(${A_NAME} REUSE_FROM vshmem_unit_test_pch)
+  endif()
   add_test(NAME unit.${A_NAME} COMMAND ${A_NAME})
   set_tests_properties(unit.${A_NAME} PROPERTIES LABELS unit TIMEOUT 300)
 endfunction()
