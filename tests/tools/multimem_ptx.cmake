@@ -12,9 +12,10 @@ foreach(_arch 90 80)
     message(FATAL_ERROR "nvcc -ptx for sm_${_arch} failed (${_rc}):\n${_err}")
   endif()
 endforeach()
+# ptxas on the sm_90 PTX above (nvcc takes a .ptx file through ptxas alone: the source is not
+# compiled a third time).
 execute_process(
-  COMMAND ${NVCC} -rdc=true -arch=sm_90 -O3 -std=c++17 -I${INCLUDE} -cubin ${SOURCE}
-          -o ${WORK_DIR}/multimem_sm90.cubin
+  COMMAND ${NVCC} -rdc=true -arch=sm_90 -O3 -cubin ${_ptx90} -o ${WORK_DIR}/multimem_sm90.cubin
   RESULT_VARIABLE _rc ERROR_VARIABLE _err)
 if(NOT _rc EQUAL 0)
   message(FATAL_ERROR "ptxas rejected the sm_90 multicast code (${_rc}):\n${_err}")
