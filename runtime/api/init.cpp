@@ -281,13 +281,13 @@ Status initialize(const BootstrapOptions& options, int requested) {
                           rt->heap->allocate(kBarrierRounds * sizeof(uint64_t), 64, "shmem_init"));
   rt->barrier_counters = static_cast<uint64_t*>(p);
   steps.mark("first_chunk");
-  VSHMEM_RETURN_IF_ERROR(rt->provider->fill(p, 0, kBarrierRounds * sizeof(uint64_t)));
+  VSHMEM_RETURN_IF_ERROR(clear_init_object(*rt, p, kBarrierRounds * sizeof(uint64_t)));
   // The device synchronization area: kDeviceSyncBytes for the world's barriers and collectives,
   // then the team barriers' counters (vshmem/device/impl/state.h, GpuState::team_sync_base).
   const size_t sync_bytes = kDeviceSyncBytes + team_sync_bytes(rt->n_pes);
   VSHMEM_ASSIGN_OR_RETURN(rt->device_sync, rt->heap->allocate(sync_bytes, 4096, "shmem_init"));
   rt->device_sync_bytes = sync_bytes;
-  VSHMEM_RETURN_IF_ERROR(rt->provider->fill(rt->device_sync, 0, sync_bytes));
+  VSHMEM_RETURN_IF_ERROR(clear_init_object(*rt, rt->device_sync, sync_bytes));
   // The device state's tables (runtime/api/device_state.cpp), written at every publication.
   VSHMEM_ASSIGN_OR_RETURN(rt->device_tables,
                           rt->heap->allocate(device_tables_bytes(rt->n_pes), 64, "shmem_init"));
@@ -337,6 +337,12 @@ int init_common(const BootstrapOptions& options, int requested, int* provided) {
 }
 
 }  // namespace
+
+Status clear_init_object(Runtime& rt, void* p, size_t bytes) {
+  if (rt.provider->creates_zeroed()) return Status::ok();
+  return rt.provider->fill(p, 0, bytes);
+}
+
 }  // namespace vshmem::detail
 
 using namespace vshmem;

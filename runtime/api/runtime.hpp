@@ -83,6 +83,10 @@ void stop_device_proxy(Runtime& rt);
 constexpr int kBarrierRounds = 32;
 constexpr size_t kDeviceSyncBytes = 1 << 20;
 
+// Zeroes an internal object that shmem_init allocated in its new heap, where nothing has been
+// written yet: nothing to do where the provider's new memory reads as zero (host memory).
+Status clear_init_object(Runtime& rt, void* p, size_t bytes);
+
 // The live runtime, or null outside shmem_init .. shmem_finalize.
 extern Runtime* g_runtime;
 

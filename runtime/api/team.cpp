@@ -253,7 +253,7 @@ Status api_init(Runtime& rt) {
   const size_t bytes = words * sizeof(uint64_t) + kTeamSlots * kAgreeBytes;
   void* p = nullptr;
   VSHMEM_ASSIGN_OR_RETURN(p, rt.heap->allocate(bytes, 64, "shmem_init"));
-  VSHMEM_RETURN_IF_ERROR(rt.provider->fill(p, 0, bytes));
+  VSHMEM_RETURN_IF_ERROR(clear_init_object(rt, p, bytes));
   g_pool.signals = static_cast<uint64_t*>(p);
   g_pool.words = g_pool.signals + kTeamSlots * n;
   g_pool.agree =

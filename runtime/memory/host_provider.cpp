@@ -78,6 +78,7 @@ class HostProvider final : public MemoryProvider {
  public:
   const char* name() const override { return "host"; }
   bool is_device_memory() const override { return false; }
+  bool creates_zeroed() const override { return true; }  // a new memfd's pages read as zero
   size_t granularity() const override { return static_cast<size_t>(::sysconf(_SC_PAGESIZE)); }
   std::vector<HandleKind> handle_kinds() const override { return {HandleKind::kPosixFd}; }
 

@@ -238,6 +238,10 @@ class MemoryProvider {
   virtual Status atomic(const AtomicRequest& request, uint64_t* result) = 0;
   // Set *dst to bytes of value c.
   virtual Status fill(void* dst, int c, size_t bytes) = 0;
+  // Whether memory from create() reads as zero until written (so that shmem_init need not clear
+  // its internal objects in a new heap: a fill touches, and for host memory faults in, every page
+  // of the 1-3 MiB of them, most of which a host-only program never uses).
+  virtual bool creates_zeroed() const { return false; }
 
   // Locality, for the transport layer's choice of which peers to map: a token describing where
   // this PE's memory lives (host: 0; cuda: the device's identity), exchanged between PEs, and

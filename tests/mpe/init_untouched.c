@@ -1,0 +1,59 @@
+/* shmem_init's own objects in a new host heap (the device synchronization area and the teams'
+ * pool, 1-3 MiB) are not cleared by shmem_init: the heap's new memory reads as zero, so a
+ * host-only program does not fault in the pages of objects it never uses. Counts the resident
+ * pages (mincore) of the heap's first mapping, which holds them, right after shmem_init and an
+ * allocation that nothing writes: what shmem_init and its closing barrier wrote.
+ * Usage: init_untouched MAX_RESIDENT_KIB */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "mpe_check.h"
+
+/* The bounds of the mapping that holds addr (/proc/self/maps); 0 where none does. */
+static uintptr_t mapping_bound(uintptr_t addr, int upper) {
+  FILE* maps = fopen("/proc/self/maps", "r");
+  if (maps == NULL) return 0;
+  char line[512];
+  uintptr_t found = 0;
+  while (fgets(line, sizeof line, maps) != NULL) {
+    unsigned long lo = 0, hi = 0;
+    if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo <= addr && addr < hi) {
+      found = upper ? hi : lo;
+      break;
+    }
+  }
+  fclose(maps);
+  return found;
+}
+static uintptr_t mapping_start(uintptr_t addr) { return mapping_bound(addr, 0); }
+static uintptr_t mapping_end(uintptr_t addr) { return mapping_bound(addr, 1); }
+
+int main(int argc, char** argv) {
+  shmem_init();
+  const long max_kib = argc > 1 ? atol(argv[1]) : 64;
+  const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  char* first = shmem_malloc(1);
+  CHECK(first != NULL, "shmem_malloc(1) returned NULL");
+  const uintptr_t start = mapping_start((uintptr_t)first);
+  CHECK(start != 0, "no mapping in /proc/self/maps holds %p", (void*)first);
+  const uintptr_t end = mapping_end((uintptr_t)first);
+  /* The test means something only if the mapping can hold shmem_init's objects. */
+  CHECK(end - start >= (4u << 20), "the heap's first mapping has only %lu KiB",
+        (unsigned long)((end - start) >> 10));
+  const size_t pages = (end - start) / page;
+  unsigned char* resident = malloc(pages);
+  CHECK(resident != NULL, "malloc");
+  CHECK(mincore((void*)start, end - start, resident) == 0, "mincore: %s", strerror(errno));
+  size_t n = 0;
+  for (size_t i = 0; i < pages; ++i) n += resident[i] & 1;
+  printf("PE %d: %zu of %zu pages resident in the heap's first mapping\n", shmem_my_pe(), n, pages);
+  CHECK(n * page <= (size_t)max_kib << 10,
+        "%zu KiB of the heap's first %zu KiB resident after shmem_init (at most %ld KiB expected)", n * page >> 10,
+        pages * page >> 10, max_kib);
+  free(resident);
+  shmem_free(first);
+  shmem_finalize();
+  return 0;
+}
