@@ -50,8 +50,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < pages; ++i) n += resident[i] & 1;
   printf("PE %d: %zu of %zu pages resident in the heap's first mapping\n", shmem_my_pe(), n, pages);
   CHECK(n * page <= (size_t)max_kib << 10,
-        "%zu KiB of the heap's first %zu KiB resident after shmem_init (at most %ld KiB expected)", n * page >> 10,
-        pages * page >> 10, max_kib);
+        "%zu KiB of the heap's first %zu KiB resident after shmem_init (at most %ld KiB expected)",
+        n * page >> 10, pages * page >> 10, max_kib);
   free(resident);
   shmem_free(first);
   shmem_finalize();
