@@ -66,8 +66,9 @@ function(vshmem_add_unit_test)
   add_executable(${A_NAME} ${A_SOURCES})
   target_link_libraries(${A_NAME} PRIVATE ${A_LIBS} GTest::gtest_main vshmem_internal_for_tests
                         pthread)
-  list(FILTER A_SOURCES EXCLUDE REGEX "\\.cpp$")
-  if(NOT A_SOURCES)
+  set(not_cpp ${A_SOURCES})
+  list(FILTER not_cpp EXCLUDE REGEX "\\.cpp$")
+  if(NOT not_cpp)  # C++ only: the header is made for C++
     target_precompile_headers(${A_NAME} REUSE_FROM vshmem_unit_test_pch)
   endif()
   add_test(NAME unit.${A_NAME} COMMAND ${A_NAME})

@@ -11,24 +11,23 @@
 
 #include "mpe_check.h"
 
-/* The bounds of the mapping that holds addr (/proc/self/maps); 0 where none does. */
-static uintptr_t mapping_bound(uintptr_t addr, int upper) {
+/* The bounds [*lo, *hi) of the mapping that holds addr (/proc/self/maps); 0 where none does. */
+static int mapping_of(uintptr_t addr, uintptr_t* lo, uintptr_t* hi) {
   FILE* maps = fopen("/proc/self/maps", "r");
   if (maps == NULL) return 0;
   char line[512];
-  uintptr_t found = 0;
-  while (fgets(line, sizeof line, maps) != NULL) {
-    unsigned long lo = 0, hi = 0;
-    if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo <= addr && addr < hi) {
-      found = upper ? hi : lo;
-      break;
+  int found = 0;
+  while (!found && fgets(line, sizeof line, maps) != NULL) {
+    unsigned long l = 0, h = 0;
+    found = sscanf(line, "%lx-%lx", &l, &h) == 2 && l <= addr && addr < h;
+    if (found) {
+      *lo = l;
+      *hi = h;
     }
   }
   fclose(maps);
   return found;
 }
-static uintptr_t mapping_start(uintptr_t addr) { return mapping_bound(addr, 0); }
-static uintptr_t mapping_end(uintptr_t addr) { return mapping_bound(addr, 1); }
 
 /* Whether the kernel may back a memfd with transparent huge pages (a write then makes 2 MiB
  * resident, and the count below means nothing): the selected mode of shmem_enabled. */
@@ -53,9 +52,9 @@ int main(int argc, char** argv) {
   const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
   char* first = shmem_malloc(1);
   CHECK(first != NULL, "shmem_malloc(1) returned NULL");
-  const uintptr_t start = mapping_start((uintptr_t)first);
-  CHECK(start != 0, "no mapping in /proc/self/maps holds %p", (void*)first);
-  const uintptr_t end = mapping_end((uintptr_t)first);
+  uintptr_t start = 0, end = 0;
+  CHECK(mapping_of((uintptr_t)first, &start, &end), "no mapping in /proc/self/maps holds %p",
+        (void*)first);
   /* The test means something only if the mapping can hold shmem_init's objects. */
   CHECK(end - start >= (4u << 20), "the heap's first mapping has only %lu KiB",
         (unsigned long)((end - start) >> 10));
