@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "runtime/api/deadlock.hpp"
 #include "runtime/api/fault_report.hpp"
 #include "runtime/api/launcher_link.hpp"
 #include "runtime/api/runtime.hpp"
@@ -244,6 +245,7 @@ Status initialize(const BootstrapOptions& options, int requested) {
   VSHMEM_ASSIGN_OR_RETURN(rt->transport,
                           Transport::create(*rt->bootstrap, rt->plan, *rt->provider, *rt->heap,
                                             rt->fd_exchange.get(), rt->statics));
+  VSHMEM_RETURN_IF_ERROR(configure_deadlock_watch(*rt));
   {
     Transport* transport = rt->transport.get();
     rt->heap->set_region_hook([transport](uint64_t offset, size_t bytes) {

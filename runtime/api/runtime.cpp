@@ -1,5 +1,6 @@
 #include "runtime/api/runtime.hpp"
 
+#include "runtime/api/deadlock.hpp"
 #include "runtime/api/team.hpp"
 #include "runtime/api/wait_policy.hpp"
 #include "runtime/common/hot.hpp"
@@ -252,9 +253,13 @@ void Backoff::after_sleep() {
   watch_peers();
 }
 
+void Backoff::end_published() { end_long_wait(published_); }
+
 void Backoff::watch_peers() {
   const Runtime* rt = g_runtime;
-  if (rt == nullptr || rt->peer_watch == nullptr) return;
+  if (rt == nullptr) return;
+  note_long_wait(call_, since_ns_, &published_);
+  if (rt->peer_watch == nullptr) return;
   const int gone = rt->peer_watch->exited_peer();
   if (gone >= 0 && gone == exited_) {
     fail(call_,

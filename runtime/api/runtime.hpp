@@ -165,6 +165,12 @@ class Backoff {
   // made a TCP put/wait_until ping-pong 2-4x slower (session 8).
   Backoff(const char* call, RemotePath* network, uint64_t sleep_limit_ns)
       : call_(call), late_sleeper_(network), sleep_limit_ns_(sleep_limit_ns) {}
+  // A long wait published for the deadlock watch (runtime/api/deadlock.hpp) takes itself back.
+  ~Backoff() {
+    if (published_ != 0) end_published();
+  }
+  Backoff(const Backoff&) = delete;
+  Backoff& operator=(const Backoff&) = delete;
   void pause();
   // For a wait with a wake word: met() re-reads the condition (acquire), so that a sleep never
   // begins after the store it waits for.
@@ -206,6 +212,7 @@ class Backoff {
   void late_sleep(uint64_t now);  // one sleep in late_sleeper_'s wait (see its constructor)
   void after_sleep();             // the peer watch, once the wait is a long one
   void watch_peers();
+  void end_published();
   const char* call_;
   bool over_network_ = false;
   RemotePath* sleeper_ = nullptr;
@@ -220,6 +227,7 @@ class Backoff {
   uint64_t watched_ns_ = 0;  // the last peer watch of a sleeping wait
   bool sleeping_ = false;    // past the spins: every pause(met) sleeps
   int exited_ = -1;          // a peer seen gone at the previous pause
+  uint64_t published_ = 0;   // the deadlock watch's token for this wait; 0: not published
 };
 
 // Completes this PE's outstanding transfers (shmem_quiet) / orders them (shmem_fence).

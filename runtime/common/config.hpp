@@ -94,6 +94,12 @@ inline constexpr Var kVars[] = {
      "`shmem_signal_wait_until`, `shmem_set_lock`) sleeps before it looks again: puts and "
      "atomics wake it at once, a store through `shmem_ptr` does not; see Waits",
      nullptr, 10, 100000000},
+    {"VSHMEM_DEADLOCK_S", Type::kInt, "60",
+     "seconds after which a one-node job whose PEs all wait inside vshmem calls (a wait, a "
+     "barrier, a collective, a lock) is judged deadlocked: PE 0 ends it with a message naming "
+     "each PE's call; only a warning where another thread or a GPU kernel could still end a wait "
+     "(thread level above `SHMEM_THREAD_SINGLE`, GPU heap, device code); `0`: never; see Waits",
+     nullptr, 0, 100000000},
     {"VSHMEM_HANDLE_TYPE", Type::kChoice, "auto",
      "how GPU memory is shared between PEs: `auto`, `fabric`, `posix_fd`", "auto|fabric|posix_fd"},
     {"VSHMEM_COMPRESSIBLE", Type::kBool, "0",

@@ -8,6 +8,7 @@
 // host atomics, no GPU traffic, no time limit.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -36,6 +37,20 @@ class HostSyncArea {
   static constexpr int kReleaseCounter = kCounters - 2;
   static constexpr size_t kReleaseWakeOffset = 1152;
   static_assert(kDataWakeOffset + 64 <= kReleaseWakeOffset);
+  // What the PE is blocked in, for the deadlock watch (runtime/api/deadlock.hpp): written by its
+  // own long waits, read by PE 0. owner is 0 while no wait of the PE is published; a reader takes
+  // since_ns, flags and call between two equal reads of owner.
+  struct WaitRecord {
+    std::atomic<uint64_t> owner;     // the publishing wait's token; 0: none
+    std::atomic<uint64_t> since_ns;  // when that wait began (CLOCK_MONOTONIC, node-wide)
+    std::atomic<uint64_t> flags;     // kWaitCertain: nothing but a vshmem call can end it
+    char call[40];                   // the call that waits, NUL-terminated
+  };
+  static constexpr uint64_t kWaitCertain = 1;
+  static constexpr size_t kWaitRecordOffset = 2048;
+  static_assert(kReleaseWakeOffset + 64 <= kWaitRecordOffset);
+  static_assert(kWaitRecordOffset + sizeof(WaitRecord) <= 4096);
+  static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
   // Collective among `peers` (the node-local PEs, without my_pe) over `exchange`.
   static Result<std::unique_ptr<HostSyncArea>> create(FdExchange& exchange,
@@ -51,6 +66,11 @@ class HostSyncArea {
   WakeWord release_wake_word(int pe) const { return word_at(pe, kReleaseWakeOffset, false); }
   // PE pe's data wake word (kDataWakeOffset); empty for a PE not shared with us.
   WakeWord data_wake_word(int pe) const { return word_at(pe, kDataWakeOffset, true); }
+  // PE pe's wait record; null for a PE not shared with us.
+  WaitRecord* wait_record(int pe) const {
+    if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return nullptr;
+    return reinterpret_cast<WaitRecord*>(reinterpret_cast<char*>(base_[pe]) + kWaitRecordOffset);
+  }
 
  private:
   HostSyncArea() = default;

@@ -75,3 +75,20 @@ vshmem_add_mpe_test(NAME init_untouched SOURCES init_untouched.c NPES 1 2 4 ARGS
 vshmem_add_mpe_test(NAME init_steps TARGET mpe_device_state NPES 1 2 LAUNCHERS vshmemrun
   NO_GPU_RERUN ENV VSHMEM_DEBUG=info
   OUTPUT_REGEX "heap growth by [0-9]+ bytes \\(ms\\): create and map own [0-9.]+, agree [0-9.]+, export and exchange handles [0-9.]+, import and map [01] peers [0-9.]+, agree and register [0-9.]+.*shmem_init steps \\(ms\\): bootstrap [0-9.]+, topology [0-9.]+, provider [0-9.]+, plan [0-9.]+, heap_range [0-9.]+, statics [0-9.]+, transport_multicast [0-9.]+, first_chunk [0-9.]+, sync_area [0-9.]+, teams [0-9.]+, barrier [0-9.]+, device_state [0-9.]+, total [0-9.]+")
+# A deadlocked program ends with a message naming every PE's call (VSHMEM_DEADLOCK_S after the
+# last PE began to wait), not a hang; a PE that computes, or a thread that may still write, is no
+# deadlock. Host heap only (on a GPU heap a kernel could end a wait: only a warning there).
+add_executable(mpe_deadlock deadlock.c)
+target_link_libraries(mpe_deadlock PRIVATE vshmem pthread)
+target_include_directories(mpe_deadlock PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+vshmem_add_mpe_test(NAME deadlock_stuck TARGET mpe_deadlock ARGS stuck NPES 2 3 NO_GPU_RERUN
+  LAUNCHERS vshmemrun mpi TIMEOUT 60 ENV VSHMEM_DEADLOCK_S=1 VSHMEM_BACKEND=host
+  WILL_FAIL_REGEX "PE 0: shmem_long_wait_until: deadlock: every PE of the job has waited inside a vshmem call for at least 1 s \\(PE 0 in shmem_long_wait_until for [0-9]+ s, PE 1 in shmem_barrier_all for [0-9]+ s")
+vshmem_add_mpe_test(NAME deadlock_locks TARGET mpe_deadlock ARGS locks NPES 2 3 NO_GPU_RERUN
+  LAUNCHERS vshmemrun TIMEOUT 60 ENV VSHMEM_DEADLOCK_S=1 VSHMEM_BACKEND=host
+  WILL_FAIL_REGEX "deadlock: .*\\(PE 0 in shmem_set_lock for [0-9]+ s, PE 1 in shmem_set_lock for")
+vshmem_add_mpe_test(NAME deadlock_computes TARGET mpe_deadlock ARGS computes NPES 2 3
+  NO_GPU_RERUN LAUNCHERS vshmemrun TIMEOUT 60 ENV VSHMEM_DEADLOCK_S=1 VSHMEM_BACKEND=host)
+vshmem_add_mpe_test(NAME deadlock_thread TARGET mpe_deadlock ARGS thread NPES 2 NO_GPU_RERUN
+  LAUNCHERS vshmemrun TIMEOUT 60 ENV VSHMEM_DEADLOCK_S=1 VSHMEM_BACKEND=host
+  OUTPUT_REGEX "PE 0: shmem_long_wait_until: every PE of the job has waited inside a vshmem call for at least 1 s \\(PE 0 in shmem_long_wait_until for [0-9]+ s, PE 1 in shmem_barrier_all for [0-9]+ s\\): a deadlock, unless another thread")
