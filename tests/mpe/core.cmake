@@ -89,6 +89,8 @@ vshmem_add_mpe_test(NAME deadlock_locks TARGET mpe_deadlock ARGS locks NPES 2 3 
   WILL_FAIL_REGEX "deadlock: .*\\(PE 0 in shmem_set_lock for [0-9]+ s, PE 1 in shmem_set_lock for")
 vshmem_add_mpe_test(NAME deadlock_computes TARGET mpe_deadlock ARGS computes NPES 2 3
   NO_GPU_RERUN LAUNCHERS vshmemrun TIMEOUT 60 ENV VSHMEM_DEADLOCK_S=1 VSHMEM_BACKEND=host)
+vshmem_add_mpe_test(NAME deadlock_stopped TARGET mpe_deadlock ARGS stopped NPES 2 3
+  NO_GPU_RERUN LAUNCHERS vshmemrun TIMEOUT 60 ENV VSHMEM_DEADLOCK_S=1 VSHMEM_BACKEND=host)
 vshmem_add_mpe_test(NAME deadlock_thread TARGET mpe_deadlock ARGS thread NPES 2 NO_GPU_RERUN
   LAUNCHERS vshmemrun TIMEOUT 60 ENV VSHMEM_DEADLOCK_S=1 VSHMEM_BACKEND=host
   OUTPUT_REGEX "PE 0: shmem_long_wait_until: every PE of the job has waited inside a vshmem call for at least 1 s \\(PE 0 in shmem_long_wait_until for [0-9]+ s, PE 1 in shmem_barrier_all for [0-9]+ s\\): a deadlock, unless another thread")

@@ -4,12 +4,18 @@
  *   locks     PEs 0 and 1 each hold one lock and wait for the other's: both in shmem_set_lock.
  *   computes  the last PE computes for 3 s outside vshmem before it writes what PE 0 waits for:
  *             not a deadlock (that PE is not blocked), the job must complete.
+ *   stopped   the last PE is stopped (SIGSTOP, by a child process) in a wait whose condition PE 0
+ *             then meets before it waits itself: every PE sits in a vshmem wait, but the stopped
+ *             one will end its own once it runs again (SIGCONT, 4 s later): no verdict.
  *   thread    (SHMEM_THREAD_MULTIPLE) the last PE's main thread sits in the barrier while another
  *             of its threads sleeps 3 s, then writes what PE 0 waits for: every PE waits in
  *             vshmem, but a thread could still end a wait, so only a warning, and the job
  *             completes. */
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mpe_check.h"
@@ -55,6 +61,28 @@ int main(int argc, char** argv) {
       shmem_long_p(flag, 42, 0);
     }
     if (me == 0) shmem_long_wait_until(flag, SHMEM_CMP_EQ, 42);
+  } else if (strcmp(what, "stopped") == 0) {
+    long* met = flag + 0; /* PE 0 -> last PE: its wait's condition */
+    long* back = locks;   /* last PE -> PE 0, once it has run again */
+    if (me == n - 1) {
+      pid_t self = getpid();
+      pid_t child = fork();
+      CHECK(child >= 0, "fork");
+      if (child == 0) {
+        usleep(2500 * 1000); /* the wait below has published itself (about 1 s in) */
+        kill(self, SIGSTOP);
+        usleep(4000 * 1000);
+        kill(self, SIGCONT);
+        _exit(0);
+      }
+      shmem_long_wait_until(met, SHMEM_CMP_EQ, 1);
+      shmem_long_p(back, 1, 0);
+      CHECK(waitpid(child, NULL, 0) == child, "waitpid");
+    } else if (me == 0) {
+      sleep(3); /* the last PE is stopped by now */
+      shmem_long_p(met, 1, n - 1);
+      shmem_long_wait_until(back, SHMEM_CMP_EQ, 1);
+    }
   } else if (threaded) {
     if (me == n - 1) CHECK(pthread_create(&writer, NULL, late_writer, NULL) == 0, "thread");
     if (me == 0) shmem_long_wait_until(flag, SHMEM_CMP_EQ, 42);
