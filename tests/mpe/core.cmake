@@ -84,6 +84,9 @@ target_include_directories(mpe_deadlock PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 vshmem_add_mpe_test(NAME deadlock_stuck TARGET mpe_deadlock ARGS stuck NPES 2 3 NO_GPU_RERUN
   LAUNCHERS vshmemrun mpi TIMEOUT 60 ENV VSHMEM_DEADLOCK_S=1 VSHMEM_BACKEND=host
   WILL_FAIL_REGEX "PE 0: shmem_long_wait_until: deadlock: every PE of the job has waited inside a vshmem call for at least 1 s \\(PE 0 in shmem_long_wait_until for [0-9]+ s, PE 1 in shmem_barrier_all for [0-9]+ s")
+vshmem_add_mpe_test(NAME deadlock_reduce TARGET mpe_deadlock ARGS reduce NPES 3 NO_GPU_RERUN
+  LAUNCHERS vshmemrun TIMEOUT 60 ENV VSHMEM_DEADLOCK_S=1 VSHMEM_BACKEND=host
+  WILL_FAIL_REGEX "deadlock: .*\\(PE 0 in shmem_long_sum_reduce for [0-9]+ s, PE 1 in shmem_barrier_all for [0-9]+ s, PE 2 in shmem_barrier_all for")
 vshmem_add_mpe_test(NAME deadlock_locks TARGET mpe_deadlock ARGS locks NPES 2 3 NO_GPU_RERUN
   LAUNCHERS vshmemrun TIMEOUT 60 ENV VSHMEM_DEADLOCK_S=1 VSHMEM_BACKEND=host
   WILL_FAIL_REGEX "deadlock: .*\\(PE 0 in shmem_set_lock for [0-9]+ s, PE 1 in shmem_set_lock for")

@@ -1,6 +1,8 @@
 /* The deadlock watch (runtime/api/deadlock.hpp), with VSHMEM_DEADLOCK_S=1:
  *   stuck     PE 0 waits for a value no PE will write, the others sit in a barrier: the job must
  *             end with a message naming every PE's call.
+ *   reduce    PE 0 enters a reduction the others never call (they sit in a barrier): PE 0 in
+ *             shmem_long_sum_reduce.
  *   locks     PEs 0 and 1 each hold one lock and wait for the other's: both in shmem_set_lock.
  *   computes  the last PE computes for 3 s outside vshmem before it writes what PE 0 waits for:
  *             not a deadlock (that PE is not blocked), the job must complete.
@@ -47,6 +49,8 @@ int main(int argc, char** argv) {
   shmem_barrier_all();
   if (strcmp(what, "stuck") == 0) {
     if (me == 0) shmem_long_wait_until(flag, SHMEM_CMP_EQ, 42);
+  } else if (strcmp(what, "reduce") == 0) {
+    if (me == 0) shmem_long_sum_reduce(SHMEM_TEAM_WORLD, flag, locks, 1);
   } else if (strcmp(what, "locks") == 0) {
     if (me < 2) {
       shmem_set_lock(&locks[me]);
