@@ -7,6 +7,8 @@
 #include <string>
 
 #include "runtime/api/runtime.hpp"
+#include "runtime/transport/host_sync.hpp"
+#include "runtime/transport/transport.hpp"
 #include "shmem.h"
 #include "shmemx.h"
 
@@ -28,8 +30,78 @@ void report_failure(const char* call, const Status& st) {
   log::message(log::Level::kError, "%s", st.message().c_str());
 }
 
+// The arguments of a collective allocation, compared across a one-node job where the heap does
+// not check them before the call (VSHMEM_CHECK_SYMMETRY, a bootstrap collective per call): each
+// PE posts them in its shared host sync page before the call's closing barrier and reads every
+// node-local peer's after it, so that every PE sees a mismatch, undoes its allocation and
+// returns NULL, instead of the PEs going on with heaps laid out differently (the next object at
+// different offsets: puts land in the wrong object). Costs a store before the barrier and a
+// read of each peer's line after it. A mismatch that makes one PE grow the heap and not the
+// others is not caught here: growth is a collective of its own, which then ends at the
+// bootstrap's time limit with its own message.
+class ArgsCheck {
+ public:
+  ArgsCheck(Runtime& rt, uint64_t size, uint64_t alignment) : size_(size), alignment_(alignment) {
+    if (rt.n_pes < 2 || rt.heap->checks_symmetry() || rt.transport == nullptr) return;
+    pages_ = rt.transport->mapped().node_barrier();  // null unless every PE is on this node
+    if (pages_ == nullptr) return;
+    number_ = rt.allocations.fetch_add(1, std::memory_order_relaxed) + 1;
+    HostSyncArea::AllocRecord* mine = pages_->alloc_record(rt.my_pe, number_);
+    mine->size.store(size, std::memory_order_relaxed);
+    mine->alignment.store(alignment, std::memory_order_relaxed);
+    mine->number.store(number_, std::memory_order_release);
+  }
+  // After the closing barrier: true when every PE passed the same; else reports the first
+  // difference (naming this PE, the peer and both values).
+  bool agrees(const Runtime& rt, const char* call) const {
+    if (pages_ == nullptr) return true;
+    for (int pe = 0; pe < rt.n_pes; ++pe) {
+      if (pe == rt.my_pe) continue;
+      const HostSyncArea::AllocRecord* r = pages_->alloc_record(pe, number_);
+      const uint64_t number = r->number.load(std::memory_order_acquire);
+      const uint64_t size = r->size.load(std::memory_order_relaxed);
+      const uint64_t alignment = r->alignment.load(std::memory_order_relaxed);
+      const char* what = number != number_         ? "how many allocations they made"
+                         : size != size_           ? "the size"
+                         : alignment != alignment_ ? "the alignment"
+                                                   : nullptr;
+      if (what == nullptr) continue;
+      log::message(log::Level::kError,
+                   "%s: PEs disagree on %s (this PE %d: allocation %llu, %llu bytes, alignment "
+                   "%llu; PE %d: allocation %llu, %llu bytes, alignment %llu); nothing was "
+                   "allocated, every PE returns NULL",
+                   call, what, rt.my_pe, static_cast<unsigned long long>(number_),
+                   static_cast<unsigned long long>(size_),
+                   static_cast<unsigned long long>(alignment_), pe,
+                   static_cast<unsigned long long>(number), static_cast<unsigned long long>(size),
+                   static_cast<unsigned long long>(alignment));
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  HostSyncArea* pages_ = nullptr;
+  uint64_t number_ = 0;
+  uint64_t size_;
+  uint64_t alignment_;
+};
+
+// The call's closing barrier, then the arguments' check: our object back to the heap and NULL
+// when the PEs disagree.
+void* close_allocation(Runtime& rt, const ArgsCheck& check, void* out, const char* call) {
+  shmem_barrier_all();
+  if (check.agrees(rt, call)) return out;
+  if (out != nullptr) {
+    Status st = rt.heap->free(out, call);
+    if (!st) fail(call, st);
+  }
+  return nullptr;
+}
+
 void* allocate(size_t size, size_t alignment, const char* call) {
   Runtime& rt = runtime_for(call);
+  const ArgsCheck check(rt, size, alignment);
   auto r = rt.heap->allocate(size, alignment, call);
   void* out = nullptr;
   if (r) {
@@ -37,8 +109,7 @@ void* allocate(size_t size, size_t alignment, const char* call) {
   } else {
     report_failure(call, r.status());
   }
-  shmem_barrier_all();
-  return out;
+  return close_allocation(rt, check, out, call);
 }
 
 }  // namespace
@@ -68,6 +139,7 @@ void* shmem_calloc(size_t count, size_t size) {
     return nullptr;
   }
   Runtime& rt = runtime_for("shmem_calloc");
+  const ArgsCheck check(rt, bytes, Allocator::kMinAlignment);
   auto r = rt.heap->allocate(bytes, Allocator::kMinAlignment, "shmem_calloc");
   void* out = nullptr;
   if (r) {
@@ -79,8 +151,7 @@ void* shmem_calloc(size_t count, size_t size) {
   } else {
     report_failure("shmem_calloc", r.status());
   }
-  shmem_barrier_all();
-  return out;
+  return close_allocation(rt, check, out, "shmem_calloc");
 }
 
 void* shmem_align(size_t alignment, size_t size) {

@@ -55,6 +55,8 @@ struct Runtime {
   int my_pe = -1;
   int n_pes = 0;
   int thread_level = 0;
+  // Collective allocations made (heap_api.cpp: their arguments are compared across the node).
+  std::atomic<uint64_t> allocations{0};
 
   // Runtime-internal symmetric memory (barrier counters, device sync area).
   uint64_t* barrier_counters = nullptr;  // kBarrierRounds counters

@@ -56,8 +56,11 @@ inline constexpr Var kVars[] = {
      "calls within it never grow the heap (a growth is a collective mapping step of "
      "milliseconds)"},
     {"VSHMEM_CHECK_SYMMETRY", Type::kBool, "on in debug builds",
-     "check that every PE passes the same arguments to `shmem_malloc` & co; a mismatch fails the "
-     "call on every PE with a message instead of corrupting the heap"},
+     "check, before the call, that every PE passes the same arguments to `shmem_malloc` & co "
+     "(a bootstrap collective per call, every job); a mismatch fails the call on every PE with a "
+     "message instead of corrupting the heap. Without it, a job on one node still compares the "
+     "arguments of `shmem_malloc`, `_calloc`, `_align` and `_malloc_with_hints` after the call "
+     "(through the shared host pages: NULL on every PE, the heap left alike)"},
     {"VSHMEM_BOOTSTRAP", Type::kChoice, "auto",
      "how the PEs meet: `auto`, `socket` (vshmemrun), `mpi`, `pmix`", "auto|socket|mpi|pmix"},
     {"VSHMEM_BOOTSTRAP_PMIX_TCP", Type::kBool, "1",

@@ -51,6 +51,19 @@ class HostSyncArea {
   static_assert(kReleaseWakeOffset + 64 <= kWaitRecordOffset);
   static_assert(kWaitRecordOffset + sizeof(WaitRecord) <= 4096);
   static_assert(std::atomic<uint64_t>::is_always_lock_free);
+  // The arguments of the PE's collective allocations (runtime/api/heap_api.cpp), two slots by
+  // the call's number: written before the call's closing barrier, read by the node's PEs after
+  // it. A PE cannot write the slot again before every peer has read it: that takes the next
+  // call's barrier, which each peer reaches only after its reads.
+  struct AllocRecord {
+    std::atomic<uint64_t> number;  // the PE's count of collective allocations, this one included
+    std::atomic<uint64_t> size;
+    std::atomic<uint64_t> alignment;
+    std::atomic<uint64_t> pad;
+  };
+  static constexpr size_t kAllocRecordOffset = 2176;
+  static_assert(kWaitRecordOffset + sizeof(WaitRecord) <= kAllocRecordOffset);
+  static_assert(kAllocRecordOffset + 2 * sizeof(AllocRecord) <= 4096);
 
   // Collective among `peers` (the node-local PEs, without my_pe) over `exchange`.
   static Result<std::unique_ptr<HostSyncArea>> create(FdExchange& exchange,
@@ -66,6 +79,12 @@ class HostSyncArea {
   WakeWord release_wake_word(int pe) const { return word_at(pe, kReleaseWakeOffset, false); }
   // PE pe's data wake word (kDataWakeOffset); empty for a PE not shared with us.
   WakeWord data_wake_word(int pe) const { return word_at(pe, kDataWakeOffset, true); }
+  // PE pe's allocation record for its call number `number`; null for a PE not shared with us.
+  AllocRecord* alloc_record(int pe, uint64_t number) const {
+    if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return nullptr;
+    return reinterpret_cast<AllocRecord*>(reinterpret_cast<char*>(base_[pe]) + kAllocRecordOffset) +
+           (number & 1);
+  }
   // PE pe's wait record; null for a PE not shared with us.
   WaitRecord* wait_record(int pe) const {
     if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return nullptr;

@@ -19,6 +19,16 @@ vshmem_add_mpe_test(NAME errors_bad_env TARGET mpe_errors ARGS none NPES 2
   ENV SHMEM_SYMMETRIC_SIZE=12q WILL_FAIL_REGEX "SHMEM_SYMMETRIC_SIZE: '12q' is not a size")
 vshmem_add_mpe_test(NAME errors_symmetry TARGET mpe_errors ARGS symmetry NPES 2 3
   ENV VSHMEM_CHECK_SYMMETRY=1 WILL_FAIL_REGEX "shmem_malloc: PEs disagree on the size")
+# Without that check, a one-node job still compares the arguments after the call (through the
+# shared host pages): NULL on every PE, the heap left alike.
+add_executable(mpe_alloc_args alloc_args.c)
+target_link_libraries(mpe_alloc_args PRIVATE vshmem)
+target_include_directories(mpe_alloc_args PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+foreach(_case size alignment calloc)
+  vshmem_add_mpe_test(NAME alloc_args_${_case} TARGET mpe_alloc_args ARGS ${_case} NPES 2 3
+    NO_GPU_RERUN LAUNCHERS vshmemrun mpi TIMEOUT 60 ENV VSHMEM_CHECK_SYMMETRY=0
+    OUTPUT_REGEX "PE 0: shmem_(malloc|align|calloc): PEs disagree on the (size|alignment) \\(this PE 0: allocation 2, [0-9]+ bytes")
+endforeach()
 vshmem_add_mpe_test(NAME errors_pe_dies TARGET mpe_errors ARGS pe_dies NPES 2 4
   WILL_FAIL_REGEX "(PE 1|rank 1)[^.]*(signal|killed|SIGKILL|died)")
 # Two simulated nodes: remote RMA and atomics go through the remote path (UCX).
