@@ -1,7 +1,6 @@
 #include "runtime/api/deadlock.hpp"
 
 #include <sys/types.h>
-#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,6 +12,7 @@
 #include "runtime/api/runtime.hpp"
 #include "runtime/common/env.hpp"
 #include "runtime/common/log.hpp"
+#include "runtime/common/process_info.hpp"
 #include "runtime/transport/host_sync.hpp"
 #include "runtime/transport/transport.hpp"
 #include "shmem.h"
@@ -26,12 +26,6 @@ std::atomic<uint64_t> g_limit_ns{0};  // 0: not watched
 std::atomic<uint64_t> g_flags{0};     // HostSyncArea::kWaitCertain for this PE's waits
 std::atomic<uint64_t> g_next_token{1};
 std::atomic<bool> g_warned{false};
-
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 HostSyncArea* shared_pages() {
   const Runtime* rt = g_runtime;
@@ -62,22 +56,13 @@ bool read_record(const Record& r, Seen* out) {
 // Whether process pid is stopped (SIGSTOP, or a debugger holds it): it may be inside a wait whose
 // condition already holds and that it has not looked at yet, so its record says nothing.
 bool process_stopped(pid_t pid) {
-  if (pid <= 0) return false;
-  char path[64];
-  std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
-  FILE* f = std::fopen(path, "re");
-  if (f == nullptr) return false;
-  char text[512] = {};
-  const size_t n = std::fread(text, 1, sizeof(text) - 1, f);
-  std::fclose(f);
-  text[n] = '\0';
-  const char* close = std::strrchr(text, ')');  // the name may hold spaces and parentheses
-  return close != nullptr && close[1] == ' ' && (close[2] == 'T' || close[2] == 't');
+  const char state = process_state(pid);
+  return state == 'T' || state == 't';
 }
 
 void judge(const Runtime& rt, const HostSyncArea& pages, const char* call) {
   const uint64_t limit = g_limit_ns.load(std::memory_order_relaxed);
-  const uint64_t now = now_ns();
+  const uint64_t now = monotonic_ns();
   std::string who;
   bool certain = true;
   for (int pe = 0; pe < rt.n_pes; ++pe) {

@@ -135,11 +135,6 @@ void cpu_pause() {
   asm volatile("yield");
 #endif
 }
-uint64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 constexpr uint64_t kActiveNs = 50'000'000;  // then nap: the wait is not a short one
 // When the wait yields, it spins only briefly first: a CPU pause costs 10-150 ns depending on
 // the processor (145 ns on the 2-core AMD EPYC VM of bench/RESULTS.md, where 64 of them held

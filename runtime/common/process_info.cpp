@@ -14,29 +14,42 @@
 namespace vshmem {
 namespace {
 
-// Field `field` (1-based, >= 3) of /proc/<pid>/stat, or 0.
-unsigned long long stat_field(pid_t pid, int field) {
+// Field `field` (1-based, >= 3) of /proc/<pid>/stat into `buf`: a pointer to its text, or null.
+const char* stat_field_text(pid_t pid, int field, char (&buf)[1024]) {
   char path[64];
   std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
   FILE* f = std::fopen(path, "r");
-  if (f == nullptr) return 0;
-  char buf[1024];
+  if (f == nullptr) return nullptr;
   size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
   std::fclose(f);
   buf[n] = 0;
   // The command name (field 2) may hold spaces and parentheses: count fields after the last ')'.
   const char* p = std::strrchr(buf, ')');
-  if (p == nullptr) return 0;
+  if (p == nullptr) return nullptr;
   int at = 2;
   for (; *p != 0 && at < field; ++p) {
     if (*p == ' ') ++at;
   }
-  return std::strtoull(p, nullptr, 10);
+  return *p != 0 ? p : nullptr;
+}
+
+// Field `field` (1-based, >= 3) of /proc/<pid>/stat as a number, or 0.
+unsigned long long stat_field(pid_t pid, int field) {
+  char buf[1024];
+  const char* text = stat_field_text(pid, field, buf);
+  return text != nullptr ? std::strtoull(text, nullptr, 10) : 0;
 }
 
 }  // namespace
 
 uint64_t process_start_time(pid_t pid) { return stat_field(pid, 22); }
+
+char process_state(pid_t pid) {
+  if (pid <= 0) return '\0';
+  char buf[1024];
+  const char* text = stat_field_text(pid, 3, buf);
+  return text != nullptr ? *text : '\0';
+}
 
 pid_t process_parent(pid_t pid) {
   if (pid <= 0) return -1;

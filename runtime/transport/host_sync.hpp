@@ -81,22 +81,28 @@ class HostSyncArea {
   WakeWord data_wake_word(int pe) const { return word_at(pe, kDataWakeOffset, true); }
   // PE pe's allocation record for its call number `number`; null for a PE not shared with us.
   AllocRecord* alloc_record(int pe, uint64_t number) const {
-    if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return nullptr;
-    return reinterpret_cast<AllocRecord*>(reinterpret_cast<char*>(base_[pe]) + kAllocRecordOffset) +
-           (number & 1);
+    char* at = page(pe);
+    return at != nullptr ? reinterpret_cast<AllocRecord*>(at + kAllocRecordOffset) + (number & 1)
+                         : nullptr;
   }
   // PE pe's wait record; null for a PE not shared with us.
   WaitRecord* wait_record(int pe) const {
-    if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return nullptr;
-    return reinterpret_cast<WaitRecord*>(reinterpret_cast<char*>(base_[pe]) + kWaitRecordOffset);
+    char* at = page(pe);
+    return at != nullptr ? reinterpret_cast<WaitRecord*>(at + kWaitRecordOffset) : nullptr;
   }
 
  private:
   HostSyncArea() = default;
+  // PE pe's page; null for a PE not shared with us.
+  char* page(int pe) const {
+    if (pe < 0 || static_cast<size_t>(pe) >= base_.size()) return nullptr;
+    return reinterpret_cast<char*>(base_[pe]);
+  }
   // The wake word at `offset` bytes into PE pe's page; empty for a PE not shared with us.
   WakeWord word_at(int pe, size_t offset, bool copy_writers) const {
-    if (pe < 0 || static_cast<size_t>(pe) >= base_.size() || base_[pe] == nullptr) return {};
-    auto* words = reinterpret_cast<uint32_t*>(base_[pe] + offset / sizeof(uint64_t));
+    char* at = page(pe);
+    if (at == nullptr) return {};
+    auto* words = reinterpret_cast<uint32_t*>(at + offset);
     return WakeWord{words, words + 1, copy_writers};
   }
   std::unique_ptr<MemoryProvider> provider_;
