@@ -30,6 +30,7 @@
 
 #include "runtime/api/runtime.hpp"
 #include "runtime/api/team.hpp"
+#include "runtime/memory/host_copy.hpp"
 #include "shmem.h"
 
 using namespace vshmem;
@@ -251,7 +252,7 @@ bool reduce_direct(Runtime& rt, const Group& g, void* dest, const void* source, 
   for (int k = 1; k < n; ++k) {
     const int i = (g.my_index + k) % n;
     const auto [l, h] = slice(i);
-    if (h > l) std::memcpy(dst[g.my_index] + l * elem, dst[i] + l * elem, (h - l) * elem);
+    if (h > l) host_copy(dst[g.my_index] + l * elem, dst[i] + l * elem, (h - l) * elem);
   }
   group_barrier(rt, g, call);  // nobody reads our dest any more
   return true;
@@ -620,13 +621,13 @@ bool alltoall_pushed(Runtime& rt, const Group& g, char* dest, const char* source
     others.resize(others.size() - ready);
     for (int m : written) {
       const size_t i = static_cast<size_t>(index_of[m]);
-      std::memcpy(to[i] + static_cast<size_t>(me) * block, source + i * block, block);
+      host_copy(to[i] + static_cast<size_t>(me) * block, source + i * block, block);
       group_post(rt, g, m, call);  // m's block from us is there
     }
     group_wake(rt, written.data(), static_cast<int>(written.size()));
   }
-  std::memcpy(dest + static_cast<size_t>(me) * block, source + static_cast<size_t>(me) * block,
-              block);
+  host_copy(dest + static_cast<size_t>(me) * block, source + static_cast<size_t>(me) * block,
+            block);
   // Every member's block for us (in any order: all of them are needed).
   for (int k = 1; k < n; ++k) group_wait(rt, g, g.members[(me - k + n) % n], call);
   return true;

@@ -11,6 +11,7 @@
 
 #include "runtime/common/log.hpp"
 #include "runtime/memory/host_atomic.hpp"
+#include "runtime/memory/host_copy.hpp"
 #include "runtime/memory/memory.hpp"
 
 namespace vshmem {
@@ -158,7 +159,7 @@ class HostProvider final : public MemoryProvider {
   }
 
   Status copy(void* dst, const void* src, size_t bytes) override {
-    std::memmove(dst, src, bytes);
+    host_copy(dst, src, bytes);
     return Status::ok();
   }
 

@@ -3,13 +3,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "runtime/common/private_dir.hpp"
 #include "runtime/ipc/fd_passing.hpp"
+#include "runtime/memory/host_copy.hpp"
 #include "runtime/memory/memory.hpp"
 
 namespace vshmem {
@@ -81,6 +84,50 @@ TEST(HostProvider, TeardownLeavesNoMappings) {
     static_cast<char*>((*m)->address())[0] = 1;
   }
   EXPECT_EQ(count_maps_in(base, base + 8 * g), 0u);
+}
+
+TEST(HostCopy, TakesRepMovsbOnZen5WithFsrmOnly) {
+  EXPECT_TRUE(rep_movsb_preferred_for(true, 0x1A, true));
+  EXPECT_TRUE(rep_movsb_preferred_for(true, 0x1B, true));
+  EXPECT_FALSE(rep_movsb_preferred_for(true, 0x19, true));   // Zen 3 / Zen 4
+  EXPECT_FALSE(rep_movsb_preferred_for(true, 0x1A, false));  // no FSRM
+  EXPECT_FALSE(rep_movsb_preferred_for(false, 6, true));     // Intel
+}
+
+// Sizes on both sides of kRepMovsbFrom, odd offsets, and overlapping ranges in both directions:
+// host_copy is the host provider's copy, which has memmove's contract (a put to this PE may
+// overlap its source). On a CPU where rep_movsb_preferred() holds (the CI box), the overlapping
+// cases fail if the instruction is taken for them.
+TEST(HostCopy, CopiesLikeMemmove) {
+  const size_t sizes[] = {
+      1, 4096, kRepMovsbFrom - 1, kRepMovsbFrom, kRepMovsbFrom + 3, 3 * kRepMovsbFrom + 77};
+  const size_t offsets[] = {0, 1, 63, 4095};
+  const size_t cap = 3 * kRepMovsbFrom + 77 + 8192 + 8192;
+  std::vector<unsigned char> a(cap), b(cap), want(cap);
+  std::mt19937 gen(7);
+  for (size_t n : sizes) {
+    for (auto& x : a) x = static_cast<unsigned char>(gen());
+    for (size_t so : offsets) {
+      for (size_t d_o : offsets) {
+        std::fill(b.begin(), b.end(), 0xEE);
+        host_copy(b.data() + d_o, a.data() + so, n);
+        ASSERT_EQ(0, std::memcmp(b.data() + d_o, a.data() + so, n)) << n << " " << so << " " << d_o;
+        ASSERT_EQ(d_o == 0 ? 0xEE : b[d_o - 1], 0xEE) << "wrote before dst";
+        ASSERT_EQ(b[d_o + n], 0xEE) << "wrote past dst";
+      }
+    }
+    // Overlap, forwards and backwards by a few bytes and by a page.
+    for (ptrdiff_t shift : {ptrdiff_t{3}, ptrdiff_t{-3}, ptrdiff_t{4096}, ptrdiff_t{-4096}}) {
+      for (auto& x : a) x = static_cast<unsigned char>(gen());
+      want = a;
+      unsigned char* src = a.data() + 8192;
+      std::memmove(want.data() + 8192 + shift, want.data() + 8192, n);
+      host_copy(src + shift, src, n);
+      ASSERT_EQ(0, std::memcmp(a.data(), want.data(), cap)) << n << " shift " << shift;
+    }
+  }
+  std::printf("rep movsb for copies of %zu bytes and more on this CPU: %s\n", kRepMovsbFrom,
+              rep_movsb_preferred() ? "yes" : "no");
 }
 
 TEST(FdExchange, PassesMemoryBetweenProcesses) {
