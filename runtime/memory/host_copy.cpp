@@ -43,8 +43,13 @@ bool rep_movsb_preferred() {
   return preferred;
 }
 
+// GCC's names for the sanitizers (the project builds its sanitizer trees with GCC).
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define VSHMEM_REP_MOVSB 1
+#endif
+
 void host_copy_large(void* dst, const void* src, size_t n) {
-#if defined(__x86_64__)
+#if defined(VSHMEM_REP_MOVSB)
   const auto d = reinterpret_cast<uintptr_t>(dst), s = reinterpret_cast<uintptr_t>(src);
   const bool overlap = d < s + n && s < d + n;
   if (!overlap && rep_movsb_preferred()) {

@@ -7,9 +7,10 @@
 // the instruction is the faster one above that size too: measured on the 2-core CI box (one core,
 // 16 blocks copied in turn, best of 5, bench/RESULTS.md, issue #15 session 31), 1 MiB 34.9
 // against 29.9 GB/s, 2 MiB 28.9 against 23.2, 64 MiB 20.3 against 17.4, whatever the buffers'
-// alignment, and the same below 1 MiB (both use it there). host_copy takes
-// `rep movsb` for copies of kRepMovsbFrom bytes or more where rep_movsb_preferred() says so, and
-// the C library's memmove everywhere else (other processors keep its choice: not measured here).
+// alignment, and the same below 1 MiB (both use it there). host_copy takes `rep movsb` for copies
+// of kRepMovsbFrom bytes or more where rep_movsb_preferred() says so, and the C library's memmove
+// everywhere else (other processors keep its choice: not measured here). Sanitizer builds always
+// take memmove, which AddressSanitizer and ThreadSanitizer check (they do not see into the asm).
 #pragma once
 
 #include <cstddef>
