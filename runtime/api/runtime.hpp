@@ -2,8 +2,6 @@
 // through here. Thin rules for the entry points: validate, translate, dispatch.
 #pragma once
 
-#include <time.h>
-
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -13,6 +11,7 @@
 #include "runtime/api/job_watch.hpp"
 #include "runtime/api/peer_watch.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/common/clock.hpp"
 #include "runtime/common/log.hpp"
 #include "runtime/common/status.hpp"
 #include "runtime/heap/data_segment.hpp"
@@ -123,14 +122,6 @@ void rma_put_nbi(Runtime& rt, void* dest, const void* source, size_t bytes, int 
 void rma_get_nbi(Runtime& rt, void* dest, const void* source, size_t bytes, int pe,
                  const char* call);
 uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const char* call);
-
-// CLOCK_MONOTONIC in nanoseconds: the waits' clock, the same in every process of a node (the
-// deadlock watch compares the start of waits across PEs).
-inline uint64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 // The pause of a host-side wait loop. It spins (CPU pause) while the PEs of this machine do not
 // outnumber their CPUs, else it yields the core after a few spins (runtime/api/wait_policy.hpp);

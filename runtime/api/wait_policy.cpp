@@ -1,7 +1,6 @@
 #include "runtime/api/wait_policy.hpp"
 
 #include <fcntl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "runtime/common/clock.hpp"
 #include "runtime/common/env.hpp"
 #include "runtime/common/log.hpp"
 
@@ -180,12 +180,6 @@ namespace {
 // second at most, and one that is gone (or a PE of ours that merely computed) costs little.
 std::atomic<uint64_t> g_no_yield_until_ns{0};
 std::atomic<uint64_t> g_no_yield_ns{YieldPhase::kMinNoYieldNs};
-
-uint64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 // The machine's runnable tasks against this job's PEs on it, looked at every kRunnableLookNs at
 // most (reading /proc/loadavg costs a few microseconds).
