@@ -1,4 +1,6 @@
 // Ordering (fence, quiet) and the job-wide barrier.
+#include <sched.h>
+
 #include <atomic>
 
 #include "runtime/api/runtime.hpp"
@@ -47,12 +49,23 @@ void gathered_barrier(Runtime& rt, HostSyncArea& shared, uint64_t epoch, const c
     while (!met()) backoff.pause(met);
   };
   if (rt.my_pe == 0) {
-    wait_for(shared.wake_word(0),
-             [&] { return __atomic_load_n(arrived, __ATOMIC_ACQUIRE) >= all_arrived; });
+    // While the members that last arrived on PE 0's CPU have all arrived, the missing ones run
+    // elsewhere, and the PEs sharing this CPU can do nothing but wait for the release: PE 0 spins
+    // instead of yielding the core to them (YieldPhase::spin). 4 PEs on 2 CPUs:
+    // bench/RESULTS.md, issue #15 session 32.
+    auto all_in = [&] { return __atomic_load_n(arrived, __ATOMIC_ACQUIRE) >= all_arrived; };
+    auto mates_in = [&] { return shared.arrived_from_cpu(rt.n_pes, epoch, sched_getcpu()); };
+    if (!all_in() && !yield_until(all_in, mates_in)) {
+      Backoff backoff(call, shared.wake_word(0));
+      while (!all_in()) backoff.pause(all_in);
+    }
     __atomic_store_n(release, epoch, __ATOMIC_SEQ_CST);
     wake(shared.release_wake_word(0));
     return;
   }
+  HostSyncArea::ArrivalRecord* mine = shared.arrival_record(rt.my_pe);
+  mine->cpu.store(sched_getcpu(), std::memory_order_relaxed);
+  mine->epoch.store(epoch, std::memory_order_release);
   // The add is seq_cst, as wake() requires of the store that may satisfy a sleeper.
   if (__atomic_add_fetch(arrived, 1, __ATOMIC_SEQ_CST) == all_arrived) wake(shared.wake_word(0));
   wait_for(shared.release_wake_word(0),

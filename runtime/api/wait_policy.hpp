@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/common/clock.hpp"
 #include "runtime/common/status.hpp"
 
 namespace vshmem::detail {
@@ -117,6 +118,16 @@ class YieldPhase {
   bool active() const { return start_ns_ != 0; }
   // One sched_yield; false (and no yield) once the phase is over.
   bool yield();
+  // Spins (a CPU pause at a time) until met() holds, for at most kSpinBoutNs, then yields once
+  // (yield()) if it still does not: for a wait whose condition only PEs on other CPUs can make
+  // true while the PEs sharing this CPU all wait for this one (spin_first of yield_until). There
+  // a yield hands the core to a PE that can only yield it back: two context switches for nothing,
+  // 12 us on the 2-core VM of bench/RESULTS.md (issue #15 session 32). Bounded, and followed by a
+  // yield, because what the caller knows of where the PEs run may be stale. false (and no spin)
+  // once the phase is over.
+  template <typename Met>
+  bool spin(Met&& met);
+  static constexpr uint64_t kSpinBoutNs = 25'000;
   // The wait's condition held after a yield of this phase.
   void answered();
 
@@ -144,6 +155,39 @@ bool yield_until(Met&& met) {
     }
   }
   return false;
+}
+
+// yield_until, but spinning (YieldPhase::spin) instead of yielding whenever spin_first() holds:
+// the PEs on this CPU wait for this one, and only PEs elsewhere can make met() true.
+template <typename Met, typename SpinFirst>
+bool yield_until(Met&& met, SpinFirst&& spin_first) {
+  YieldPhase phase;
+  while (spin_first() ? phase.spin(met) : phase.yield()) {
+    if (met()) {
+      phase.answered();
+      return true;
+    }
+  }
+  return false;
+}
+
+template <typename Met>
+bool YieldPhase::spin(Met&& met) {
+  if (start_ns_ == 0) return false;
+  const uint64_t begin = monotonic_ns();
+  if (begin - start_ns_ >= kYieldPhaseNs) {
+    start_ns_ = 0;
+    return false;
+  }
+  for (unsigned i = 1; !met(); ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+    if (i % 16 == 0 && monotonic_ns() - begin >= kSpinBoutNs) return yield();
+  }
+  return true;
 }
 
 }  // namespace vshmem::detail

@@ -65,6 +65,16 @@ class HostSyncArea {
   static_assert(kWaitRecordOffset + sizeof(WaitRecord) <= kAllocRecordOffset);
   static_assert(kAllocRecordOffset + 2 * sizeof(AllocRecord) <= 4096);
 
+  // A member's last arrival at the gathered barrier (sync.cpp), on its own page: the barrier's
+  // epoch and the CPU it arrived on. PE 0 reads them to tell whether the PEs that last ran on its
+  // CPU have all arrived (then its wait spins rather than yield the core to them).
+  struct ArrivalRecord {
+    std::atomic<uint64_t> epoch;
+    std::atomic<int64_t> cpu;
+  };
+  static constexpr size_t kArrivalRecordOffset = 2304;
+  static_assert(kAllocRecordOffset + 2 * sizeof(AllocRecord) <= kArrivalRecordOffset);
+  static_assert(kArrivalRecordOffset + sizeof(ArrivalRecord) <= 4096);
   // Collective among `peers` (the node-local PEs, without my_pe) over `exchange`.
   static Result<std::unique_ptr<HostSyncArea>> create(FdExchange& exchange,
                                                       const std::vector<int>& peers, int my_pe,
@@ -84,6 +94,28 @@ class HostSyncArea {
     char* at = page(pe);
     return at != nullptr ? reinterpret_cast<AllocRecord*>(at + kAllocRecordOffset) + (number & 1)
                          : nullptr;
+  }
+  // PE pe's arrival record; null for a PE not shared with us.
+  ArrivalRecord* arrival_record(int pe) const {
+    char* at = page(pe);
+    return at != nullptr ? reinterpret_cast<ArrivalRecord*>(at + kArrivalRecordOffset) : nullptr;
+  }
+  // Whether every PE of [1, n_pes) whose last arrival at the gathered barrier was on `cpu` has
+  // arrived at `epoch` (a PE that never arrived counts as on CPU 0).
+  bool arrived_from_cpu(int n_pes, uint64_t epoch, int64_t cpu) const {
+    return arrived_from_cpu([this](int pe) { return arrival_record(pe); }, n_pes, epoch, cpu);
+  }
+  // The same over the records record_of(pe) gives (null: a PE not shared with us).
+  template <typename RecordOf>
+  static bool arrived_from_cpu(RecordOf&& record_of, int n_pes, uint64_t epoch, int64_t cpu) {
+    for (int pe = 1; pe < n_pes; ++pe) {
+      const ArrivalRecord* r = record_of(pe);
+      if (r != nullptr && r->epoch.load(std::memory_order_acquire) < epoch &&
+          r->cpu.load(std::memory_order_relaxed) == cpu) {
+        return false;
+      }
+    }
+    return true;
   }
   // PE pe's wait record; null for a PE not shared with us.
   WaitRecord* wait_record(int pe) const {

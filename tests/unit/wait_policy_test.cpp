@@ -1,6 +1,8 @@
 // The wait policy's count of PEs and CPUs per host (runtime/api/wait_policy.hpp).
 #include "runtime/api/wait_policy.hpp"
 
+#include "runtime/transport/host_sync.hpp"
+
 #include <gtest/gtest.h>
 
 #include <pthread.h>
@@ -227,6 +229,82 @@ TEST(YieldPhase, AYieldToABusyThreadEndsYieldingForAWhile) {
   // And they yield again later.
   EXPECT_TRUE(yields_allowed_within(std::chrono::nanoseconds(YieldPhase::kMaxNoYieldNs) +
                                     std::chrono::milliseconds(500)));
+}
+
+// A spin bout whose condition never holds ends after kSpinBoutNs with one yield, and the phase
+// goes on; once the phase is over, spin() neither spins nor yields.
+TEST(YieldPhase, ASpinBoutIsBoundedAndEndsWithAYield) {
+  ASSERT_TRUE(yields_allowed_within(std::chrono::milliseconds(1000)));
+  YieldPhase phase;
+  ASSERT_TRUE(phase.active());
+  int looks = 0;
+  auto never = [&] { return ++looks < 0; };
+  const uint64_t t0 = now_ns();
+  EXPECT_TRUE(phase.spin(never));
+  const uint64_t took = now_ns() - t0;
+  EXPECT_GE(took, YieldPhase::kSpinBoutNs);
+  EXPECT_LT(took, YieldPhase::kSpinBoutNs + 100'000'000ull);
+  EXPECT_GT(looks, 16);
+  while (phase.spin(never)) {
+  }
+  EXPECT_FALSE(phase.active());
+  looks = 0;
+  EXPECT_FALSE(phase.spin(never));
+  EXPECT_EQ(looks, 0);
+}
+
+// A condition that another thread makes true while the wait spins ends the wait, and spin_first
+// is asked before every bout or yield.
+TEST(YieldPhase, YieldUntilSpinsWhileSpinFirstHolds) {
+  ASSERT_TRUE(yields_allowed_within(std::chrono::milliseconds(1000)));
+  std::atomic<bool> done{false};
+  int asked = 0;
+  std::thread setter([&] {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    done.store(true, std::memory_order_release);
+  });
+  const bool met = yield_until([&] { return done.load(std::memory_order_acquire); },
+                               [&] { return ++asked > 0; });
+  setter.join();
+  // The phase lasts kYieldPhaseNs: on a loaded machine the setter may come later than that.
+  if (met) {
+    EXPECT_GE(asked, 1);
+  } else {
+    EXPECT_TRUE(done.load());
+  }
+  // Met on the third look, inside the first bout: the wait ends there (the caller looks once
+  // more), not at the bout's time limit (thousands of looks).
+  ASSERT_TRUE(yields_allowed_within(std::chrono::milliseconds(1000)));
+  int looks = 0;
+  EXPECT_TRUE(yield_until([&] { return ++looks >= 3; }, [] { return true; }));
+  EXPECT_EQ(looks, 4);
+}
+
+// PE 0 of the gathered barrier spins only while every member that last arrived on its CPU has
+// arrived at this epoch (records of PEs 1..3; PE 0's own is not looked at).
+TEST(GatheredBarrier, MembersOfACpuHaveArrived) {
+  HostSyncArea::ArrivalRecord records[4] = {};
+  auto of = [&](int pe) { return &records[pe]; };
+  // Never arrived: counted as on CPU 0.
+  EXPECT_FALSE(HostSyncArea::arrived_from_cpu(of, 4, 1, 0));
+  EXPECT_TRUE(HostSyncArea::arrived_from_cpu(of, 4, 1, 1));
+  records[1].cpu = 0;
+  records[1].epoch = 5;
+  records[2].cpu = 1;
+  records[2].epoch = 4;
+  records[3].cpu = 0;
+  records[3].epoch = 4;
+  EXPECT_FALSE(HostSyncArea::arrived_from_cpu(of, 4, 5, 0));  // PE 3 is missing on CPU 0
+  EXPECT_FALSE(HostSyncArea::arrived_from_cpu(of, 4, 5, 1));  // PE 2 on CPU 1
+  EXPECT_TRUE(HostSyncArea::arrived_from_cpu(of, 4, 5, 2));   // nobody last ran on CPU 2
+  records[3].epoch = 5;
+  EXPECT_TRUE(HostSyncArea::arrived_from_cpu(of, 4, 5, 0));
+  EXPECT_TRUE(HostSyncArea::arrived_from_cpu(of, 3, 5, 0) &&
+              !HostSyncArea::arrived_from_cpu(of, 3, 5, 1));  // only PEs below n_pes count
+  // A PE not shared with us (no record) does not count.
+  auto none = [&](int pe) { return pe == 3 ? nullptr : &records[pe]; };
+  records[3].epoch = 4;
+  EXPECT_TRUE(HostSyncArea::arrived_from_cpu(none, 4, 5, 0));
 }
 
 }  // namespace
