@@ -244,7 +244,7 @@ TEST(YieldPhase, ASpinBoutIsBoundedAndEndsWithAYield) {
   const uint64_t took = now_ns() - t0;
   EXPECT_GE(took, YieldPhase::kSpinBoutNs);
   EXPECT_LT(took, YieldPhase::kSpinBoutNs + 100'000'000ull);
-  EXPECT_GT(looks, 16);
+  EXPECT_GE(looks, 16);  // the clock is read every 16 looks
   while (phase.spin(never)) {
   }
   EXPECT_FALSE(phase.active());
