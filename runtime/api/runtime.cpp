@@ -128,13 +128,6 @@ VSHMEM_HOT uint64_t rma_atomic(Runtime& rt, AtomicRequest request, int pe, const
 }
 
 namespace {
-void cpu_pause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 constexpr uint64_t kActiveNs = 50'000'000;  // then nap: the wait is not a short one
 // When the wait yields, it spins only briefly first: a CPU pause costs 10-150 ns depending on
 // the processor (145 ns on the 2-core AMD EPYC VM of bench/RESULTS.md, where 64 of them held

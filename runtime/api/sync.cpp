@@ -43,8 +43,9 @@ void gathered_barrier(Runtime& rt, HostSyncArea& shared, uint64_t epoch, const c
   uint64_t* arrived = shared.counter(0, HostSyncArea::kArrivedCounter);
   uint64_t* release = shared.counter(0, HostSyncArea::kReleaseCounter);
   const uint64_t all_arrived = epoch * static_cast<uint64_t>(rt.n_pes - 1);
-  auto wait_for = [&](WakeWord word, auto&& met) {
-    if (met() || yield_until(met)) return;
+  // spin_first: see yield_until.
+  auto wait_for = [&](WakeWord word, auto&& met, auto&& spin_first) {
+    if (met() || yield_until(met, spin_first)) return;
     Backoff backoff(call, word);
     while (!met()) backoff.pause(met);
   };
@@ -53,12 +54,10 @@ void gathered_barrier(Runtime& rt, HostSyncArea& shared, uint64_t epoch, const c
     // elsewhere, and the PEs sharing this CPU can do nothing but wait for the release: PE 0 spins
     // instead of yielding the core to them (YieldPhase::spin). 4 PEs on 2 CPUs:
     // bench/RESULTS.md, issue #15 session 32.
-    auto all_in = [&] { return __atomic_load_n(arrived, __ATOMIC_ACQUIRE) >= all_arrived; };
-    auto mates_in = [&] { return shared.arrived_from_cpu(rt.n_pes, epoch, sched_getcpu()); };
-    if (!all_in() && !yield_until(all_in, mates_in)) {
-      Backoff backoff(call, shared.wake_word(0));
-      while (!all_in()) backoff.pause(all_in);
-    }
+    wait_for(
+        shared.wake_word(0),
+        [&] { return __atomic_load_n(arrived, __ATOMIC_ACQUIRE) >= all_arrived; },
+        [&] { return shared.arrived_from_cpu(rt.n_pes, epoch, sched_getcpu()); });
     __atomic_store_n(release, epoch, __ATOMIC_SEQ_CST);
     wake(shared.release_wake_word(0));
     return;
@@ -68,8 +67,9 @@ void gathered_barrier(Runtime& rt, HostSyncArea& shared, uint64_t epoch, const c
   mine->epoch.store(epoch, std::memory_order_release);
   // The add is seq_cst, as wake() requires of the store that may satisfy a sleeper.
   if (__atomic_add_fetch(arrived, 1, __ATOMIC_SEQ_CST) == all_arrived) wake(shared.wake_word(0));
-  wait_for(shared.release_wake_word(0),
-           [&] { return __atomic_load_n(release, __ATOMIC_ACQUIRE) >= epoch; });
+  wait_for(
+      shared.release_wake_word(0),
+      [&] { return __atomic_load_n(release, __ATOMIC_ACQUIRE) >= epoch; }, [] { return false; });
 }
 
 }  // namespace

@@ -235,10 +235,7 @@ YieldPhase::YieldPhase() {
 bool YieldPhase::yield() {
   if (start_ns_ == 0) return false;
   const uint64_t before = monotonic_ns();
-  if (before - start_ns_ >= kYieldPhaseNs) {
-    start_ns_ = 0;
-    return false;
-  }
+  if (!going_on(before)) return false;
   sched_yield();
   const uint64_t after = monotonic_ns();
   if (after - before >= kLongYieldNs) {

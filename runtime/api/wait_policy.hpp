@@ -132,6 +132,13 @@ class YieldPhase {
   void answered();
 
  private:
+  // Whether the phase goes on at `now` (ends it past kYieldPhaseNs).
+  bool going_on(uint64_t now) {
+    if (start_ns_ == 0) return false;
+    if (now - start_ns_ < kYieldPhaseNs) return true;
+    start_ns_ = 0;
+    return false;
+  }
   uint64_t start_ns_ = 0;
 };
 
@@ -144,21 +151,9 @@ bool others_runnable_in(const char* loadavg, int host_pes);
 void set_host_pes_for_wait(int pes);
 
 // Yields (YieldPhase) until met() holds: true when it does, false when the phase ended first (the
-// caller then sleeps). met() reads the condition with at least acquire ordering.
-template <typename Met>
-bool yield_until(Met&& met) {
-  YieldPhase phase;
-  while (phase.yield()) {
-    if (met()) {
-      phase.answered();
-      return true;
-    }
-  }
-  return false;
-}
-
-// yield_until, but spinning (YieldPhase::spin) instead of yielding whenever spin_first() holds:
-// the PEs on this CPU wait for this one, and only PEs elsewhere can make met() true.
+// caller then sleeps). met() reads the condition with at least acquire ordering. Whenever
+// spin_first() holds (the PEs on this CPU wait for this one, and only PEs elsewhere can make met()
+// true), it spins (YieldPhase::spin) instead of yielding.
 template <typename Met, typename SpinFirst>
 bool yield_until(Met&& met, SpinFirst&& spin_first) {
   YieldPhase phase;
@@ -171,20 +166,18 @@ bool yield_until(Met&& met, SpinFirst&& spin_first) {
   return false;
 }
 
+// yield_until that never spins first.
+template <typename Met>
+bool yield_until(Met&& met) {
+  return yield_until(met, [] { return false; });
+}
+
 template <typename Met>
 bool YieldPhase::spin(Met&& met) {
-  if (start_ns_ == 0) return false;
   const uint64_t begin = monotonic_ns();
-  if (begin - start_ns_ >= kYieldPhaseNs) {
-    start_ns_ = 0;
-    return false;
-  }
+  if (!going_on(begin)) return false;
   for (unsigned i = 1; !met(); ++i) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
+    cpu_pause();
     if (i % 16 == 0 && monotonic_ns() - begin >= kSpinBoutNs) return yield();
   }
   return true;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <future>
 
+#include "runtime/common/clock.hpp"
 #include "runtime/common/log.hpp"
 #include "runtime/common/stall_watch.hpp"
 
@@ -205,7 +206,7 @@ void DeviceProxy::run() {
     const auto idle = std::chrono::steady_clock::now() - last;
     if (idle < std::chrono::milliseconds(1)) {
       backend_.progress();
-      __builtin_ia32_pause();
+      cpu_pause();
     } else if (idle < std::chrono::milliseconds(20)) {
       backend_.progress();
       std::this_thread::yield();
