@@ -86,7 +86,11 @@ std::vector<Outcome> run_processes(int count, const std::function<std::string(in
   int open = count;
   std::vector<bool> done(count, false);
   while (open > 0) {
-    auto left = std::chrono::duration<double>(limit_s) - (Clock::now() - start);
+    // In seconds: the difference alone would be a duration of nanoseconds, whose count times 1000
+    // overflows poll's int (a negative time-out: poll waited for ever, and this limit never
+    // fired; Clang's UndefinedBehaviorSanitizer reports the conversion).
+    const std::chrono::duration<double> left =
+        std::chrono::duration<double>(limit_s) - (Clock::now() - start);
     if (left.count() <= 0) break;
     std::vector<pollfd> pfds;
     std::vector<int> idx;

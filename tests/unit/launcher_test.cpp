@@ -83,7 +83,11 @@ Run vshmemrun(const std::vector<std::string>& args, const std::string& input = "
   std::vector<pollfd> pfds{{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
   int open = 2;
   while (open > 0) {
-    auto left = std::chrono::duration<double>(limit_s) - (Clock::now() - start);
+    // In seconds: the difference alone would be a duration of nanoseconds, whose count times 1000
+    // overflows poll's int (a negative time-out: poll waited for ever, and this limit never
+    // fired; Clang's UndefinedBehaviorSanitizer reports the conversion).
+    const std::chrono::duration<double> left =
+        std::chrono::duration<double>(limit_s) - (Clock::now() - start);
     if (left.count() <= 0) {
       kill(pid, SIGKILL);
       r.err += "<vshmemrun did not finish within the test's limit>";
