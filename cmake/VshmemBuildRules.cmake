@@ -22,6 +22,15 @@ if(VSHMEM_SANITIZE)
   endif()
   # Host code only: nvcc does not take these flags.
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${_vshmem_san}>")
+  # Clang links its sanitizer runtimes statically into executables and leaves shared objects to
+  # find them there, which the shared objects' --no-undefined refuses: the shared runtime, as GCC
+  # does, found by an rpath to Clang's runtime folder (-frtlib-add-rpath adds none where the
+  # folder has the older layout, as Debian's clang 22 has).
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-runtime-dir
+                    OUTPUT_VARIABLE _vshmem_san_rt OUTPUT_STRIP_TRAILING_WHITESPACE)
+    list(APPEND _vshmem_san -shared-libsan "LINKER:-rpath,${_vshmem_san_rt}")
+  endif()
   add_link_options(${_vshmem_san})
   target_link_options(vshmem PRIVATE ${_vshmem_san})
   message(STATUS "vshmem: sanitizer ${VSHMEM_SANITIZE}")

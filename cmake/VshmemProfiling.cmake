@@ -12,7 +12,9 @@ add_custom_command(TARGET vshmem PRE_LINK
           "-DOBJECTS=${_vshmem_objects}"
           -P ${PROJECT_SOURCE_DIR}/cmake/pshmem_names.cmake
   VERBATIM)
-target_link_options(vshmem PRIVATE "LINKER:@${_pshmem_dir}/pshmem.rsp" "LINKER:-Bsymbolic-functions")
+# -Wl,@file and not -Xlinker @file: Clang's driver reads an argument that starts with @ as its own
+# response file (the sanitizer trees build with Clang: tests/tools/sanitize.sh).
+target_link_options(vshmem PRIVATE "-Wl,@${_pshmem_dir}/pshmem.rsp" "LINKER:-Bsymbolic-functions")
 target_include_directories(vshmem PUBLIC $<BUILD_INTERFACE:${_pshmem_dir}/include>)
 install(FILES ${_pshmem_dir}/include/vshmem/pshmem_names.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/vshmem)

@@ -2,8 +2,9 @@
 # The whole test suite on a fresh Debian 12 machine (as root): installs what is missing, checks
 # formatting, builds (device code too when nvcc is found), runs every test. GPU tests report
 # "skipped" on machines without a GPU. Then the runtime under AddressSanitizer (with
-# UndefinedBehaviorSanitizer) and under ThreadSanitizer: a host-only build each and one test per
-# runtime layer (tests/tools/sanitize.sh; RUN_ALL_SANITIZE=0 leaves them out). clang-tidy
+# UndefinedBehaviorSanitizer) and under ThreadSanitizer: a host-only build each (with Clang 22 where
+# install_deps.sh could install it) and one test per runtime layer (tests/tools/sanitize.sh;
+# RUN_ALL_SANITIZE=0 leaves them out). clang-tidy
 # (tests/tools/clang_tidy.sh: every check of .clang-tidy with clang-tidy 22; an older clang-tidy
 # leaves out performance-unnecessary-value-param, which it runs too slowly) runs at low priority
 # while ctest runs (mostly processes waiting on each other); any finding fails the run
