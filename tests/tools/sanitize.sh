@@ -71,8 +71,16 @@ generator=()
 compilers=()
 if [[ ! -e $dir/CMakeCache.txt ]]; then
   command -v ninja >/dev/null && generator=(-G Ninja)
-  cc=${SANITIZE_CC:-$(command -v clang-22 || true)}
-  cxx=${SANITIZE_CXX:-$(command -v clang++-22 || true)}
+  cc=${SANITIZE_CC:-}
+  cxx=${SANITIZE_CXX:-}
+  if [[ -z $cc$cxx ]] && command -v clang-22 >/dev/null && command -v clang++-22 >/dev/null; then
+    # Only with its sanitizer runtime (libclang-rt-22-dev), in either layout of the folder.
+    short=${kind/address/asan}
+    if compgen -G "$(clang++-22 -print-runtime-dir)/libclang_rt.${short/thread/tsan}*.so" >/dev/null
+    then
+      cc=$(command -v clang-22) cxx=$(command -v clang++-22)
+    fi
+  fi
   [[ -n $cc && -n $cxx ]] && compilers=(-DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx")
 fi
 cmake -S . -B "$dir" "${generator[@]}" "${compilers[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
