@@ -2443,7 +2443,8 @@ int UcxPath::confirm_put_messages(char* err, size_t errlen) {
     if (failed != 0) continue;
     const uint64_t offset = peer.last_message_offset.load(std::memory_order_relaxed);
     ucp_ep_h ep = nullptr;
-    if ((failed = ep_of(peer.pe, "completing the puts to", &ep, err, errlen)) != 0) continue;
+    failed = ep_of(peer.pe, "completing the puts to", &ep, err, errlen);
+    if (failed != 0) continue;
     size_t span = 0;
     const ucp_rkey_h rkey = rkey_of(peer.pe, ep, offset, 1, &span);
     if (rkey == nullptr) {  // not reached: the message went to a registered region
