@@ -71,15 +71,13 @@ generator=()
 compilers=()
 if [[ ! -e $dir/CMakeCache.txt ]]; then
   command -v ninja >/dev/null && generator=(-G Ninja)
-  cc=${SANITIZE_CC:-}
-  cxx=${SANITIZE_CXX:-}
-  if [[ -z $cc$cxx ]] && command -v clang-22 >/dev/null && command -v clang++-22 >/dev/null; then
-    # Only with its sanitizer runtime (libclang-rt-22-dev), in either layout of the folder.
-    short=${kind/address/asan}
-    if compgen -G "$(clang++-22 -print-runtime-dir)/libclang_rt.${short/thread/tsan}*.so" >/dev/null
-    then
-      cc=$(command -v clang-22) cxx=$(command -v clang++-22)
-    fi
+  cc=${SANITIZE_CC:-} cxx=${SANITIZE_CXX:-}
+  # Clang only with its sanitizer runtime (libclang-rt-22-dev), in either layout of its folder.
+  runtime=asan
+  [[ $kind == thread ]] && runtime=tsan
+  if [[ -z $cc$cxx ]] && command -v clang++-22 >/dev/null &&
+    compgen -G "$(clang++-22 -print-runtime-dir)/libclang_rt.$runtime*.so" >/dev/null; then
+    cc=$(command -v clang-22) cxx=$(command -v clang++-22)
   fi
   [[ -n $cc && -n $cxx ]] && compilers=(-DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx")
 fi
@@ -95,9 +93,9 @@ cmake -S . -B "$dir" "${generator[@]}" "${compilers[@]}" -DCMAKE_BUILD_TYPE=RelW
 # A Clang tree's runtimes name file:line through llvm-symbolizer (GCC's have their own).
 signals=handle_segv=0:handle_sigbus=0
 symbolizer=$(command -v llvm-symbolizer-22 || true)
-[[ -n $symbolizer ]] && signals+=:external_symbolizer_path=$symbolizer
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0:exitcode=86:$signals}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=86:$signals}
+symbolize=${symbolizer:+:external_symbolizer_path=$symbolizer}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0:exitcode=86:$signals$symbolize}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=86$symbolize}
 # Two suppressions, one kind of report: a remote peer's write into this PE's memory, made by
 # this PE's progress thread on the peer's behalf, against this PE's own access of the same bytes
 # before or after it, where the two are ordered only through other processes (the put's reply to
@@ -110,7 +108,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcod
 #   main thread's own put to the same word before the barrier; 1 of 4 runs).
 mkdir -p "$dir"
 printf '%s\n' 'race:vshmem::RemotePath::Host::copy_start' 'race:ucp_put_handler' >"$dir/tsan.supp"
-tsan_default=halt_on_error=1:exitcode=86:second_deadlock_stack=1:$signals
+tsan_default=halt_on_error=1:exitcode=86:second_deadlock_stack=1:$signals$symbolize
 export TSAN_OPTIONS=${TSAN_OPTIONS:-$tsan_default:suppressions=$PWD/$dir/tsan.supp}
 # UCX's memory hooks (libucm) run in a thread's exit (nptl's madvise of its stack) after
 # ThreadSanitizer has torn the thread's state down, and crash there: no hooks under TSan.
