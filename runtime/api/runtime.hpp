@@ -236,6 +236,8 @@ class Backoff {
 // Completes this PE's outstanding transfers (shmem_quiet) / orders them (shmem_fence).
 void quiet(Runtime& rt, const char* call);
 void fence(Runtime& rt, const char* call);
+// quiet before a release store that the peers acquire (Transport::quiet_before_release).
+void quiet_before_release(Runtime& rt, const char* call);
 
 // One atomic read of a word of our own heap that peers update.
 template <typename T>

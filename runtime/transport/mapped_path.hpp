@@ -62,10 +62,13 @@ class MappedPath final : public PeerPath {
     return Status::ok();
   }
   Status quiet() override {
-    VSHMEM_RETURN_IF_ERROR(provider_.quiet());
+    VSHMEM_RETURN_IF_ERROR(complete());
     std::atomic_thread_fence(std::memory_order_seq_cst);
     return Status::ok();
   }
+  // quiet without its fence: the provider's own transfers complete
+  // (Transport::quiet_before_release).
+  Status complete() { return provider_.quiet(); }
 
   // Null unless every PE of the job is mapped (one node).
   HostSyncArea* node_barrier() const { return sync_.get(); }

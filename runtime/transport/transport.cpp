@@ -234,6 +234,11 @@ Status Transport::quiet() {
   return mapped_->quiet();
 }
 
+Status Transport::quiet_before_release() {
+  if (remote_ != nullptr) VSHMEM_RETURN_IF_ERROR(remote_->quiet());
+  return mapped_->complete();
+}
+
 Status Transport::add_region(uint64_t offset, size_t bytes) {
   if (remote_ == nullptr) return Status::ok();
   return remote_->add_region(offset, bytes);

@@ -102,6 +102,12 @@ class Transport {
   // shmem_fence / shmem_quiet over every path this PE uses.
   Status fence();
   Status quiet();
+  // quiet less the mapped path's fence, for a caller whose next step is a release store (or a
+  // stronger write) that every peer concerned acquires before it goes on: that store orders this
+  // thread's earlier stores before it (plain stores, `rep movsb`, the C library's non-temporal
+  // copies, which it fences itself), and the fence would only order the caller's later loads,
+  // which its own acquire orders. The arrival at shmem_barrier_all's node barrier.
+  Status quiet_before_release();
 
   // One atomic read of a word of our own heap that peers update (waits, signals, counters).
   // width is 2, 4 or 8. A PE that waits lets the remote path move meanwhile.
