@@ -105,7 +105,7 @@ void sync_all(Runtime& rt, const char* call) {
   const uint64_t epoch = ++rt.barrier_epoch;
   if (kind == Transport::BarrierKind::kNodeShared && barrier_gathers()) {
     gathered_barrier(rt, *shared, epoch, call);
-    return;
+    return;  // no fence: seq_cst adds and stores, acquire loads (as below)
   }
   for (int k = 0; (1 << k) < rt.n_pes; ++k) {
     int peer = (rt.my_pe + (1 << k)) % rt.n_pes;
@@ -145,10 +145,11 @@ void sync_all(Runtime& rt, const char* call) {
   }
   // On the node's counters every signal is a release store or a seq_cst add, and every wait an
   // acquire load: what the peers did before their signals happens before what this PE does
-  // next, with no fence (a mapped 2-PE barrier_all 0.95 of fenced on the 2-core VM of
+  // next, with no fence (a mapped 2-PE barrier_all 0.95-0.97 of fenced on the 2-core VM of
   // bench/RESULTS.md, session 34). The heap's counters are read through the transport.
-  if (kind != Transport::BarrierKind::kNodeShared)
+  if (kind != Transport::BarrierKind::kNodeShared) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
 }
 
 }  // namespace vshmem::detail
