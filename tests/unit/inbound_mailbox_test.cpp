@@ -49,7 +49,6 @@ class Queue {
  public:
   explicit Queue(MailboxView view, bool held) : view_(view), held_(held) {}
   Status launch(uint64_t n) {
-    launched_.fetch_add(1);
     std::lock_guard<std::mutex> lock(mu_);
     launched_at_.push_back(std::chrono::steady_clock::now());
     if (held_) {
@@ -73,9 +72,12 @@ class Queue {
     std::lock_guard<std::mutex> lock(mu_);
     held_ = held;
   }
-  int launched() const { return launched_.load(); }
+  int launched() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return static_cast<int>(launched_at_.size());
+  }
   // When launch number n (1, 2, ...) was made.
-  std::chrono::steady_clock::time_point launched_at(int n) {
+  std::chrono::steady_clock::time_point launched_at(int n) const {
     std::lock_guard<std::mutex> lock(mu_);
     return launched_at_.at(static_cast<size_t>(n - 1));
   }
@@ -85,11 +87,10 @@ class Queue {
 
  private:
   MailboxView view_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   bool held_;
   std::deque<uint64_t> pending_;
-  std::vector<std::chrono::steady_clock::time_point> launched_at_;
-  std::atomic<int> launched_{0};
+  std::vector<std::chrono::steady_clock::time_point> launched_at_;  // one per launch
 };
 
 // The GPU finishing this process's kernels at random moments: releases a held queue's launches now
